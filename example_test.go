@@ -1,0 +1,180 @@
+package leaderboard_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/rueidis"
+
+	lb "github.com/skiprank/leaderboard"
+)
+
+// exampleClient starts an embedded miniredis so the examples run anywhere;
+// in production pass your own rueidis.Client (standalone, Sentinel, Cluster,
+// or wrapped with rueidisotel).
+func exampleClient() (rueidis.Client, func()) {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	// Pinned to the date the examples' clocks read, so their windowed keys
+	// are alive whenever the examples run.
+	mr.SetTime(time.Date(2026, 12, 31, 18, 0, 0, 0, time.UTC))
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true})
+	if err != nil {
+		panic(err)
+	}
+	return c, func() { c.Close(); mr.Close() }
+}
+
+func ExampleNew() {
+	client, done := exampleClient()
+	defer done()
+
+	board, err := lb.New(client, "speedrun",
+		lb.WithOrder(lb.LowestFirst), // the fastest time ranks first
+		lb.WithWindows(lb.AllTime(), lb.Weekly()),
+	)
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	board.Submit(ctx, "ana", 71.3)
+	board.Submit(ctx, "ben", 68.9)
+	top, _ := board.Top(ctx, 2)
+	fmt.Println(top)
+	// Output: [{ben 68.9 1} {ana 71.3 2}]
+}
+
+func ExampleLeaderboard_Submit() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena") // KeepBest, HighestFirst, all-time
+
+	board.Submit(ctx, "ana", 900)
+	res, _ := board.Submit(ctx, "ben", 800)
+	fmt.Printf("ben: rank %d of %d, new best: %v\n", res.Rank, res.Total, res.Changed)
+
+	res, _ = board.Submit(ctx, "ben", 950)
+	fmt.Printf("ben: rank %d (was %d), score %v (was %v), new best: %v\n",
+		res.Rank, res.Previous.Rank, res.Score, res.Previous.Score, res.Changed)
+
+	res, _ = board.Submit(ctx, "ben", 700)
+	fmt.Printf("ben: score %v, new best: %v\n", res.Score, res.Changed)
+	// Output:
+	// ben: rank 2 of 2, new best: true
+	// ben: rank 1 (was 2), score 950 (was 800), new best: true
+	// ben: score 950, new best: false
+}
+
+func ExampleLeaderboard_Top() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "quiz", lb.WithRanking(lb.Competition))
+	board.SubmitMany(ctx, map[string]float64{"ana": 30, "ben": 20, "cai": 20, "dee": 10})
+
+	top, _ := board.Top(ctx, 10)
+	for _, e := range top {
+		fmt.Printf("%d. %s %v\n", e.Rank, e.Member, e.Score)
+	}
+	// Output:
+	// 1. ana 30
+	// 2. cai 20
+	// 2. ben 20
+	// 4. dee 10
+}
+
+func ExampleLeaderboard_Rank() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+	board.SubmitMany(ctx, map[string]float64{"ana": 50, "ben": 40, "cai": 30, "dee": 20, "eve": 10})
+
+	st, _ := board.Rank(ctx, "cai")
+	fmt.Printf("%s: rank %d of %d, better than %.0f%% of the others\n", st.Member, st.Rank, st.Total, st.Percentile)
+
+	_, err := board.Rank(ctx, "zed")
+	fmt.Println(err)
+	// Output:
+	// cai: rank 3 of 5, better than 50% of the others
+	// leaderboard: not ranked: "zed"
+}
+
+func ExampleLeaderboard_Around() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+	board.SubmitMany(ctx, map[string]float64{"ana": 50, "ben": 40, "cai": 30, "dee": 20, "eve": 10})
+
+	around, _ := board.Around(ctx, "cai", 1)
+	fmt.Println(around)
+	// At the top, the slice shifts down instead of shrinking.
+	around, _ = board.Around(ctx, "ana", 1)
+	fmt.Println(around)
+	// Output:
+	// [{ben 40 2} {cai 30 3} {dee 20 4}]
+	// [{ana 50 1} {ben 40 2} {cai 30 3}]
+}
+
+func ExampleLeaderboard_Page() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+	board.SubmitMany(ctx, map[string]float64{"ana": 50, "ben": 40, "cai": 30, "dee": 20, "eve": 10})
+
+	for n := 1; n <= 3; n++ {
+		p, _ := board.Page(ctx, n, 2)
+		fmt.Printf("page %d of %d members: %v\n", p.Number, p.Total, p.Entries)
+	}
+	// Output:
+	// page 1 of 5 members: [{ana 50 1} {ben 40 2}]
+	// page 2 of 5 members: [{cai 30 3} {dee 20 4}]
+	// page 3 of 5 members: [{eve 10 5}]
+}
+
+func ExampleLeaderboard_Among() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+	board.SubmitMany(ctx, map[string]float64{"ana": 50, "ben": 40, "cai": 30, "dee": 20, "eve": 10})
+
+	friends, _ := board.Among(ctx, []string{"eve", "ben", "stranger"})
+	fmt.Println(friends)
+	// Output: [{ben 40 1} {eve 10 2}]
+}
+
+// Windows keep one board per period; At reads an older one while its key
+// lives (by default for one more period after it ends).
+func ExampleWeekly() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	now := time.Date(2026, 12, 31, 18, 0, 0, 0, time.UTC)
+	board, _ := lb.New(client, "arena",
+		lb.WithPolicy(lb.Accumulate),
+		lb.WithWindows(lb.Weekly(), lb.AllTime()),
+		lb.WithClock(func() time.Time { return now }),
+	)
+	res, _ := board.Submit(ctx, "ana", 10)
+	fmt.Println(res.Windows[0].Window, res.Windows[0].Period, res.Score)
+
+	now = now.AddDate(0, 0, 4) // Monday 2027-01-04: a new ISO week
+	res, _ = board.Submit(ctx, "ana", 5)
+	fmt.Println(res.Windows[0].Window, res.Windows[0].Period, res.Score)
+
+	last, _ := board.Rank(ctx, "ana", lb.At(now.AddDate(0, 0, -7)))
+	all, _ := board.Rank(ctx, "ana", lb.In(lb.AllTime()))
+	fmt.Println("last week:", last.Score, "all time:", all.Score)
+	// Output:
+	// weekly 2026-W53 10
+	// weekly 2027-W01 5
+	// last week: 10 all time: 15
+}

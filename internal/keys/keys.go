@@ -1,0 +1,74 @@
+// Package keys builds every Redis key the leaderboard uses. Keeping the one
+// builder here is what guarantees that all keys of a board carry the same hash
+// tag, so a transaction or script touching several of them stays in one slot
+// on Redis Cluster.
+package keys
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Board is the hash-tagged base of every key of one board: "lb:{weekly-race}".
+type Board struct {
+	base string
+}
+
+// NewBoard returns the key base for a board; prefix and name must have passed
+// ValidName.
+func NewBoard(prefix, name string) Board {
+	return Board{base: prefix + ":{" + name + "}"}
+}
+
+// Tag returns the part of every key that Redis Cluster hashes: "{name}".
+func (b Board) Tag() string {
+	i := strings.IndexByte(b.base, '{')
+	return b.base[i:]
+}
+
+// Pattern returns a SCAN glob matching every key of the board.
+func (b Board) Pattern() string {
+	return escapeGlob(b.base) + ":*"
+}
+
+// Period returns the key of one window's period: "lb:{name}:weekly:2026-W49".
+// A period whose ID equals its window's name (the all-time board) is not
+// repeated: "lb:{name}:alltime".
+func (b Board) Period(window, period string) string {
+	if period == window {
+		return b.base + ":" + window
+	}
+	return b.base + ":" + window + ":" + period
+}
+
+// ValidName reports whether s may appear in a key: non-empty, printable, with
+// no whitespace and no braces (a brace would move the hash tag).
+func ValidName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r == '{' || r == '}' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidSegment is ValidName for a window name or period ID, which also must
+// not hold ':' so that keys split back into their parts unambiguously.
+func ValidSegment(s string) bool {
+	return ValidName(s) && !strings.ContainsRune(s, ':')
+}
+
+func escapeGlob(s string) string {
+	var sb strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			sb.WriteByte('\\')
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}

@@ -1,0 +1,26 @@
+package keys
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPeriodKeys(t *testing.T) {
+	b := NewBoard("lb", "race")
+	require.Equal(t, "lb:{race}:alltime", b.Period("alltime", "alltime"))
+	require.Equal(t, "lb:{race}:weekly:2026-W49", b.Period("weekly", "2026-W49"))
+	require.Equal(t, "{race}", b.Tag())
+	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())
+}
+
+func TestValidName(t *testing.T) {
+	for _, s := range []string{"race", "a:b", "üben", "player-42"} {
+		require.True(t, ValidName(s), s)
+	}
+	for _, s := range []string{"", "a b", "a{b", "a}b", "a\tb", "a\nb", "a\x00b"} {
+		require.False(t, ValidName(s), "%q", s)
+	}
+	require.False(t, ValidSegment("a:b"))
+	require.True(t, ValidSegment("2026-W49"))
+}

@@ -1,0 +1,78 @@
+package testredis
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// CountingClient counts the calls that reach Redis, so tests can prove that
+// an operation costs one round trip. Every method that talks to Redis counts.
+type CountingClient struct {
+	rueidis.Client
+	calls atomic.Int64
+}
+
+// Calls returns how many calls reached Redis so far.
+func (c *CountingClient) Calls() int64 { return c.calls.Load() }
+
+// Do counts one round trip.
+func (c *CountingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.calls.Add(1)
+	return c.Client.Do(ctx, cmd)
+}
+
+// DoMulti counts one round trip for the whole pipeline.
+func (c *CountingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	c.calls.Add(1)
+	return c.Client.DoMulti(ctx, multi...)
+}
+
+// DoCache counts one round trip.
+func (c *CountingClient) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
+	c.calls.Add(1)
+	return c.Client.DoCache(ctx, cmd, ttl)
+}
+
+// DoMultiCache counts one round trip.
+func (c *CountingClient) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
+	c.calls.Add(1)
+	return c.Client.DoMultiCache(ctx, multi...)
+}
+
+// DoStream counts one round trip.
+func (c *CountingClient) DoStream(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResultStream {
+	c.calls.Add(1)
+	return c.Client.DoStream(ctx, cmd)
+}
+
+// DoMultiStream counts one round trip.
+func (c *CountingClient) DoMultiStream(ctx context.Context, multi ...rueidis.Completed) rueidis.MultiRedisResultStream {
+	c.calls.Add(1)
+	return c.Client.DoMultiStream(ctx, multi...)
+}
+
+// Dedicated counts one call; a library using it would be suspect anyway.
+func (c *CountingClient) Dedicated(fn func(rueidis.DedicatedClient) error) error {
+	c.calls.Add(1)
+	return c.Client.Dedicated(fn)
+}
+
+// Dedicate counts one call.
+func (c *CountingClient) Dedicate() (rueidis.DedicatedClient, func()) {
+	c.calls.Add(1)
+	return c.Client.Dedicate()
+}
+
+// Receive counts one call.
+func (c *CountingClient) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
+	c.calls.Add(1)
+	return c.Client.Receive(ctx, subscribe, fn)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func rueidisFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,0 +1,171 @@
+// Package testredis gives the package's tests their Redis backends: every test
+// body runs once against an embedded miniredis and once against a real Redis
+// (REDIS_URL, default redis://127.0.0.1:6379), so behaviour that miniredis
+// models differently from Redis shows up as a failing test, not in production.
+package testredis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/rueidis"
+)
+
+// Backend is one Redis a test body runs against.
+type Backend struct {
+	// Name is "miniredis" or "redis"; it names the subtest.
+	Name string
+	// Client talks to the backend; wrapped so tests can count round trips.
+	Client *CountingClient
+	// Mini is the embedded server, nil for a real Redis. Tests use it to move
+	// time (SetTime, FastForward) where a real Redis cannot.
+	Mini *miniredis.Miniredis
+}
+
+// URL is the real Redis the tests use.
+func URL() string {
+	if u := os.Getenv("REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379"
+}
+
+// InCI reports whether missing servers must fail the run instead of skipping.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Each runs body once per backend, as subtests named after the backend.
+func Each(t *testing.T, body func(t *testing.T, b *Backend)) {
+	t.Helper()
+	t.Run("miniredis", func(t *testing.T) { body(t, Mini(t)) })
+	t.Run("redis", func(t *testing.T) { body(t, Real(t)) })
+}
+
+// Mini starts an embedded miniredis for one test.
+func Mini(t testing.TB) *Backend {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	// miniredis only moves its clock when told to (FastForward); fixing it
+	// makes PEXPIRETIME exact, so snapshots compare equal.
+	mr.SetTime(time.Now().Truncate(time.Millisecond))
+	// miniredis answers CLUSTER commands as a one-node cluster; without
+	// ForceSingleClient rueidis would build a cluster client for it.
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		t.Fatalf("miniredis client: %v", err)
+	}
+	t.Cleanup(c.Close)
+	if c.Mode() != rueidis.ClientModeStandalone {
+		t.Fatalf("miniredis client mode = %v, want standalone", c.Mode())
+	}
+	return &Backend{Name: "miniredis", Client: &CountingClient{Client: c}, Mini: mr}
+}
+
+// Real connects to the real Redis. Without one it skips, or fails under CI=true.
+func Real(t testing.TB) *Backend {
+	t.Helper()
+	opt, err := rueidis.ParseURL(URL())
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	opt.DisableCache = true
+	c, err := rueidis.NewClient(opt)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err = c.Do(ctx, c.B().Ping().Build()).Error()
+		cancel()
+		if err != nil {
+			c.Close()
+		}
+	}
+	if err != nil {
+		if InCI() {
+			t.Fatalf("real Redis at %s is required under CI=true: %v", URL(), err)
+		}
+		t.Skipf("no real Redis at %s (set REDIS_URL or run the test command): %v", URL(), err)
+	}
+	t.Cleanup(c.Close)
+	return &Backend{Name: "redis", Client: &CountingClient{Client: c}}
+}
+
+var seq atomic.Int64
+
+// BoardName returns a board name unique to this run, so tests sharing one real
+// Redis never see each other's keys, and registers cleanup of its keys.
+func (b *Backend) BoardName(t testing.TB) string {
+	t.Helper()
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	name := strings.NewReplacer("/", ".", " ", "_", "{", "(", "}", ")").Replace(t.Name())
+	if len(name) > 60 {
+		name = name[len(name)-60:]
+	}
+	name = name + "." + hex.EncodeToString(r[:]) + "." + itoa(seq.Add(1))
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, k := range b.Keys(t, "*{"+name+"}*") {
+			_ = b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error()
+		}
+	})
+	return name
+}
+
+// Keys lists the keys matching a glob pattern, with SCAN so a shared Redis is
+// not blocked.
+func (b *Backend) Keys(t testing.TB, pattern string) []string {
+	t.Helper()
+	ctx := context.Background()
+	c := b.Client.Client
+	var out []string
+	var cursor uint64
+	for {
+		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			t.Fatalf("scan %s: %v", pattern, err)
+		}
+		out = append(out, e.Elements...)
+		if e.Cursor == 0 {
+			return out
+		}
+		cursor = e.Cursor
+	}
+}
+
+// Snapshot returns every key of a board with its content and TTL state, so a
+// test can prove a refused call wrote nothing.
+func (b *Backend) Snapshot(t testing.TB, board string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	c := b.Client.Client
+	out := map[string]string{}
+	for _, k := range b.Keys(t, "*{"+board+"}*") {
+		res := c.DoMulti(ctx,
+			c.B().Zrange().Key(k).Min("0").Max("-1").Withscores().Build(),
+			c.B().Pexpiretime().Key(k).Build(),
+		)
+		zs, err := res[0].AsZScores()
+		if err != nil {
+			t.Fatalf("snapshot %s: %v", k, err)
+		}
+		var sb strings.Builder
+		for _, z := range zs {
+			sb.WriteString(z.Member)
+			sb.WriteByte('=')
+			sb.WriteString(rueidisFloat(z.Score))
+			sb.WriteByte(' ')
+		}
+		exp, err := res[1].AsInt64()
+		if err != nil {
+			t.Fatalf("snapshot expiry %s: %v", k, err)
+		}
+		sb.WriteString(" exp=" + itoa(exp))
+		out[k] = sb.String()
+	}
+	return out
+}

@@ -1,0 +1,398 @@
+package leaderboard
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+)
+
+// The package's sentinel errors; match them with errors.Is.
+var (
+	// ErrNotRanked means the member has no score in that period.
+	ErrNotRanked = errors.New("leaderboard: not ranked")
+	// ErrInvalidScore means a score is NaN, ±Inf, or would leave what the
+	// board can hold (an Accumulate total overflowing to ±Inf).
+	ErrInvalidScore = errors.New("leaderboard: invalid score")
+	// ErrInvalidMember means a member is empty or longer than MaxMemberLen.
+	ErrInvalidMember = errors.New("leaderboard: invalid member")
+	// ErrPrecision means a composite (tie-break) score would not be exact in
+	// float64.
+	ErrPrecision = errors.New("leaderboard: precision")
+	// ErrInvalidArgument means n, radius, a page number or size is out of
+	// range, or an option is bad.
+	ErrInvalidArgument = errors.New("leaderboard: invalid argument")
+)
+
+const (
+	// MaxMemberLen is the longest member, in bytes, a board accepts.
+	MaxMemberLen = 512
+	// MaxN is the largest n for Top, page size for Page, and member list for
+	// Among: one call never moves an unbounded reply.
+	MaxN = 1000
+	// MaxRadius is the largest radius for Around (2*MaxRadius+1 entries).
+	MaxRadius = 500
+)
+
+// Leaderboard is one named board: a sorted set per window period in Redis.
+// It holds no state of its own beyond its configuration and is safe for
+// concurrent use.
+type Leaderboard struct {
+	client    rueidis.Client
+	keys      keys.Board
+	order     Order
+	policy    Policy
+	ranking   RankMode
+	windows   []Window
+	now       func() time.Time
+	retention time.Duration
+	retained  bool // retention was set; otherwise one period length
+}
+
+// Entry is one member's place on a board.
+type Entry struct {
+	// Member is the member's name as submitted.
+	Member string
+	// Score is the player's score as submitted or accumulated: never an
+	// encoded composite.
+	Score float64
+	// Rank is 1-based under the board's RankMode; 0 where "not ranked".
+	Rank int64
+}
+
+// Standing is an entry with its place among all members of the period.
+type Standing struct {
+	Entry
+	// Total is the number of members in that period.
+	Total int64
+	// Percentile is the share of the other members ranked below this one,
+	// 0..100; 100 for a member alone on the board.
+	Percentile float64
+}
+
+// Result is what Submit did.
+type Result struct {
+	// Standing is the member's standing in the default window after the submit.
+	Standing
+	// Previous is the member's entry in the default window before the submit
+	// (Rank 0: was not ranked).
+	Previous Entry
+	// Changed reports whether the stored score in the default window changed
+	// (KeepBest: a new personal best).
+	Changed bool
+	// Windows holds every configured window, in the order given to WithWindows.
+	Windows []WindowResult
+}
+
+// WindowResult is what Submit did in one window.
+type WindowResult struct {
+	// Window is the window's Name.
+	Window string
+	// Period is the ID of the period written to.
+	Period string
+	// Standing is the member's standing in that period after the submit.
+	Standing Standing
+	// Previous is the member's entry before the submit (Rank 0: was not ranked).
+	Previous Entry
+	// Changed reports whether the stored score changed.
+	Changed bool
+	// Closed reports that the period the submission's time falls in had
+	// already expired (a late WithTime replay), so nothing was written to it.
+	Closed bool
+}
+
+// Page is one page of a board.
+type Page struct {
+	// Entries are the page's entries, best first; empty past the end.
+	Entries []Entry
+	// Number is the 1-based page number asked for.
+	Number int
+	// Size is the page size asked for.
+	Size int
+	// Total is the number of members in that period.
+	Total int64
+}
+
+// New returns the board called name on client. It makes no call to Redis.
+//
+// The name becomes the hash tag of every key of the board
+// ("lb:{name}:weekly:2026-W49"), so it must be non-empty, with no whitespace
+// and no braces. Every option is checked; a bad one returns ErrInvalidArgument.
+func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, error) {
+	c := defaultConfig()
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+		}
+		opt(&c)
+	}
+	if err := c.validate(client, name); err != nil {
+		return nil, err
+	}
+	return &Leaderboard{
+		client:    client,
+		keys:      keys.NewBoard(c.prefix, name),
+		order:     c.order,
+		policy:    c.policy,
+		ranking:   c.ranking,
+		windows:   c.windows,
+		now:       c.now,
+		retention: c.retention,
+		retained:  c.hasRetention,
+	}, nil
+}
+
+func (c *config) validate(client rueidis.Client, name string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+	}
+	if len(c.errs) > 0 {
+		return bad("%v", errors.Join(c.errs...))
+	}
+	switch {
+	case client == nil:
+		return bad("nil client")
+	case !keys.ValidName(name):
+		return bad("board name %q must be non-empty, without whitespace or braces", name)
+	case !keys.ValidName(c.prefix):
+		return bad("key prefix %q must be non-empty, without whitespace or braces", c.prefix)
+	case c.order != HighestFirst && c.order != LowestFirst:
+		return bad("unknown order %v", c.order)
+	case c.policy != KeepBest && c.policy != Replace && c.policy != Accumulate:
+		return bad("unknown policy %v", c.policy)
+	case c.ranking != Ordinal && c.ranking != Competition:
+		return bad("unknown rank mode %v", c.ranking)
+	case c.tieBreak != nil:
+		return errTieBreakUnsupported
+	case len(c.shards) > 0:
+		return bad("sharded boards are not yet supported")
+	}
+	seen := make(map[string]bool, len(c.windows))
+	for _, w := range c.windows {
+		if w == nil {
+			return bad("nil window")
+		}
+		n := w.Name()
+		if !keys.ValidSegment(n) {
+			return bad("window name %q must be non-empty, without whitespace, braces or ':'", n)
+		}
+		if seen[n] {
+			return bad("two windows named %q (use Named to tell them apart)", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// target is one window period an operation reads or writes.
+type target struct {
+	window Window
+	period Period
+	key    string
+	expire int64 // unix ms when the key expires; 0 for never
+}
+
+// target resolves the period of w holding t.
+func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
+	p := w.Period(t)
+	if !keys.ValidSegment(p.ID) {
+		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID)
+	}
+	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID)}
+	if p.End.IsZero() {
+		return tg, nil
+	}
+	if !t.Before(p.End) || (!p.Start.IsZero() && t.Before(p.Start)) {
+		return target{}, fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not hold it", ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t)
+	}
+	keep := lb.retention
+	if !lb.retained && !p.Start.IsZero() {
+		keep = p.End.Sub(p.Start)
+	}
+	tg.expire = p.End.Add(keep).UnixMilli()
+	return tg, nil
+}
+
+// read resolves the key a read looks at.
+func (lb *Leaderboard) read(qs []Query) (string, error) {
+	var q query
+	for _, fn := range qs {
+		if fn == nil {
+			return "", fmt.Errorf("%w: nil query", ErrInvalidArgument)
+		}
+		fn(&q)
+	}
+	w := lb.windows[0]
+	if q.window != nil {
+		w = nil
+		name := q.window.Name()
+		for _, c := range lb.windows {
+			if c.Name() == name {
+				w = c
+				break
+			}
+		}
+		if w == nil {
+			return "", fmt.Errorf("%w: window %q is not configured on this board", ErrInvalidArgument, name)
+		}
+	}
+	t := q.at
+	if t.IsZero() {
+		t = lb.now()
+	}
+	tg, err := lb.target(w, t)
+	return tg.key, err
+}
+
+func (lb *Leaderboard) high() bool { return lb.order == HighestFirst }
+
+func checkMember(member string) error {
+	if member == "" {
+		return fmt.Errorf("%w: empty member", ErrInvalidMember)
+	}
+	if len(member) > MaxMemberLen {
+		return fmt.Errorf("%w: member of %d bytes, limit %d", ErrInvalidMember, len(member), MaxMemberLen)
+	}
+	return nil
+}
+
+func checkScore(score float64) error {
+	if math.IsNaN(score) || math.IsInf(score, 0) {
+		return fmt.Errorf("%w: %v", ErrInvalidScore, score)
+	}
+	return nil
+}
+
+// formatScore renders a score so that Redis parses back the same float64.
+func formatScore(f float64) string {
+	if f == 0 {
+		return "0" // never "-0": a stored -0 would print as "-0"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// percentile is the share of the other members ranked below, 0..100.
+func percentile(worse, total int64) float64 {
+	if total <= 1 {
+		return 100
+	}
+	return float64(worse) / float64(total-1) * 100
+}
+
+// standing completes a standing from a rank and, under Competition, the
+// number of members strictly worse (under Ordinal it follows from the rank).
+func (lb *Leaderboard) standing(member string, score float64, rank, worse, total int64) Standing {
+	if lb.ranking == Ordinal {
+		worse = total - rank
+	}
+	return Standing{
+		Entry:      Entry{Member: member, Score: score, Rank: rank},
+		Total:      total,
+		Percentile: percentile(worse, total),
+	}
+}
+
+// rankEntries numbers entries that sit at 0-based position start onwards;
+// first is the rank of the first entry under Competition.
+func (lb *Leaderboard) rankEntries(es []Entry, start, first int64) {
+	for i := range es {
+		pos := start + int64(i) + 1
+		switch {
+		case lb.ranking == Ordinal:
+			es[i].Rank = pos
+		case i == 0:
+			es[i].Rank = first
+		case es[i].Score == es[i-1].Score:
+			es[i].Rank = es[i-1].Rank
+		default:
+			// Everything before a new score is strictly better, so its
+			// competition rank is its position.
+			es[i].Rank = pos
+		}
+	}
+}
+
+// wrap names the operation on an error from Redis.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("leaderboard: %s: %w", op, err)
+}
+
+// execResult returns the replies of a MULTI ... EXEC pipeline's EXEC, or the
+// first error of the pipeline (a queued command refused, EXEC aborted).
+func execResult(res []rueidis.RedisResult) ([]rueidis.RedisMessage, error) {
+	for _, r := range res[:len(res)-1] {
+		if err := r.Error(); err != nil {
+			return nil, err
+		}
+	}
+	replies, err := res[len(res)-1].ToArray()
+	if err != nil {
+		return nil, err
+	}
+	for i := range replies {
+		if err := replies[i].Error(); err != nil && !rueidis.IsRedisNil(err) {
+			return nil, err
+		}
+	}
+	return replies, nil
+}
+
+// optInt reads an integer reply that may be nil (a rank of an absent member).
+func optInt(m *rueidis.RedisMessage) (int64, bool, error) {
+	if m.IsNil() {
+		return 0, false, nil
+	}
+	v, err := m.AsInt64()
+	return v, true, err
+}
+
+// optFloat reads a score reply that may be nil.
+func optFloat(m *rueidis.RedisMessage) (float64, bool, error) {
+	if m.IsNil() {
+		return 0, false, nil
+	}
+	v, err := m.AsFloat64()
+	return v, true, err
+}
+
+// entries turns a flat member, score, member, score... reply into entries.
+func entries(flat []rueidis.RedisMessage) ([]Entry, error) {
+	if len(flat)%2 != 0 {
+		return nil, fmt.Errorf("odd member/score reply of %d values", len(flat))
+	}
+	es := make([]Entry, len(flat)/2)
+	for i := range es {
+		m, err := flat[2*i].ToString()
+		if err != nil {
+			return nil, err
+		}
+		s, err := flat[2*i+1].AsFloat64()
+		if err != nil {
+			return nil, err
+		}
+		es[i] = Entry{Member: m, Score: s}
+	}
+	return es, nil
+}
+
+func notRankedOr(op, member string, err error) error {
+	if rueidis.IsRedisNil(err) {
+		return fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	return wrap(op, err)
+}
+
+// isOverflow tells the scripts' refusal of a total that would reach ±Inf.
+func isOverflow(err error) bool {
+	var re *rueidis.RedisError
+	return errors.As(err, &re) && strings.Contains(re.Error(), "LBOVERFLOW")
+}

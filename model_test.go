@@ -1,0 +1,634 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// The model test drives a board with a random workload and compares every
+// answer with a plain Go model: one map member->score per window period,
+// sorted on demand.
+
+// modelDay1 is noon UTC some two months ahead, whenever the test runs: a real
+// Redis expires keys by its own clock, so a board dated in the past would lose
+// its daily keys under the test. The workload does not depend on the date.
+var (
+	modelDay1 = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 2, 0).Add(12 * time.Hour)
+	modelDay2 = modelDay1.Add(24 * time.Hour)
+)
+
+// modelPool holds members that differ only in case or length, so the byte
+// order of ties is exercised.
+var modelPool = []string{
+	"a", "A", "aa", "aA", "Aa", "ab", "b", "B", "ba", "bb",
+	"player:1", "player:9", "player:10", "player:100", "player:2",
+	"z", "Z", "zz", "zZ", "üben", "x-1", "x_1", "0", "00", "9",
+}
+
+// modelUnknown are names never submitted.
+var modelUnknown = []string{"ghost", "nobody", "a0", "player:11"}
+
+// modelScores are few, so ties are frequent.
+var modelScores = []float64{
+	-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5,
+	0.5, 2.25, -1e-3, 1e15,
+}
+
+const (
+	modelSteps      = 300
+	modelCheckEvery = 25
+)
+
+type modelCombo struct {
+	policy     leaderboard.Policy
+	policyName string
+	order      leaderboard.Order
+	orderName  string
+	rank       leaderboard.RankMode
+	rankName   string
+	nextDay    bool
+	seed       uint64
+}
+
+func modelCombos() []modelCombo {
+	policies := []struct {
+		p    leaderboard.Policy
+		name string
+	}{{leaderboard.KeepBest, "KeepBest"}, {leaderboard.Replace, "Replace"}, {leaderboard.Accumulate, "Accumulate"}}
+	orders := []struct {
+		o    leaderboard.Order
+		name string
+	}{{leaderboard.HighestFirst, "HighestFirst"}, {leaderboard.LowestFirst, "LowestFirst"}}
+	ranks := []struct {
+		r    leaderboard.RankMode
+		name string
+	}{{leaderboard.Ordinal, "Ordinal"}, {leaderboard.Competition, "Competition"}}
+	var out []modelCombo
+	for pi, p := range policies {
+		for oi, o := range orders {
+			for ri, r := range ranks {
+				i := pi*4 + oi*2 + ri
+				out = append(out, modelCombo{
+					policy: p.p, policyName: p.name,
+					order: o.o, orderName: o.name,
+					rank: r.r, rankName: r.name,
+					// Half the combos move to the next day half-way; every
+					// policy and order gets both variants.
+					nextDay: (pi+oi+ri)%2 == 1,
+					seed:    uint64(1000 + i),
+				})
+			}
+		}
+	}
+	return out
+}
+
+func (c modelCombo) name() string {
+	day := "oneDay"
+	if c.nextDay {
+		day = "nextDay"
+	}
+	return c.policyName + "/" + c.orderName + "/" + c.rankName + "/" + day
+}
+
+// modelClock is the board's clock; the workload moves it.
+type modelClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *modelClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *modelClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// ---- the model ----
+
+type modelEntry struct {
+	member string
+	score  float64
+}
+
+type model struct {
+	policy leaderboard.Policy
+	order  leaderboard.Order
+	rank   leaderboard.RankMode
+	// boards maps "alltime" and "daily/<date>" to member->score.
+	boards map[string]map[string]float64
+}
+
+func newModel(c modelCombo) *model {
+	return &model{policy: c.policy, order: c.order, rank: c.rank, boards: map[string]map[string]float64{}}
+}
+
+func modelDayKey(t time.Time) string { return "daily/" + t.UTC().Format("2006-01-02") }
+
+// keys returns the model boards a write at now touches, in window order.
+func (m *model) keys(now time.Time) []string { return []string{"alltime", modelDayKey(now)} }
+
+func (m *model) board(key string) map[string]float64 {
+	b := m.boards[key]
+	if b == nil {
+		b = map[string]float64{}
+		m.boards[key] = b
+	}
+	return b
+}
+
+// better reports whether score a ranks strictly ahead of score b.
+func (m *model) better(a, b float64) bool {
+	if m.order == leaderboard.LowestFirst {
+		return a < b
+	}
+	return a > b
+}
+
+// sorted returns a board in read order: score, then member bytes (descending
+// for HighestFirst as ZREVRANGE does, ascending for LowestFirst).
+func (m *model) sorted(b map[string]float64) []modelEntry {
+	out := make([]modelEntry, 0, len(b))
+	for k, v := range b {
+		out = append(out, modelEntry{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, c := out[i], out[j]
+		if a.score != c.score {
+			return m.better(a.score, c.score)
+		}
+		if m.order == leaderboard.LowestFirst {
+			return a.member < c.member
+		}
+		return a.member > c.member
+	})
+	return out
+}
+
+// ranked turns a sorted list into entries with ranks.
+func (m *model) ranked(s []modelEntry) []leaderboard.Entry {
+	out := make([]leaderboard.Entry, len(s))
+	for i, e := range s {
+		r := int64(i + 1)
+		if m.rank == leaderboard.Competition && i > 0 && s[i-1].score == e.score {
+			r = out[i-1].Rank
+		}
+		out[i] = leaderboard.Entry{Member: e.member, Score: e.score, Rank: r}
+	}
+	return out
+}
+
+func (m *model) entries(key string) []leaderboard.Entry {
+	return m.ranked(m.sorted(m.boards[key]))
+}
+
+// standing is the member's standing on a board, ok=false if not ranked.
+func (m *model) standing(key, member string) (leaderboard.Standing, bool) {
+	es := m.entries(key)
+	for i, e := range es {
+		if e.Member != member {
+			continue
+		}
+		total := int64(len(es))
+		st := leaderboard.Standing{Entry: e, Total: total}
+		if total == 1 {
+			st.Percentile = 100
+			return st, true
+		}
+		below := total - e.Rank
+		if m.rank == leaderboard.Competition {
+			below = 0
+			for _, o := range es[i+1:] {
+				if m.better(e.Score, o.Score) {
+					below++
+				}
+			}
+		}
+		st.Percentile = float64(below) / float64(total-1) * 100
+		return st, true
+	}
+	return leaderboard.Standing{}, false
+}
+
+// apply submits one score to every window at now and returns the expected
+// result per window (in window order).
+func (m *model) apply(now time.Time, member string, score float64) []leaderboard.WindowResult {
+	var out []leaderboard.WindowResult
+	for _, key := range m.keys(now) {
+		wr := leaderboard.WindowResult{Previous: leaderboard.Entry{Member: member}}
+		if st, ok := m.standing(key, member); ok {
+			wr.Previous = st.Entry
+		}
+		b := m.board(key)
+		old, present := b[member]
+		next := score
+		if present {
+			switch m.policy {
+			case leaderboard.Replace:
+				next = score
+			case leaderboard.Accumulate:
+				next = old + score
+			default:
+				next = old
+				if m.better(score, old) {
+					next = score
+				}
+			}
+		}
+		b[member] = next
+		wr.Changed = !present || next != old
+		wr.Standing, _ = m.standing(key, member)
+		out = append(out, wr)
+	}
+	return out
+}
+
+func (m *model) remove(now time.Time, members ...string) {
+	for _, key := range m.keys(now) {
+		for _, mem := range members {
+			delete(m.board(key), mem)
+		}
+	}
+}
+
+// among is the expected answer of Among.
+func (m *model) among(key string, members []string) []leaderboard.Entry {
+	want := map[string]bool{}
+	for _, mem := range members {
+		want[mem] = true
+	}
+	var s []modelEntry
+	for _, e := range m.sorted(m.boards[key]) {
+		if want[e.member] {
+			s = append(s, e)
+		}
+	}
+	return m.ranked(s)
+}
+
+// ---- the run ----
+
+type modelRun struct {
+	t     *testing.T
+	ctx   context.Context
+	lb    *leaderboard.Leaderboard
+	m     *model
+	clock *modelClock
+	rng   *rand.Rand
+	combo modelCombo
+	step  int
+	log   []string
+	// periods seen in Submit results, per window name.
+	periods map[string]map[string]bool
+}
+
+func (r *modelRun) where() string {
+	return fmt.Sprintf("combo=%s seed=%d step=%d", r.combo.name(), r.combo.seed, r.step)
+}
+
+func (r *modelRun) logf(format string, args ...any) {
+	r.log = append(r.log, fmt.Sprintf("step %d: ", r.step)+fmt.Sprintf(format, args...))
+}
+
+func (r *modelRun) member() string {
+	// Mostly pool members, so boards fill up; now and then a long tail of
+	// fewer members keeps some absent.
+	return modelPool[r.rng.IntN(len(modelPool))]
+}
+
+func (r *modelRun) score() float64 {
+	// 1e15 is rare so Accumulate totals stay far from 2^53.
+	for {
+		s := modelScores[r.rng.IntN(len(modelScores))]
+		if s != 1e15 || r.rng.IntN(4) == 0 {
+			return s
+		}
+	}
+}
+
+func (r *modelRun) submit() {
+	t := r.t
+	mem, sc := r.member(), r.score()
+	r.logf("Submit(%q, %v)", mem, sc)
+	got, err := r.lb.Submit(r.ctx, mem, sc)
+	require.NoError(t, err, "%s Submit(%q, %v)", r.where(), mem, sc)
+	want := r.m.apply(r.clock.Now(), mem, sc)
+	require.Len(t, got.Windows, len(want), "%s Submit(%q, %v) windows", r.where(), mem, sc)
+	for i, w := range want {
+		g := got.Windows[i]
+		msg := fmt.Sprintf("%s Submit(%q, %v) window %d (%s %s)", r.where(), mem, sc, i, g.Window, g.Period)
+		require.Equal(t, w.Previous, g.Previous, "%s Previous", msg)
+		requireStanding(t, w.Standing, g.Standing, msg+" Standing")
+		require.Equal(t, w.Changed, g.Changed, "%s Changed", msg)
+		require.False(t, g.Closed, "%s Closed", msg)
+		if r.periods[g.Window] == nil {
+			r.periods[g.Window] = map[string]bool{}
+		}
+		r.periods[g.Window][g.Period] = true
+	}
+	require.Equal(t, "alltime", got.Windows[0].Window, "%s window 0", r.where())
+	require.Equal(t, "daily", got.Windows[1].Window, "%s window 1", r.where())
+	require.Equal(t, "alltime", got.Windows[0].Period, "%s alltime period", r.where())
+	require.Equal(t, r.clock.Now().Format("2006-01-02"), got.Windows[1].Period, "%s daily period", r.where())
+	requireStanding(t, want[0].Standing, got.Standing, r.where()+" Result.Standing")
+	require.Equal(t, want[0].Previous, got.Previous, "%s Result.Previous", r.where())
+	require.Equal(t, want[0].Changed, got.Changed, "%s Result.Changed", r.where())
+}
+
+func (r *modelRun) submitMany() {
+	n := 1 + r.rng.IntN(6)
+	batch := map[string]float64{}
+	for range n {
+		batch[r.member()] = r.score()
+	}
+	r.logf("SubmitMany(%v)", batch)
+	require.NoError(r.t, r.lb.SubmitMany(r.ctx, batch), "%s SubmitMany(%v)", r.where(), batch)
+	now := r.clock.Now()
+	for mem, sc := range batch {
+		r.m.apply(now, mem, sc)
+	}
+}
+
+func (r *modelRun) remove() {
+	n := 1 + r.rng.IntN(3)
+	var ms []string
+	for range n {
+		if r.rng.IntN(4) == 0 {
+			ms = append(ms, modelUnknown[r.rng.IntN(len(modelUnknown))])
+		} else {
+			ms = append(ms, r.member())
+		}
+	}
+	r.logf("Remove(%q)", ms)
+	require.NoError(r.t, r.lb.Remove(r.ctx, ms...), "%s Remove(%q)", r.where(), ms)
+	r.m.remove(r.clock.Now(), ms...)
+}
+
+func requireStanding(t *testing.T, want, got leaderboard.Standing, msg string) {
+	t.Helper()
+	require.Equal(t, want.Entry, got.Entry, "%s entry", msg)
+	require.Equal(t, want.Total, got.Total, "%s total", msg)
+	require.InDelta(t, want.Percentile, got.Percentile, 1e-9, "%s percentile", msg)
+}
+
+// view is one way to query the board and the model board it must match.
+type modelView struct {
+	name string
+	key  string
+	q    []leaderboard.Query
+}
+
+func (r *modelRun) views() []modelView {
+	now := r.clock.Now()
+	vs := []modelView{
+		{"default", "alltime", nil},
+		{"daily", modelDayKey(now), []leaderboard.Query{leaderboard.In(leaderboard.Daily())}},
+	}
+	if !now.Equal(modelDay1) {
+		vs = append(vs, modelView{"daily@day1", modelDayKey(modelDay1),
+			[]leaderboard.Query{leaderboard.In(leaderboard.Daily()), leaderboard.At(modelDay1)}})
+	}
+	return vs
+}
+
+func (r *modelRun) checkAll() {
+	for _, v := range r.views() {
+		r.check(v)
+	}
+	// The all-time window named explicitly, and at another time, is the
+	// default one.
+	want := r.m.entries("alltime")
+	for _, q := range [][]leaderboard.Query{
+		{leaderboard.In(leaderboard.AllTime())},
+		{leaderboard.In(leaderboard.AllTime()), leaderboard.At(modelDay1.Add(-72 * time.Hour))},
+	} {
+		got, err := r.lb.Top(r.ctx, 1000, q...)
+		require.NoError(r.t, err, "%s Top(1000) in alltime", r.where())
+		requireEntries(r.t, want, got, r.where()+" Top(1000) In(AllTime())")
+	}
+}
+
+func requireEntries(t *testing.T, want, got []leaderboard.Entry, msg string) {
+	t.Helper()
+	if len(want) == 0 && len(got) == 0 {
+		return
+	}
+	require.Equal(t, want, got, msg)
+}
+
+func (r *modelRun) check(v modelView) {
+	t, ctx, lb := r.t, r.ctx, r.lb
+	where := r.where() + " view=" + v.name
+	all := r.m.entries(v.key)
+	total := int64(len(all))
+
+	n, err := lb.Count(ctx, v.q...)
+	require.NoError(t, err, "%s Count", where)
+	require.Equal(t, total, n, "%s Count", where)
+
+	for _, k := range []int{1, 10, 1000} {
+		got, err := lb.Top(ctx, k, v.q...)
+		require.NoError(t, err, "%s Top(%d)", where, k)
+		requireEntries(t, all[:min(k, len(all))], got, fmt.Sprintf("%s Top(%d)", where, k))
+	}
+
+	for _, mem := range append(append([]string{}, modelPool...), modelUnknown...) {
+		got, err := lb.Rank(ctx, mem, v.q...)
+		want, ok := r.m.standing(v.key, mem)
+		if !ok {
+			require.ErrorIs(t, err, leaderboard.ErrNotRanked, "%s Rank(%q) of an unranked member", where, mem)
+			continue
+		}
+		require.NoError(t, err, "%s Rank(%q)", where, mem)
+		requireStanding(t, want, got, fmt.Sprintf("%s Rank(%q)", where, mem))
+	}
+
+	r.checkAround(v, where, all)
+
+	for _, size := range []int{1, 3, 7} {
+		var walked []leaderboard.Entry
+		pages := (len(all) + size - 1) / size
+		for num := 1; num <= pages+1; num++ {
+			p, err := lb.Page(ctx, num, size, v.q...)
+			require.NoError(t, err, "%s Page(%d, %d)", where, num, size)
+			require.Equal(t, num, p.Number, "%s Page(%d, %d).Number", where, num, size)
+			require.Equal(t, size, p.Size, "%s Page(%d, %d).Size", where, num, size)
+			require.Equal(t, total, p.Total, "%s Page(%d, %d).Total", where, num, size)
+			lo := min((num-1)*size, len(all))
+			hi := min(lo+size, len(all))
+			requireEntries(t, all[lo:hi], p.Entries, fmt.Sprintf("%s Page(%d, %d)", where, num, size))
+			walked = append(walked, p.Entries...)
+		}
+		requireEntries(t, all, walked, fmt.Sprintf("%s page walk of size %d", where, size))
+	}
+
+	for range 2 {
+		k := 1 + r.rng.IntN(8)
+		var ms []string
+		for range k {
+			switch r.rng.IntN(5) {
+			case 0:
+				ms = append(ms, modelUnknown[r.rng.IntN(len(modelUnknown))])
+			case 1:
+				if len(ms) > 0 { // a duplicate
+					ms = append(ms, ms[r.rng.IntN(len(ms))])
+					continue
+				}
+				fallthrough
+			default:
+				ms = append(ms, r.member())
+			}
+		}
+		got, err := lb.Among(ctx, ms, v.q...)
+		require.NoError(t, err, "%s Among(%q)", where, ms)
+		requireEntries(t, r.m.among(v.key, ms), got, fmt.Sprintf("%s Among(%q)", where, ms))
+	}
+}
+
+func (r *modelRun) checkAround(v modelView, where string, all []leaderboard.Entry) {
+	t := r.t
+	_, err := r.lb.Around(r.ctx, modelUnknown[0], 1, v.q...)
+	require.ErrorIs(t, err, leaderboard.ErrNotRanked, "%s Around(%q) of an unranked member", where, modelUnknown[0])
+	if len(all) == 0 {
+		return
+	}
+	total := len(all)
+	for _, pos := range []int{0, total - 1, total / 2} {
+		mem := all[pos].Member
+		for _, radius := range []int{0, 1, 3, total + 2} {
+			width := 2*radius + 1
+			start := min(max(pos-radius, 0), max(0, total-width))
+			end := min(start+width, total)
+			got, err := r.lb.Around(r.ctx, mem, radius, v.q...)
+			require.NoError(t, err, "%s Around(%q, %d)", where, mem, radius)
+			requireEntries(t, all[start:end], got, fmt.Sprintf("%s Around(%q, %d) at position %d", where, mem, radius, pos))
+		}
+	}
+}
+
+func newModelBoard(t *testing.T, b *testredis.Backend, c modelCombo, clock *modelClock) *leaderboard.Leaderboard {
+	t.Helper()
+	lb, err := leaderboard.New(b.Client, b.BoardName(t),
+		leaderboard.WithPolicy(c.policy),
+		leaderboard.WithOrder(c.order),
+		leaderboard.WithRanking(c.rank),
+		leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily()),
+		leaderboard.WithClock(clock.Now),
+	)
+	require.NoError(t, err)
+	return lb
+}
+
+func TestModel(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range modelCombos() {
+			t.Run(c.name(), func(t *testing.T) {
+				t.Parallel()
+				runModel(t, b, c)
+			})
+		}
+	})
+}
+
+func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
+	t.Logf("model run %s: seed=%d", c.name(), c.seed)
+	clock := &modelClock{now: modelDay1}
+	r := &modelRun{
+		t:       t,
+		ctx:     context.Background(),
+		lb:      newModelBoard(t, b, c, clock),
+		m:       newModel(c),
+		clock:   clock,
+		rng:     rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15)),
+		combo:   c,
+		periods: map[string]map[string]bool{},
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed=%d, operations up to the failure:\n%s", c.seed, strings.Join(r.log, "\n"))
+		}
+	})
+	for r.step = 1; r.step <= modelSteps; r.step++ {
+		if c.nextDay && r.step == modelSteps/2 {
+			r.logf("clock -> %s", modelDay2.Format(time.RFC3339))
+			clock.Set(modelDay2)
+			r.checkAll()
+		}
+		switch x := r.rng.IntN(100); {
+		case x < 84:
+			r.submit()
+		case x < 95:
+			r.submitMany()
+		default:
+			r.remove()
+		}
+		if r.step%modelCheckEvery == 0 {
+			r.checkAll()
+		}
+	}
+	require.Len(t, r.periods["alltime"], 1, "alltime periods seen: %v", r.periods["alltime"])
+	wantDays := 1
+	if c.nextDay {
+		wantDays = 2
+	}
+	require.Len(t, r.periods["daily"], wantDays, "daily periods seen: %v", r.periods["daily"])
+}
+
+// TestModelRoundTrips proves every read and Submit costs one round trip.
+func TestModelRoundTrips(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		clock := &modelClock{now: modelDay1}
+		lb := newModelBoard(t, b, modelCombo{
+			policy: leaderboard.KeepBest, order: leaderboard.HighestFirst, rank: leaderboard.Competition,
+		}, clock)
+		for i, mem := range modelPool {
+			_, err := lb.Submit(ctx, mem, float64(i%5))
+			require.NoError(t, err)
+		}
+		daily := leaderboard.In(leaderboard.Daily())
+		ops := []struct {
+			name string
+			fn   func() error
+		}{
+			{"Submit", func() error { _, err := lb.Submit(ctx, "a", 7); return err }},
+			{"Top", func() error { _, err := lb.Top(ctx, 10); return err }},
+			{"Top daily", func() error { _, err := lb.Top(ctx, 10, daily); return err }},
+			{"Rank", func() error { _, err := lb.Rank(ctx, "b"); return err }},
+			{"Rank unranked", func() error {
+				_, err := lb.Rank(ctx, "ghost")
+				if errors.Is(err, leaderboard.ErrNotRanked) {
+					return nil
+				}
+				return fmt.Errorf("Rank(ghost) = %v, want ErrNotRanked", err)
+			}},
+			{"Around", func() error { _, err := lb.Around(ctx, "b", 3); return err }},
+			{"Page", func() error { _, err := lb.Page(ctx, 2, 5); return err }},
+			{"Among", func() error { _, err := lb.Among(ctx, []string{"a", "b", "ghost"}); return err }},
+			{"Count", func() error { _, err := lb.Count(ctx); return err }},
+		}
+		for _, op := range ops {
+			require.NoError(t, op.fn(), "%s warm-up", op.name)
+			before := b.Client.Calls()
+			require.NoError(t, op.fn(), op.name)
+			require.Equal(t, int64(1), b.Client.Calls()-before, "%s round trips", op.name)
+		}
+	})
+}

@@ -1,0 +1,214 @@
+package leaderboard
+
+import (
+	"fmt"
+	"time"
+)
+
+// Order says which end of the score axis ranks first.
+type Order int
+
+const (
+	// HighestFirst ranks the largest score first (points, levels).
+	HighestFirst Order = iota
+	// LowestFirst ranks the smallest score first (golf, speed-runs).
+	LowestFirst
+)
+
+// String returns the order's name.
+func (o Order) String() string {
+	switch o {
+	case HighestFirst:
+		return "HighestFirst"
+	case LowestFirst:
+		return "LowestFirst"
+	}
+	return fmt.Sprintf("Order(%d)", int(o))
+}
+
+// Policy says what a submission does to a member's stored score.
+type Policy int
+
+const (
+	// KeepBest keeps a personal best: the larger score on a HighestFirst
+	// board, the smaller on a LowestFirst one.
+	KeepBest Policy = iota
+	// Replace keeps the last submission: last write wins.
+	Replace
+	// Accumulate adds each submitted value to the member's total, separately
+	// in every window.
+	Accumulate
+)
+
+// String returns the policy's name.
+func (p Policy) String() string {
+	switch p {
+	case KeepBest:
+		return "KeepBest"
+	case Replace:
+		return "Replace"
+	case Accumulate:
+		return "Accumulate"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// RankMode says how equal scores are ranked.
+type RankMode int
+
+const (
+	// Ordinal ranks 1..n with no two members sharing a rank; equal scores are
+	// ordered as the package documentation describes.
+	Ordinal RankMode = iota
+	// Competition gives equal scores the same rank and skips the ranks they
+	// used up (1, 2, 2, 4): rank = 1 + the members with a strictly better score.
+	Competition
+)
+
+// String returns the rank mode's name.
+func (m RankMode) String() string {
+	switch m {
+	case Ordinal:
+		return "Ordinal"
+	case Competition:
+		return "Competition"
+	}
+	return fmt.Sprintf("RankMode(%d)", int(m))
+}
+
+// Option configures a Leaderboard. Options are checked by New, which refuses
+// a bad one with ErrInvalidArgument.
+type Option func(*config)
+
+type config struct {
+	order        Order
+	policy       Policy
+	ranking      RankMode
+	windows      []Window
+	tieBreak     TieBreak
+	now          func() time.Time
+	prefix       string
+	retention    time.Duration
+	hasRetention bool
+	shards       []float64
+	errs         []error
+}
+
+func defaultConfig() config {
+	return config{
+		order:   HighestFirst,
+		policy:  KeepBest,
+		ranking: Ordinal,
+		windows: []Window{AllTime()},
+		now:     time.Now,
+		prefix:  "lb",
+	}
+}
+
+// WithOrder sets which end of the score axis ranks first. Default HighestFirst.
+func WithOrder(o Order) Option {
+	return func(c *config) { c.order = o }
+}
+
+// WithPolicy sets what a submission does to a stored score. Default KeepBest.
+func WithPolicy(p Policy) Option {
+	return func(c *config) { c.policy = p }
+}
+
+// WithWindows sets the windows every submission is applied to, each keeping
+// its own board per period. The first is every query's default window.
+// Default: AllTime() alone. Window names must be distinct.
+func WithWindows(w ...Window) Option {
+	return func(c *config) {
+		c.windows = append([]Window(nil), w...)
+		if len(w) == 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithWindows: at least one window is needed"))
+		}
+	}
+}
+
+// WithTieBreak sets how equal scores are ordered. Default nil: equal scores
+// are ordered by member name, as the package documentation describes.
+func WithTieBreak(t TieBreak) Option {
+	return func(c *config) { c.tieBreak = t }
+}
+
+// WithRanking sets how equal scores are ranked. Default Ordinal.
+func WithRanking(m RankMode) Option {
+	return func(c *config) { c.ranking = m }
+}
+
+// WithClock sets the clock that picks each window's current period and the
+// keys' expiry times. Default time.Now. Redis expires keys by its own clock,
+// so a clock far from the server's makes windowed keys live too long or die
+// at once; it is meant for tests and replays.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		c.now = now
+		if now == nil {
+			c.errs = append(c.errs, fmt.Errorf("WithClock: nil clock"))
+		}
+	}
+}
+
+// WithKeyPrefix sets the first segment of every key: "<prefix>:{<name>}:...".
+// Default "lb". It must be non-empty, with no whitespace and no braces.
+func WithKeyPrefix(prefix string) Option {
+	return func(c *config) { c.prefix = prefix }
+}
+
+// WithRetention sets how long a closed period stays readable (with At) after
+// its end; its key expires then. Default: one period length (a daily board's
+// day stays readable for one more day). Zero expires a period at its end;
+// negative is refused.
+func WithRetention(d time.Duration) Option {
+	return func(c *config) {
+		c.retention, c.hasRetention = d, true
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithRetention: negative retention %v", d))
+		}
+	}
+}
+
+// SubmitOption configures one Submit call.
+type SubmitOption func(*submitConfig)
+
+type submitConfig struct {
+	id string
+	at time.Time
+}
+
+// WithID makes a submission idempotent: a retried submission with the same id
+// is applied once.
+//
+// Not yet supported: Submit refuses it with ErrInvalidArgument until the
+// durability work lands.
+func WithID(id string) SubmitOption {
+	return func(c *submitConfig) { c.id = id }
+}
+
+// WithTime sets when the score was reached, for replays and tie-breaks. It
+// picks the period of every window the submission goes to; it may not be
+// after the board's clock. Default: the board's clock at the call.
+func WithTime(t time.Time) SubmitOption {
+	return func(c *submitConfig) { c.at = t }
+}
+
+// Query selects which board a read looks at.
+type Query func(*query)
+
+type query struct {
+	window Window
+	at     time.Time
+}
+
+// In reads the configured window with w's Name instead of the default one.
+func In(w Window) Query {
+	return func(q *query) { q.window = w }
+}
+
+// At reads the period of the window holding t, e.g. last week's board. A
+// period whose key has expired reads as empty.
+func At(t time.Time) Query {
+	return func(q *query) { q.at = t }
+}
