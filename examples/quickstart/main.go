@@ -38,19 +38,22 @@ func main() {
 	}
 	ctx := context.Background()
 
-	// 400 runs by 80 players; the seed makes every run of this program the same.
+	// 400 runs by 80 players over the last ten days, oldest first; the seed
+	// makes every run of this program the same.
 	rng := rand.New(rand.NewPCG(7, 42))
+	now := time.Now()
 	var last leaderboard.Result
 	for i := 0; i < 400; i++ {
 		player := fmt.Sprintf("player:%02d", rng.IntN(80))
 		score := float64(rng.IntN(9000) + 1000)
-		if last, err = board.Submit(ctx, player, score); err != nil {
+		at := now.Add(-time.Duration(400-i) * 36 * time.Minute) // when the run ended
+		if last, err = board.Submit(ctx, player, score, leaderboard.WithTime(at)); err != nil {
 			log.Fatal(err)
 		}
 	}
 	fmt.Printf("Submitted 400 runs. The last one, %s with %.0f:\n", last.Member, last.Score)
 	for _, w := range last.Windows {
-		fmt.Printf("  %-8s %-11s rank %3d of %d (was %d), new best: %v\n",
+		fmt.Printf("  %-8s %-11s rank %3d of %-3d (was %d), new best: %v\n",
 			w.Window, w.Period, w.Standing.Rank, w.Standing.Total, w.Previous.Rank, w.Changed)
 	}
 
@@ -80,12 +83,18 @@ func main() {
 	fmt.Printf("\nPage %d (%d per page, %d players)\n", page.Number, page.Size, page.Total)
 	table(page.Entries, "")
 
-	week, err := board.Top(ctx, 3, leaderboard.In(leaderboard.Weekly()))
-	if err != nil {
-		log.Fatal(err)
+	for _, w := range []leaderboard.Window{leaderboard.Daily(), leaderboard.Weekly()} {
+		top, err := board.Top(ctx, 3, leaderboard.In(w))
+		if err != nil {
+			log.Fatal(err)
+		}
+		n, err := board.Count(ctx, leaderboard.In(w))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("\nTop 3 of %d players, %s board %s\n", n, w.Name(), w.Period(now).ID)
+		table(top, "")
 	}
-	fmt.Printf("\nTop 3 this week (%s)\n", leaderboard.Weekly().Period(time.Now()).ID)
-	table(week, "")
 }
 
 // connect uses REDIS_URL when set and an embedded miniredis otherwise.
@@ -108,13 +117,13 @@ func connect() (rueidis.Client, string, error) {
 
 func table(es []leaderboard.Entry, mark string) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "rank\tplayer\tscore\t\t")
+	fmt.Fprintln(w, "rank\tplayer\tscore\t")
 	for _, e := range es {
 		arrow := ""
 		if e.Member == mark {
 			arrow = "<- you"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t\n", e.Rank, e.Member, e.Score, arrow)
+		fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\n", e.Rank, e.Member, e.Score, arrow)
 	}
 	w.Flush()
 }
