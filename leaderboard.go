@@ -318,10 +318,17 @@ func (lb *Leaderboard) rankEntries(es []Entry, start, first int64) {
 	}
 }
 
+// errNilReply stands in for a nil reply where none was expected, so that
+// rueidis.Nil never reaches a caller (who might take it for "not ranked").
+var errNilReply = errors.New("unexpected nil reply")
+
 // wrap names the operation on an error from Redis.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if rueidis.IsRedisNil(err) {
+		err = errNilReply
 	}
 	return fmt.Errorf("leaderboard: %s: %w", op, err)
 }

@@ -55,14 +55,14 @@ start_redis() {
 
 need_redis_server
 if ! redis_up "$REDIS_URL"; then
-  case "$REDIS_URL" in
-    redis://127.0.0.1:6379|redis://localhost:6379|redis://127.0.0.1:6379/*)
-      echo "no Redis answers at $REDIS_URL: starting one"
-      start_redis 6379 ;;
-    *)
-      echo "no Redis answers at $REDIS_URL" >&2
-      exit 1 ;;
-  esac
+  # Only a Redis on this machine is ours to start.
+  if [[ "$REDIS_URL" =~ ^redis://(127\.0\.0\.1|localhost):([0-9]+)(/[0-9]*)?$ ]]; then
+    echo "no Redis answers at $REDIS_URL: starting one"
+    start_redis "${BASH_REMATCH[2]}"
+  else
+    echo "no Redis answers at $REDIS_URL" >&2
+    exit 1
+  fi
 fi
 
 modules=$(git ls-files 'go.mod' '*/go.mod' 2>/dev/null || echo go.mod)
