@@ -52,7 +52,8 @@ type Leaderboard struct {
 	windows   []Window
 	now       func() time.Time
 	retention time.Duration
-	retained  bool // retention was set; otherwise one period length
+	retained  bool       // retention was set; otherwise one period length
+	tb        *composite // nil: no tie-break
 }
 
 // Entry is one member's place on a board.
@@ -135,6 +136,10 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 	if err := c.validate(client, name); err != nil {
 		return nil, err
 	}
+	var tb *composite
+	if c.tieBreak != nil {
+		tb = c.tieBreak.encoding()
+	}
 	return &Leaderboard{
 		client:    client,
 		keys:      keys.NewBoard(c.prefix, name),
@@ -145,6 +150,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		now:       c.now,
 		retention: c.retention,
 		retained:  c.hasRetention,
+		tb:        tb,
 	}, nil
 }
 
@@ -168,8 +174,8 @@ func (c *config) validate(client rueidis.Client, name string) error {
 		return bad("unknown policy %v", c.policy)
 	case c.ranking != Ordinal && c.ranking != Competition:
 		return bad("unknown rank mode %v", c.ranking)
-	case c.tieBreak != nil:
-		return errTieBreakUnsupported
+	case c.tieBreak != nil && c.tieBreak.encoding() == nil:
+		return bad("nil tie-break")
 	case len(c.shards) > 0:
 		return bad("sharded boards are not yet supported")
 	}
@@ -371,8 +377,9 @@ func optFloat(m *rueidis.RedisMessage) (float64, bool, error) {
 	return v, true, err
 }
 
-// entries turns a flat member, score, member, score... reply into entries.
-func entries(flat []rueidis.RedisMessage) ([]Entry, error) {
+// entries turns a flat member, stored value, member, value... reply into
+// entries with plain scores.
+func (lb *Leaderboard) entries(flat []rueidis.RedisMessage) ([]Entry, error) {
 	if len(flat)%2 != 0 {
 		return nil, fmt.Errorf("odd member/score reply of %d values", len(flat))
 	}
@@ -386,7 +393,7 @@ func entries(flat []rueidis.RedisMessage) ([]Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		es[i] = Entry{Member: m, Score: s}
+		es[i] = Entry{Member: m, Score: lb.plain(s)}
 	}
 	return es, nil
 }
@@ -398,8 +405,17 @@ func notRankedOr(op, member string, err error) error {
 	return wrap(op, err)
 }
 
-// isOverflow tells the scripts' refusal of a total that would reach ±Inf.
-func isOverflow(err error) bool {
+// scriptRefusal tells a script's refusal of a total that would overflow to
+// ±Inf (LBOVERFLOW) or leave a tie-break's range (LBRANGE).
+func scriptRefusal(err error, code string) bool {
 	var re *rueidis.RedisError
-	return errors.As(err, &re) && strings.Contains(re.Error(), "LBOVERFLOW")
+	return errors.As(err, &re) && strings.Contains(re.Error(), code)
+}
+
+// slotsArg is the tie-break's slot count for the scripts; "0" for none.
+func (lb *Leaderboard) slotsArg() string {
+	if lb.tb == nil {
+		return "0"
+	}
+	return strconv.FormatInt(lb.tb.slots, 10)
 }

@@ -29,7 +29,7 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, err
 	}
 	es := make([]Entry, len(zs))
 	for i, z := range zs {
-		es[i] = Entry{Member: z.Member, Score: z.Score}
+		es[i] = Entry{Member: z.Member, Score: lb.plain(z.Score)}
 	}
 	lb.rankEntries(es, 0, 1)
 	return es, nil
@@ -47,7 +47,7 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 		return Standing{}, err
 	}
 	if lb.ranking == Competition {
-		r, err := scripts.Rank.Exec(ctx, lb.client, []string{key}, []string{member, flag(lb.high())}).ToArray()
+		r, err := scripts.Rank.Exec(ctx, lb.client, []string{key}, []string{member, flag(lb.high()), lb.slotsArg()}).ToArray()
 		if err != nil {
 			return Standing{}, notRankedOr("rank", member, err)
 		}
@@ -64,7 +64,7 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 				return Standing{}, wrap("rank", err)
 			}
 		}
-		return lb.standing(member, score, v[0]+1, v[1], v[2]), nil
+		return lb.standing(member, lb.plain(score), v[0]+1, v[1], v[2]), nil
 	}
 	b := lb.client.B()
 	replies, err := execResult(lb.client.DoMulti(ctx,
@@ -92,7 +92,7 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 	if err != nil {
 		return Standing{}, wrap("rank", err)
 	}
-	return lb.standing(member, score, rank+1, 0, total), nil
+	return lb.standing(member, lb.plain(score), rank+1, 0, total), nil
 }
 
 // Around returns the entries around member: min(2*radius+1, Total) entries
@@ -111,7 +111,7 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 		return nil, err
 	}
 	res := scripts.Range.Exec(ctx, lb.client, []string{key},
-		[]string{flag(lb.high()), flag(lb.ranking == Competition), "around", member, strconv.Itoa(radius)})
+		[]string{flag(lb.high()), flag(lb.ranking == Competition), "around", member, strconv.Itoa(radius), lb.slotsArg()})
 	es, _, err := lb.rangeReply(res)
 	if err != nil {
 		return nil, notRankedOr("around", member, err)
@@ -139,7 +139,7 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 		// The first entry's rank counts the members strictly better than it,
 		// which only the server can do in the same step.
 		res := scripts.Range.Exec(ctx, lb.client, []string{key},
-			[]string{flag(lb.high()), "1", "page", strconv.FormatInt(start, 10), strconv.Itoa(size)})
+			[]string{flag(lb.high()), "1", "page", strconv.FormatInt(start, 10), strconv.Itoa(size), lb.slotsArg()})
 		es, total, err := lb.rangeReply(res)
 		if err != nil {
 			return Page{}, wrap("page", err)
@@ -165,7 +165,7 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 		return Page{}, wrap("page", err)
 	}
 	for _, z := range zs {
-		p.Entries = append(p.Entries, Entry{Member: z.Member, Score: z.Score})
+		p.Entries = append(p.Entries, Entry{Member: z.Member, Score: lb.plain(z.Score)})
 	}
 	lb.rankEntries(p.Entries, start, 0)
 	return p, nil
@@ -209,8 +209,12 @@ func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) 
 			es = append(es, Entry{Member: members[i], Score: s})
 		}
 	}
+	// Sorted on the stored values, which hold the tie-break, then decoded.
 	slices.SortFunc(es, lb.compare)
 	es = slices.CompactFunc(es, func(a, b Entry) bool { return a.Member == b.Member })
+	for i := range es {
+		es[i].Score = lb.plain(es[i].Score)
+	}
 	lb.rankEntries(es, 0, 1)
 	return es, nil
 }
@@ -268,7 +272,7 @@ func (lb *Leaderboard) rangeReply(res rueidis.RedisResult) ([]Entry, int64, erro
 			return nil, 0, err
 		}
 	}
-	es, err := entries(r[3:])
+	es, err := lb.entries(r[3:])
 	if err != nil {
 		return nil, 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -20,7 +21,9 @@ import (
 //
 // A NaN or ±Inf score, or an Accumulate total that would overflow, returns
 // ErrInvalidScore; a bad member ErrInvalidMember; a time after the clock's now
-// ErrInvalidArgument. Nothing is written then.
+// ErrInvalidArgument. On a tie-broken board, a score or time the encoding
+// cannot hold exactly, or an Accumulate total beyond MaxScore, returns
+// ErrPrecision. Nothing is written then.
 func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (Result, error) {
 	if err := checkMember(member); err != nil {
 		return Result{}, err
@@ -50,6 +53,18 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		at = sc.at
 	}
 
+	sub := submission{member: member, score: score, stored: score}
+	if lb.tb != nil {
+		var err error
+		if sub.s, err = lb.tb.scaled(score); err != nil {
+			return Result{}, err
+		}
+		if sub.t, err = lb.tb.slot(at); err != nil {
+			return Result{}, err
+		}
+		sub.stored = lb.tb.encode(sub.s, sub.t, lb.high())
+	}
+
 	res := Result{Windows: make([]WindowResult, len(lb.windows))}
 	live := make([]target, 0, len(lb.windows))
 	where := make([]int, 0, len(lb.windows)) // live[j] reports into res.Windows[where[j]]
@@ -68,10 +83,10 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	}
 	if len(live) > 0 {
 		var err error
-		if lb.ranking == Ordinal && lb.policy != Accumulate {
-			err = lb.submitTx(ctx, member, score, live, where, res.Windows)
+		if lb.txSubmits() {
+			err = lb.submitTx(ctx, sub, live, where, res.Windows)
 		} else {
-			err = lb.submitScript(ctx, member, score, live, where, res.Windows)
+			err = lb.submitScript(ctx, sub, live, where, res.Windows)
 		}
 		if err != nil {
 			return Result{}, err
@@ -82,10 +97,36 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	return res, nil
 }
 
-// submitTx runs KeepBest and Replace under Ordinal ranks as one MULTI/EXEC of
-// plain commands: nothing needs to branch on what is stored, and a
-// transaction costs Redis less than a script doing the same.
-func (lb *Leaderboard) submitTx(ctx context.Context, member string, score float64, live []target, where []int, out []WindowResult) error {
+// submission is one checked Submit, ready for Redis.
+type submission struct {
+	member string
+	score  float64 // as submitted
+	stored float64 // what ZADD stores: the score, or its tie-break composite
+	s, t   int64   // with a tie-break: the scaled score and the time slot
+}
+
+// txSubmits reports whether Submit can be a MULTI/EXEC of plain commands:
+// nothing may need to branch on what is stored. Accumulate must check its
+// total first, Competition ranks count by the stored score, and KeepBest
+// under LaterFirst compares plain scores, not composites. A transaction
+// costs Redis less than a script doing the same (BENCHMARKS.md).
+func (lb *Leaderboard) txSubmits() bool {
+	switch {
+	case lb.ranking != Ordinal:
+		return false
+	case lb.policy == Replace:
+		return true
+	case lb.policy == KeepBest:
+		// ZADD GT/LT on an EarlierFirst composite keeps the first time a
+		// best was reached, as KeepBest must.
+		return lb.tb == nil || !lb.tb.later
+	}
+	return false
+}
+
+// submitTx runs a submission as one MULTI/EXEC; see txSubmits.
+func (lb *Leaderboard) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+	member, score := sub.member, sub.stored
 	b := lb.client.B()
 	const perWindow = 6
 	cmds := make(rueidis.Commands, 0, 2+perWindow*len(live))
@@ -128,17 +169,17 @@ func (lb *Leaderboard) submitTx(ctx context.Context, member string, score float6
 			if err != nil {
 				return wrap("submit", err)
 			}
-			wr.Previous = Entry{Member: member, Score: prev, Rank: prank + 1}
+			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank + 1}
 		}
 		changed, err := r[2].AsInt64()
 		if err != nil {
 			return wrap("submit", err)
 		}
-		wr.Changed = changed == 1
 		after := score
-		if !wr.Changed {
+		if changed == 0 {
 			after = prev
 		}
+		wr.Changed = !had || lb.plain(prev) != lb.plain(after)
 		rank, err := r[4].AsInt64()
 		if err != nil {
 			return wrap("submit", err)
@@ -147,27 +188,29 @@ func (lb *Leaderboard) submitTx(ctx context.Context, member string, score float6
 		if err != nil {
 			return wrap("submit", err)
 		}
-		wr.Standing = lb.standing(member, after, rank+1, 0, total)
+		wr.Standing = lb.standing(member, lb.plain(after), rank+1, 0, total)
 	}
 	return nil
 }
 
-// submitScript runs the policies and rank modes that must branch on what is
-// stored (see internal/scripts/submit.lua).
-func (lb *Leaderboard) submitScript(ctx context.Context, member string, score float64, live []target, where []int, out []WindowResult) error {
+// submitScript runs a submission that must branch on what is stored (see
+// txSubmits and internal/scripts/submit.lua).
+func (lb *Leaderboard) submitScript(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+	member := sub.member
 	ks := make([]string, len(live))
-	args := make([]string, 0, 5+len(live))
-	args = append(args, member, formatScore(score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
+	args := make([]string, 0, 9+len(live))
+	args = append(args, member, formatScore(sub.score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
+	args = lb.tieBreakArgs(args, sub.t)
+	if lb.tb != nil {
+		args[1] = strconv.FormatInt(sub.s, 10)
+	}
 	for i, tg := range live {
 		ks[i] = tg.key
 		args = append(args, strconv.FormatInt(tg.expire, 10))
 	}
 	replies, err := scripts.Submit.Exec(ctx, lb.client, ks, args).ToArray()
 	if err != nil {
-		if isOverflow(err) {
-			return fmt.Errorf("%w: adding %v to %q would overflow", ErrInvalidScore, score, member)
-		}
-		return wrap("submit", err)
+		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
 	}
 	const perWindow = 6
 	if len(replies) != perWindow*len(live) {
@@ -192,10 +235,10 @@ func (lb *Leaderboard) submitScript(ctx context.Context, member string, score fl
 			return wrap("submit", err)
 		}
 		if had {
-			wr.Previous = Entry{Member: member, Score: prev, Rank: prevRank}
+			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prevRank}
 		}
-		wr.Changed = !had || prev != after
-		wr.Standing = lb.standing(member, after, rank, worse, total)
+		wr.Changed = !had || lb.plain(prev) != lb.plain(after)
+		wr.Standing = lb.standing(member, lb.plain(after), rank, worse, total)
 	}
 	return nil
 }
@@ -212,6 +255,11 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		if err := checkScore(s); err != nil {
 			return fmt.Errorf("%w (member %q)", err, m)
 		}
+		if lb.tb != nil {
+			if _, err := lb.tb.scaled(s); err != nil {
+				return fmt.Errorf("%w (member %q)", err, m)
+			}
+		}
 	}
 	if len(scores) == 0 {
 		return nil
@@ -225,8 +273,8 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		}
 		live = append(live, tg)
 	}
-	if lb.policy == Accumulate {
-		return lb.accumulateMany(ctx, scores, live)
+	if lb.policy == Accumulate || lb.tb != nil {
+		return lb.submitManyScript(ctx, scores, live, now)
 	}
 	b := lb.client.B()
 	// Redis parses a command's arguments into one buffer: chunks keep any one
@@ -261,21 +309,57 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	return wrap("submit many", err)
 }
 
-func (lb *Leaderboard) accumulateMany(ctx context.Context, scores map[string]float64, live []target) error {
+// submitManyScript runs SubmitMany where a transaction of ZADDs cannot:
+// see internal/scripts/many.lua.
+func (lb *Leaderboard) submitManyScript(ctx context.Context, scores map[string]float64, live []target, now time.Time) error {
+	var slot int64
+	if lb.tb != nil {
+		var err error
+		if slot, err = lb.tb.slot(now); err != nil {
+			return err
+		}
+	}
 	ks := make([]string, len(live))
-	args := make([]string, 0, len(live)+2*len(scores))
+	args := make([]string, 0, 5+len(live)+2*len(scores))
+	args = lb.tieBreakArgs(append(args, lb.policyArg()), slot)
 	for i, tg := range live {
 		ks[i] = tg.key
 		args = append(args, strconv.FormatInt(tg.expire, 10))
 	}
 	for m, s := range scores {
-		args = append(args, m, formatScore(s))
+		v := formatScore(s)
+		if lb.tb != nil {
+			scaled, _ := lb.tb.scaled(s) // checked by SubmitMany
+			v = strconv.FormatInt(scaled, 10)
+		}
+		args = append(args, m, v)
 	}
-	err := scripts.Accumulate.Exec(ctx, lb.client, ks, args).Error()
-	if isOverflow(err) {
-		return fmt.Errorf("%w: a total would overflow: %v", ErrInvalidScore, err)
+	err := scripts.Many.Exec(ctx, lb.client, ks, args).Error()
+	return lb.scriptErr("submit many", err, "a total")
+}
+
+// tieBreakArgs appends the tie-break's part of a write script's arguments:
+// slots, the time slot, whether the tie part is reversed, the largest |S|.
+func (lb *Leaderboard) tieBreakArgs(args []string, slot int64) []string {
+	if lb.tb == nil {
+		return append(args, "0", "0", "0", "0")
 	}
-	return wrap("submit many", err)
+	return append(args, lb.slotsArg(), strconv.FormatInt(slot, 10),
+		flag(lb.tb.reversed(lb.high())), strconv.FormatInt(lb.tb.maxS, 10))
+}
+
+// scriptErr maps a write script's refusals to the sentinels; what names
+// the refused write in the message.
+func (lb *Leaderboard) scriptErr(op string, err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case scriptRefusal(err, "LBOVERFLOW"):
+		return fmt.Errorf("%w: %s would overflow (%v)", ErrInvalidScore, what, err)
+	case scriptRefusal(err, "LBRANGE"):
+		return fmt.Errorf("%w: %s would pass MaxScore %v (%v)", ErrPrecision, what, lb.tb.order.MaxScore, err)
+	}
+	return wrap(op, err)
 }
 
 // Remove deletes members from every window's current period, atomically, in

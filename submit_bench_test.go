@@ -34,7 +34,7 @@ func BenchmarkSubmitPaths(b *testing.B) {
 			clear(load)
 		}
 	}
-	paths := map[string]func(context.Context, string, float64, []target, []int, []WindowResult) error{
+	paths := map[string]func(context.Context, submission, []target, []int, []WindowResult) error{
 		"tx":     board.submitTx,
 		"script": board.submitScript,
 	}
@@ -55,7 +55,8 @@ func BenchmarkSubmitPaths(b *testing.B) {
 						where[j] = j
 					}
 					out := make([]WindowResult, len(live))
-					if err := run(ctx, member, float64(i%7000), live, where, out); err != nil {
+					sub := submission{member: member, score: float64(i % 7000), stored: float64(i % 7000)}
+					if err := run(ctx, sub, live, where, out); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -2,16 +2,61 @@ package leaderboard
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
 // TieBreak orders members with equal scores by when they reached the score,
 // by packing (score, time) into one float64 whose order is the board's order.
-// Build one with EarlierFirst or LaterFirst.
+// Build one with EarlierFirst or LaterFirst and pass it to WithTieBreak.
+//
+// # The composite
+//
+// A score is scaled to an integer S = score × 10^Decimals, |S| <= M where
+// M = MaxScore × 10^Decimals. Time is cut into slots of Resolution from
+// Epoch: T = ⌊(t − Epoch) / Resolution⌋. With H time slots, the stored value
+// is
+//
+//	C = S × H + tie,   0 <= tie < H
+//
+// where tie is T or H−1−T, whichever makes the rule's preferred time the
+// better one in the board's order (EarlierFirst on a HighestFirst board
+// stores H−1−T, so the earliest time has the largest C). C is an integer,
+// and float64 holds every integer up to 2^53 exactly, so the constructor
+// picks the largest H with (M+1) × H <= 2^53: every C from −M×H to
+// M×H+H−1 is then exact, Redis orders C exactly as (S, time), and
+// S = ⌊C / H⌋ and tie = C − S×H decode it exactly.
+//
+// # The horizon
+//
+// The slots cover Epoch .. Epoch + H × Resolution: the horizon, returned by
+// Horizon. A submission stamped before Epoch or at or after the horizon is
+// refused with ErrPrecision, and so is a score above MaxScore, a score with
+// more fraction digits than Decimals, or an Accumulate total beyond
+// MaxScore. The constructors refuse settings that leave under one year.
+//
+// Every added decimal or digit of MaxScore divides the horizon by ten:
+//
+//	MaxScore   Decimals  Resolution  slots (H)        horizon
+//	1e5        0         1ms         9.0e10           2.85 years
+//	1e6        0         1ms         9.0e9            104 days (refused)
+//	1e6        0         1s          9.0e9            285 years
+//	1e6        2         1s          9.0e7            2.85 years
+//	1e9        0         1s          9.0e6            104 days (refused)
+//	1e9        0         1m          9.0e6            17.1 years
+//	1e12       0         1h          9007             1.03 years
+//
+// Pick the coarsest Resolution your game can tell apart (players rarely tie
+// within a second), the smallest MaxScore that will never be reached, and an
+// Epoch just before launch.
 type TieBreak interface {
-	// tieBreak keeps implementations inside the package: a composite encoding
-	// that is not exact in float64 would silently corrupt ranks.
-	tieBreak()
+	// Horizon returns the first instant the encoding cannot hold: a
+	// submission must be stamped before it.
+	Horizon() time.Time
+
+	// encoding keeps implementations inside the package: a composite that
+	// is not exact in float64 would silently corrupt ranks.
+	encoding() *composite
 }
 
 // TimeOrder describes the range a tie-break encoding must hold exactly.
@@ -28,21 +73,153 @@ type TimeOrder struct {
 	Decimals int
 }
 
-// errTieBreakUnsupported is returned until the tie-break encoders land.
-var errTieBreakUnsupported = fmt.Errorf("%w: tie-breaks are not yet supported", ErrInvalidArgument)
-
 // EarlierFirst returns a tie-break under which, among equal scores, the member
-// who reached the score first ranks higher.
-//
-// Not yet supported: it returns an error matching ErrInvalidArgument.
-func EarlierFirst(o TimeOrder) (TieBreak, error) {
-	return nil, errTieBreakUnsupported
-}
+// who reached the score first ranks higher, on HighestFirst and LowestFirst
+// boards alike. It returns ErrPrecision when the settings leave under one
+// year of horizon, and ErrInvalidArgument for a zero Epoch, a Resolution
+// or MaxScore that is not positive, or Decimals outside 0..15.
+func EarlierFirst(o TimeOrder) (TieBreak, error) { return tieBreak(newComposite(o, false)) }
 
 // LaterFirst returns a tie-break under which, among equal scores, the member
-// who reached the score last ranks higher.
-//
-// Not yet supported: it returns an error matching ErrInvalidArgument.
-func LaterFirst(o TimeOrder) (TieBreak, error) {
-	return nil, errTieBreakUnsupported
+// who reached the score last ranks higher. Errors as for EarlierFirst.
+func LaterFirst(o TimeOrder) (TieBreak, error) { return tieBreak(newComposite(o, true)) }
+
+// tieBreak keeps a failed constructor's nil *composite from becoming a
+// non-nil TieBreak.
+func tieBreak(c *composite, err error) (TieBreak, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// maxExact is 2^53: every integer of at most this magnitude is a float64.
+const maxExact = 1 << 53
+
+// composite is the one TieBreak implementation.
+type composite struct {
+	order   TimeOrder
+	later   bool    // LaterFirst
+	scale   float64 // 10^Decimals
+	maxS    int64   // M: the largest |S|
+	slots   int64   // H
+	horizon time.Time
+}
+
+func newComposite(o TimeOrder, later bool) (*composite, error) {
+	rule := "EarlierFirst"
+	if later {
+		rule = "LaterFirst"
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalidArgument, rule}, args...)...)
+	}
+	switch {
+	case o.Epoch.IsZero():
+		return nil, bad("Epoch is zero; set it to a time just before the first submission")
+	case o.Resolution <= 0:
+		return nil, bad("Resolution %v must be positive", o.Resolution)
+	case !(o.MaxScore > 0) || math.IsInf(o.MaxScore, 0):
+		return nil, bad("MaxScore %v must be positive and finite", o.MaxScore)
+	case o.Decimals < 0 || o.Decimals > 15:
+		return nil, bad("Decimals %d must be in 0..15", o.Decimals)
+	}
+	c := &composite{order: o, later: later, scale: math.Pow10(o.Decimals)}
+	m := math.Round(o.MaxScore * c.scale)
+	if m/c.scale > o.MaxScore {
+		m-- // MaxScore has more decimals than kept: the largest S within it
+	}
+	if m < 1 || m+1 >= maxExact {
+		return nil, fmt.Errorf("%w: %s: MaxScore %v with %d decimals is %v steps, which leaves no room for time below 2^53",
+			ErrPrecision, rule, o.MaxScore, o.Decimals, m)
+	}
+	c.maxS = int64(m)
+	c.slots = maxExact / (c.maxS + 1)
+	// Slots past what a time.Duration can span (292 years) are never used;
+	// dropping them keeps the horizon a representable time.
+	c.slots = min(c.slots, math.MaxInt64/int64(o.Resolution))
+	c.horizon = o.Epoch.Add(time.Duration(c.slots) * o.Resolution)
+	if year := o.Epoch.AddDate(1, 0, 0); c.horizon.Before(year) {
+		return nil, fmt.Errorf("%w: %s: MaxScore %v with %d decimals leaves %d slots of %v beside the score under 2^53, a horizon of %v (until %v), under one year: use a coarser Resolution, fewer Decimals or a smaller MaxScore",
+			ErrPrecision, rule, o.MaxScore, o.Decimals, c.slots, o.Resolution, c.horizon.Sub(o.Epoch).Round(time.Hour), c.horizon.UTC().Format(time.RFC3339))
+	}
+	return c, nil
+}
+
+// Horizon returns the first instant the encoding cannot hold.
+func (c *composite) Horizon() time.Time { return c.horizon }
+
+func (c *composite) encoding() *composite { return c }
+
+// String describes the encoding, for logs.
+func (c *composite) String() string {
+	rule := "EarlierFirst"
+	if c.later {
+		rule = "LaterFirst"
+	}
+	return fmt.Sprintf("%s(MaxScore %v, %d decimals, %v slots from %v, horizon %v)",
+		rule, c.order.MaxScore, c.order.Decimals, c.order.Resolution,
+		c.order.Epoch.UTC().Format(time.RFC3339), c.horizon.UTC().Format(time.RFC3339))
+}
+
+// scaled returns S for a score, or ErrPrecision when the score is out of
+// range or has more fraction digits than the encoding keeps.
+func (c *composite) scaled(score float64) (int64, error) {
+	if math.Abs(score) > c.order.MaxScore {
+		return 0, fmt.Errorf("%w: score %v is beyond MaxScore %v", ErrPrecision, score, c.order.MaxScore)
+	}
+	s := math.Round(score * c.scale)
+	if s/c.scale != score {
+		return 0, fmt.Errorf("%w: score %v has more than %d fraction digits", ErrPrecision, score, c.order.Decimals)
+	}
+	if math.Abs(s) > float64(c.maxS) {
+		return 0, fmt.Errorf("%w: score %v is beyond MaxScore %v", ErrPrecision, score, c.order.MaxScore)
+	}
+	return int64(s), nil
+}
+
+// slot returns T for a time, or ErrPrecision outside Epoch .. horizon.
+func (c *composite) slot(t time.Time) (int64, error) {
+	if t.Before(c.order.Epoch) || !t.Before(c.horizon) {
+		return 0, fmt.Errorf("%w: time %v is outside the tie-break's range [%v, %v)", ErrPrecision,
+			t.UTC().Format(time.RFC3339Nano), c.order.Epoch.UTC().Format(time.RFC3339Nano), c.horizon.UTC().Format(time.RFC3339Nano))
+	}
+	return int64(t.Sub(c.order.Epoch) / c.order.Resolution), nil
+}
+
+// reversed reports whether the tie part stores H−1−T rather than T: when a
+// smaller T must give a larger C.
+func (c *composite) reversed(high bool) bool { return high != c.later }
+
+// encode packs S and T. Both must come from scaled and slot.
+func (c *composite) encode(s, t int64, high bool) float64 {
+	tie := t
+	if c.reversed(high) {
+		tie = c.slots - 1 - t
+	}
+	return float64(s*c.slots + tie)
+}
+
+// decode unpacks a stored composite into the plain score and the time slot.
+func (c *composite) decode(v float64, high bool) (score float64, t int64) {
+	n := int64(v) // exact: every stored composite is an integer below 2^53
+	s := n / c.slots
+	tie := n % c.slots
+	if tie < 0 { // Go truncates toward zero; the encoding floors
+		s, tie = s-1, tie+c.slots
+	}
+	t = tie
+	if c.reversed(high) {
+		t = c.slots - 1 - tie
+	}
+	return float64(s) / c.scale, t
+}
+
+// plain returns the score a stored value stands for.
+func (lb *Leaderboard) plain(v float64) float64 {
+	if lb.tb == nil {
+		return v
+	}
+	s, _ := lb.tb.decode(v, lb.high())
+	return s
 }

@@ -7,12 +7,13 @@
 -- ARGV[2]  '1' for competition ranks
 -- ARGV[3]  'around': ARGV[4] member, ARGV[5] radius
 --          'page':   ARGV[4] first position (0-based), ARGV[5] count
+-- ARGV[6]  tie-break time slots, '0' for none
 --
 -- Returns {members in the set, first position, rank of the first entry,
 -- member, score, member, score, ...}, or nil when the member is not ranked.
 -- Scores are strings (see submit.lua).
 local key = KEYS[1]
-local high, comp = ARGV[1] == '1', ARGV[2] == '1'
+local high, comp, slots = ARGV[1] == '1', ARGV[2] == '1', num(ARGV[6])
 local total = redis.call('ZCARD', key)
 local start, count
 
@@ -20,11 +21,11 @@ if ARGV[3] == 'around' then
   local pos
   if high then pos = redis.call('ZREVRANK', key, ARGV[4]) else pos = redis.call('ZRANK', key, ARGV[4]) end
   if not pos then return false end
-  local radius = tonumber(ARGV[5])
+  local radius = num(ARGV[5])
   count = 2 * radius + 1
   start = math.max(0, math.min(pos - radius, total - count))
 else
-  start, count = tonumber(ARGV[4]), tonumber(ARGV[5])
+  start, count = num(ARGV[4]), num(ARGV[5])
 end
 
 local out = {total, start, 0}
@@ -38,13 +39,7 @@ else
 end
 
 local first = start + 1
-if comp then
-  if high then
-    first = redis.call('ZCOUNT', key, '(' .. items[2], '+inf') + 1
-  else
-    first = redis.call('ZCOUNT', key, '-inf', '(' .. items[2]) + 1
-  end
-end
+if comp then first = better(key, items[2], high, slots) + 1 end
 out[3] = first
 for i = 1, #items do out[3 + i] = items[i] end
 return out

@@ -4,16 +4,11 @@
 -- KEYS[1]  the sorted set
 -- ARGV[1]  member
 -- ARGV[2]  '1' when higher scores rank first
+-- ARGV[3]  tie-break time slots, '0' for none
 --
--- Returns {score, strictly better, strictly worse, members}, or nil when the
--- member is not ranked.
-local key, member = KEYS[1], ARGV[1]
-local s = redis.call('ZSCORE', key, member)
-if not s then return false end
-local below = redis.call('ZCOUNT', key, '-inf', '(' .. s)
-local above = redis.call('ZCOUNT', key, '(' .. s, '+inf')
--- No "a, b = b, a" swap: gopher-lua (miniredis) gets it wrong.
-if ARGV[2] == '1' then
-  return {s, above, below, redis.call('ZCARD', key)}
-end
-return {s, below, above, redis.call('ZCARD', key)}
+-- Returns {stored value, strictly better, strictly worse, members}, or nil
+-- when the member is not ranked.
+local key, high, slots = KEYS[1], ARGV[2] == '1', num(ARGV[3])
+local v = redis.call('ZSCORE', key, ARGV[1])
+if not v then return false end
+return {v, better(key, v, high, slots), worse(key, v, high, slots), redis.call('ZCARD', key)}

@@ -4,7 +4,8 @@
 //
 // Every script takes all its keys through KEYS, so Redis Cluster routes it by
 // the board's hash tag, and returns scores as strings, since Redis truncates
-// Lua numbers in replies to integers.
+// Lua numbers in replies to integers. Each one is common.lua followed by its
+// own file.
 package scripts
 
 import (
@@ -14,10 +15,12 @@ import (
 )
 
 var (
+	//go:embed common.lua
+	common string
 	//go:embed submit.lua
 	submitSrc string
-	//go:embed accumulate.lua
-	accumulateSrc string
+	//go:embed many.lua
+	manySrc string
 	//go:embed rank.lua
 	rankSrc string
 	//go:embed range.lua
@@ -26,11 +29,11 @@ var (
 
 var (
 	// Submit applies one submission to every window; see submit.lua.
-	Submit = rueidis.NewLuaScript(submitSrc)
-	// Accumulate adds a batch of values to every window; see accumulate.lua.
-	Accumulate = rueidis.NewLuaScript(accumulateSrc)
+	Submit = rueidis.NewLuaScript(common + submitSrc)
+	// Many applies a batch of submissions to every window; see many.lua.
+	Many = rueidis.NewLuaScript(common + manySrc)
 	// Rank reads a competition standing; see rank.lua.
-	Rank = rueidis.NewLuaScript(rankSrc)
+	Rank = rueidis.NewLuaScript(common + rankSrc)
 	// Range reads a slice around a member or a competition page; see range.lua.
-	Range = rueidis.NewLuaScript(rangeSrc)
+	Range = rueidis.NewLuaScript(common + rangeSrc)
 )

@@ -1,0 +1,54 @@
+-- Shared by every script: scripts.go puts this prelude in front of each one.
+-- Only locals: Redis refuses scripts that create globals.
+
+-- The largest finite double: a sum beyond it is infinite. Not math.huge,
+-- which some Lua engines (gopher-lua, in miniredis) define as this number.
+local MAXF = 1.7976931348623157e308
+
+-- A number as an exact decimal string for a Redis argument. Lua's own
+-- tostring keeps only 14 digits.
+local function fmt(x)
+  return string.format('%.17g', x)
+end
+
+-- Arithmetic rather than tonumber(): both accept every form Redis prints a
+-- score in, where gopher-lua's tonumber() refuses "1e+22".
+local function num(s)
+  return s + 0
+end
+
+-- A tie-break composite c = s * slots + tie, 0 <= tie < slots, split back
+-- into its parts; exact, as every value involved is an integer below 2^53.
+local function split(c, slots)
+  local s = math.floor(c / slots)
+  local tie = c - s * slots
+  if tie < 0 then
+    s, tie = s - 1, tie + slots
+  elseif tie >= slots then
+    s, tie = s + 1, tie - slots
+  end
+  return s, tie
+end
+
+-- Members whose plain score is strictly better than that of the stored
+-- value v (a score string, or a composite when slots > 0). Competition ranks
+-- are 1 + this.
+local function better(key, v, high, slots)
+  if slots > 0 then
+    local s = split(num(v), slots)
+    if high then
+      return redis.call('ZCOUNT', key, fmt((s + 1) * slots), '+inf')
+    end
+    return redis.call('ZCOUNT', key, '-inf', '(' .. fmt(s * slots))
+  end
+  if high then
+    return redis.call('ZCOUNT', key, '(' .. v, '+inf')
+  end
+  return redis.call('ZCOUNT', key, '-inf', '(' .. v)
+end
+
+-- Members whose plain score is strictly worse: better, seen from the other end.
+local function worse(key, v, high, slots)
+  return better(key, v, not high, slots)
+end
+

@@ -1,0 +1,183 @@
+package leaderboard
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var tbEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func mustComposite(t testing.TB, o TimeOrder, later bool) *composite {
+	t.Helper()
+	c, err := newComposite(o, later)
+	require.NoError(t, err)
+	return c
+}
+
+func TestCompositeConstructorGuards(t *testing.T) {
+	_, err := newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Millisecond, MaxScore: 1e6}, false)
+	require.ErrorIs(t, err, ErrPrecision)
+	require.ErrorContains(t, err, "MaxScore 1e+06")
+	require.ErrorContains(t, err, "1ms")
+	require.ErrorContains(t, err, "under one year")
+
+	c := mustComposite(t, TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 1e6}, false)
+	require.Equal(t, int64(1<<53)/1_000_001, c.slots)
+	require.Equal(t, tbEpoch.Add(time.Duration(c.slots)*time.Second), c.Horizon())
+	require.Greater(t, c.Horizon().Year(), 2300)
+
+	c = mustComposite(t, TimeOrder{Epoch: tbEpoch, Resolution: time.Millisecond, MaxScore: 1e5}, true)
+	require.Equal(t, int64(1<<53)/100_001, c.slots)
+	require.Equal(t, 2028, c.Horizon().Year())
+
+	// The one-year line itself: the largest MaxScore whose horizon still
+	// reaches a year after Epoch passes, the next refused.
+	year := tbEpoch.AddDate(1, 0, 0).Sub(tbEpoch) / time.Second
+	okMax := float64(1<<53/int64(year) - 1)
+	mustComposite(t, TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: okMax}, false)
+	_, err = newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: okMax + 1}, false)
+	require.ErrorIs(t, err, ErrPrecision)
+
+	for name, o := range map[string]TimeOrder{
+		"zero epoch":        {Resolution: time.Second, MaxScore: 10},
+		"zero resolution":   {Epoch: tbEpoch, MaxScore: 10},
+		"negative res":      {Epoch: tbEpoch, Resolution: -time.Second, MaxScore: 10},
+		"zero max":          {Epoch: tbEpoch, Resolution: time.Second},
+		"negative max":      {Epoch: tbEpoch, Resolution: time.Second, MaxScore: -1},
+		"NaN max":           {Epoch: tbEpoch, Resolution: time.Second, MaxScore: math.NaN()},
+		"Inf max":           {Epoch: tbEpoch, Resolution: time.Second, MaxScore: math.Inf(1)},
+		"negative decimals": {Epoch: tbEpoch, Resolution: time.Second, MaxScore: 10, Decimals: -1},
+		"16 decimals":       {Epoch: tbEpoch, Resolution: time.Second, MaxScore: 10, Decimals: 16},
+	} {
+		for _, ctor := range []func(TimeOrder) (TieBreak, error){EarlierFirst, LaterFirst} {
+			tb, err := ctor(o)
+			require.ErrorIs(t, err, ErrInvalidArgument, name)
+			require.Nil(t, tb, "a failed constructor must return a nil interface: %s", name)
+		}
+	}
+	_, err = newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 1 << 53}, false)
+	require.ErrorIs(t, err, ErrPrecision, "no room for time at all")
+	_, err = newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 0.001}, false)
+	require.ErrorIs(t, err, ErrPrecision, "MaxScore below one step of Decimals")
+}
+
+func TestCompositeSubmitGuards(t *testing.T) {
+	c := mustComposite(t, TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 1000.5, Decimals: 2}, false)
+	for _, ok := range []float64{0, 12.34, -12.34, 1000.5, -1000.5, 0.01, 999.99} {
+		s, err := c.scaled(ok)
+		require.NoError(t, err, ok)
+		back, _ := c.decode(c.encode(s, 0, true), true)
+		require.Equal(t, ok, back)
+	}
+	for _, bad := range []float64{1000.51, -1000.51, 12.345, 0.001, 1e-9, 1e300} {
+		_, err := c.scaled(bad)
+		require.ErrorIs(t, err, ErrPrecision, "%v", bad)
+	}
+	_, err := c.slot(tbEpoch)
+	require.NoError(t, err)
+	last, err := c.slot(c.Horizon().Add(-time.Nanosecond))
+	require.NoError(t, err)
+	require.Equal(t, c.slots-1, last)
+	_, err = c.slot(tbEpoch.Add(-time.Nanosecond))
+	require.ErrorIs(t, err, ErrPrecision)
+	_, err = c.slot(c.Horizon())
+	require.ErrorIs(t, err, ErrPrecision)
+}
+
+// TestCompositeOrder checks that comparing composites is comparing (score,
+// time) under the rule, for both orders and both rules, at the edges of the
+// range and at random.
+func TestCompositeOrder(t *testing.T) {
+	const seed = 20261130
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for _, o := range []TimeOrder{
+		{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 1e6},
+		{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 99999.99, Decimals: 2},
+		{Epoch: tbEpoch, Resolution: time.Hour, MaxScore: 1e12},
+	} {
+		for _, later := range []bool{false, true} {
+			c := mustComposite(t, o, later)
+			scores := []int64{-c.maxS, -c.maxS + 1, -1, 0, 1, c.maxS - 1, c.maxS}
+			slots := []int64{0, 1, c.slots / 2, c.slots - 2, c.slots - 1}
+			for i := 0; i < 3000; i++ {
+				scores = append(scores, rng.Int64N(2*c.maxS+1)-c.maxS)
+				slots = append(slots, rng.Int64N(c.slots))
+			}
+			for _, high := range []bool{true, false} {
+				for i := range scores {
+					j := rng.IntN(len(scores))
+					a, b := scores[i], scores[j]
+					ta, tb := slots[i%len(slots)], slots[j%len(slots)]
+					ca, cb := c.encode(a, ta, high), c.encode(b, tb, high)
+					require.Less(t, math.Abs(ca), float64(1<<53), "composite must stay exact")
+
+					// want: does (a, ta) rank strictly before (b, tb)?
+					want := (high && a > b) || (!high && a < b)
+					if a == b {
+						want = (!later && ta < tb) || (later && ta > tb)
+					}
+					got := (high && ca > cb) || (!high && ca < cb)
+					require.Equal(t, want, got, "seed %d: %v high=%v later=%v (%d,%d) vs (%d,%d)", seed, o, high, later, a, ta, b, tb)
+
+					for _, pair := range [][2]int64{{a, ta}, {b, tb}} {
+						enc := c.encode(pair[0], pair[1], high)
+						score, slot := c.decode(enc, high)
+						require.Equal(t, float64(pair[0])/c.scale, score)
+						require.Equal(t, pair[1], slot)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzComposite drives the encoder with arbitrary settings, scores and
+// times: whatever the constructor accepts must encode exactly, decode back
+// to the same score and slot, and order as (score, time) under the rule.
+// Its seed corpus is in testdata/fuzz/FuzzComposite.
+func FuzzComposite(f *testing.F) {
+	f.Add(1e6, uint8(0), int64(time.Second), 12.0, int64(100), 12.0, int64(200), false, true)
+	f.Add(99999.99, uint8(2), int64(time.Second), 12.34, int64(5), -0.5, int64(5), true, false)
+	f.Fuzz(func(t *testing.T, maxScore float64, decimals uint8, res int64, a float64, ta int64, b float64, tb int64, later, high bool) {
+		c, err := newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Duration(res), MaxScore: maxScore, Decimals: int(decimals)}, later)
+		if err != nil {
+			if !errors.Is(err, ErrPrecision) && !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("constructor error matches no sentinel: %v", err)
+			}
+			return
+		}
+		sa, errA := c.scaled(a)
+		sb, errB := c.scaled(b)
+		if errA != nil || errB != nil {
+			return
+		}
+		ta, tb = mod(ta, c.slots), mod(tb, c.slots)
+		ca, cb := c.encode(sa, ta, high), c.encode(sb, tb, high)
+		if math.Abs(ca) >= 1<<53 || math.Abs(cb) >= 1<<53 || ca != math.Trunc(ca) {
+			t.Fatalf("inexact composite %v / %v for %v", ca, cb, c)
+		}
+		if got, slot := c.decode(ca, high); got != a && !(a == 0 && got == 0) || slot != ta {
+			t.Fatalf("%v: (%v, %d) decodes as (%v, %d)", c, a, ta, got, slot)
+		}
+		want := (high && a > b) || (!high && a < b)
+		if a == b {
+			want = (!later && ta < tb) || (later && ta > tb)
+		}
+		if got := (high && ca > cb) || (!high && ca < cb); got != want {
+			t.Fatalf("%v high=%v: (%v,%d) before (%v,%d) = %v, want %v", c, high, a, ta, b, tb, got, want)
+		}
+	})
+}
+
+func mod(x, m int64) int64 {
+	x %= m
+	if x < 0 {
+		x += m
+	}
+	return x
+}
