@@ -12,7 +12,8 @@
 // rueidis client you pass in. Submit applies the policy to every window in one
 // MULTI/EXEC transaction (KeepBest and Replace under Ordinal ranks) or one Lua
 // script (Accumulate, which must refuse an overflowing total before writing,
-// and Competition ranks, which count members by the stored score). Reads that
+// Competition ranks, which count members by the stored score, and KeepBest
+// under LaterFirst, which compares plain scores). Reads that
 // combine several replies (Rank, Page) read them in one transaction or script,
 // so a rank and a total always come from the same moment. Around reads the
 // member's rank and the slice around it in one script, never rank-then-range.
@@ -38,7 +39,9 @@
 //
 // # Ties
 //
-// Without a tie-break, members with equal scores are ordered by their names
+// With a tie-break (WithTieBreak, EarlierFirst, LaterFirst), equal scores are
+// ordered by when they were reached; see TieBreak for the encoding and its
+// limits. Without one, members with equal scores are ordered by their names
 // compared as bytes, in the board's direction: on a HighestFirst board the
 // name that sorts LAST ranks first ("bob" above "alice"), which is the order
 // of ZREVRANGE; on a LowestFirst board the name that sorts first ranks first.

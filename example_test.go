@@ -178,3 +178,70 @@ func ExampleWeekly() {
 	// weekly 2027-W01 5
 	// last week: 10 all time: 15
 }
+
+// A speed-run board: the fastest time ranks first, and of two equal times
+// the one set first ranks higher. Run times are kept to the millisecond
+// (Decimals 3) up to an hour (MaxScore 3600 seconds); submissions are told
+// apart to the second for 79 years from Epoch.
+func ExampleEarlierFirst_speedrun() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	tb, err := lb.EarlierFirst(lb.TimeOrder{
+		Epoch:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Resolution: time.Second,
+		MaxScore:   3600,
+		Decimals:   3,
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("horizon:", tb.Horizon().Format("2006-01-02"))
+
+	now := time.Date(2026, 12, 31, 18, 0, 0, 0, time.UTC)
+	board, _ := lb.New(client, "any%", lb.WithOrder(lb.LowestFirst), lb.WithTieBreak(tb),
+		lb.WithClock(func() time.Time { return now }))
+	board.Submit(ctx, "zoe", 71.25, lb.WithTime(now.Add(-2*time.Hour)))
+	board.Submit(ctx, "abe", 71.25, lb.WithTime(now.Add(-1*time.Hour))) // same time, set later
+	board.Submit(ctx, "kim", 70.901, lb.WithTime(now.Add(-30*time.Minute)))
+	res, _ := board.Submit(ctx, "abe", 71.25) // equal to abe's best: keeps the first time
+	fmt.Println("abe improved:", res.Changed)
+
+	top, _ := board.Top(ctx, 3)
+	for _, e := range top {
+		fmt.Printf("%d. %s %.3f\n", e.Rank, e.Member, e.Score)
+	}
+	// Output:
+	// horizon: 2105-04-15
+	// abe improved: false
+	// 1. kim 70.901
+	// 2. zoe 71.250
+	// 3. abe 71.250
+}
+
+// A points board where the first to reach a score keeps the higher place,
+// and Competition ranks still give equal points an equal rank.
+func ExampleEarlierFirst_points() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	tb, _ := lb.EarlierFirst(lb.TimeOrder{
+		Epoch:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Resolution: time.Second,
+		MaxScore:   1e6,
+	})
+	now := time.Date(2026, 12, 31, 18, 0, 0, 0, time.UTC)
+	for _, ranking := range []lb.RankMode{lb.Ordinal, lb.Competition} {
+		board, _ := lb.New(client, "points-"+ranking.String(), lb.WithTieBreak(tb), lb.WithRanking(ranking),
+			lb.WithPolicy(lb.Accumulate), lb.WithClock(func() time.Time { return now }))
+		board.Submit(ctx, "ana", 500, lb.WithTime(now.Add(-3*time.Hour)))
+		board.Submit(ctx, "ben", 300, lb.WithTime(now.Add(-2*time.Hour)))
+		board.Submit(ctx, "ben", 200, lb.WithTime(now.Add(-1*time.Hour))) // ben reaches 500 after ana
+		board.Submit(ctx, "cai", 400, lb.WithTime(now.Add(-4*time.Hour)))
+		top, _ := board.Top(ctx, 3)
+		fmt.Println(ranking, top)
+	}
+	// Output:
+	// Ordinal [{ana 500 1} {ben 500 2} {cai 400 3}]
+	// Competition [{ana 500 1} {ben 500 1} {cai 400 3}]
+}
