@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's one test command. It starts what the tests need that is not
-# already answering (a local redis-server on 127.0.0.1:6379), then runs the
-# linters, every test with the race detector against miniredis AND real Redis,
-# and a short run of every fuzz target.
+# already answering (a local redis-server on 127.0.0.1:6379, a 3-master Redis
+# Cluster on 127.0.0.1:7000-7002), then runs the linters, every test with the
+# race detector against miniredis, real Redis and the Cluster, and a short run
+# of every fuzz target.
 #
 # Under CI=true a test that needs a server fails when the server is missing;
 # it never skips.
@@ -38,11 +39,13 @@ need_redis_server() {
 
 redis_up() { redis-cli -u "$1" ping 2>/dev/null | grep -q PONG; }
 
-# start_redis PORT: a throwaway, memory-only redis-server on 127.0.0.1:PORT.
+# start_redis PORT [ARGS...]: a throwaway, memory-only redis-server on
+# 127.0.0.1:PORT, stopped when this script ends.
 start_redis() {
   local port=$1
+  shift
   redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
-    --dir "$work" --pidfile "$work/redis-$port.pid" --logfile "$work/redis-$port.log" >/dev/null
+    --dir "$work" --pidfile "$work/redis-$port.pid" --logfile "$work/redis-$port.log" "$@" >/dev/null
   started+=("$work/redis-$port.pid")
   for _ in $(seq 50); do
     redis_up "redis://127.0.0.1:$port" && return
@@ -63,6 +66,40 @@ if ! redis_up "$REDIS_URL"; then
     echo "no Redis answers at $REDIS_URL" >&2
     exit 1
   fi
+fi
+
+# A 3-master Redis Cluster for the tests that need one. A cluster that
+# already answers with cluster_state:ok is used as it is.
+export REDIS_CLUSTER_ADDRS="${REDIS_CLUSTER_ADDRS:-127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002}"
+cluster_ok() { redis-cli -h "$1" -p "$2" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; }
+first=${REDIS_CLUSTER_ADDRS%%,*}
+if ! cluster_ok "${first%:*}" "${first#*:}"; then
+  nodes=()
+  for addr in ${REDIS_CLUSTER_ADDRS//,/ }; do
+    host=${addr%:*} port=${addr#*:}
+    if [ "$host" != 127.0.0.1 ] && [ "$host" != localhost ]; then
+      echo "no Redis Cluster answers at $REDIS_CLUSTER_ADDRS" >&2
+      exit 1
+    fi
+    if redis_up "redis://$addr"; then
+      echo "port $port answers but is not an ok cluster node: stop it or set REDIS_CLUSTER_ADDRS" >&2
+      exit 1
+    fi
+    start_redis "$port" --cluster-enabled yes --cluster-config-file "$work/nodes-$port.conf" --cluster-node-timeout 5000
+    nodes+=("$addr")
+  done
+  echo "starting a Redis Cluster on ${nodes[*]}"
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$work/cluster-create.log" 2>&1 || {
+    cat "$work/cluster-create.log" >&2
+    exit 1
+  }
+  for _ in $(seq 100); do
+    ok=1
+    for addr in "${nodes[@]}"; do cluster_ok "${addr%:*}" "${addr#*:}" || ok=0; done
+    [ $ok = 1 ] && break
+    sleep 0.1
+  done
+  [ $ok = 1 ] || { echo "the Redis Cluster did not reach cluster_state:ok" >&2; exit 1; }
 fi
 
 modules=$(git ls-files 'go.mod' '*/go.mod' 2>/dev/null || echo go.mod)

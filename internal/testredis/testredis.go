@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -40,11 +41,23 @@ func URL() string {
 // InCI reports whether missing servers must fail the run instead of skipping.
 func InCI() bool { return os.Getenv("CI") == "true" }
 
-// Each runs body once per backend, as subtests named after the backend.
+// ClusterAddrs are the seed nodes of the Redis Cluster the tests use
+// (REDIS_CLUSTER_ADDRS, comma-separated; default the three masters the test
+// command starts on 127.0.0.1:7000-7002).
+func ClusterAddrs() []string {
+	if a := os.Getenv("REDIS_CLUSTER_ADDRS"); a != "" {
+		return strings.Split(a, ",")
+	}
+	return []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}
+}
+
+// Each runs body once per backend, as subtests named after the backend:
+// miniredis, a real standalone Redis, and a real Redis Cluster.
 func Each(t *testing.T, body func(t *testing.T, b *Backend)) {
 	t.Helper()
 	t.Run("miniredis", func(t *testing.T) { body(t, Mini(t)) })
 	t.Run("redis", func(t *testing.T) { body(t, Real(t)) })
+	t.Run("cluster", func(t *testing.T) { body(t, Cluster(t)) })
 }
 
 // Mini starts an embedded miniredis for one test.
@@ -91,7 +104,40 @@ func Real(t testing.TB) *Backend {
 		t.Skipf("no real Redis at %s (set REDIS_URL or run the test command): %v", URL(), err)
 	}
 	t.Cleanup(c.Close)
+	if c.Mode() != rueidis.ClientModeStandalone {
+		t.Fatalf("REDIS_URL client mode = %v, want standalone", c.Mode())
+	}
 	return &Backend{Name: "redis", Client: &CountingClient{Client: c}}
+}
+
+// Cluster connects to the real Redis Cluster. Without one it skips, or
+// fails under CI=true.
+func Cluster(t testing.TB) *Backend {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: ClusterAddrs(), DisableCache: true})
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var info string
+		info, err = c.Do(ctx, c.B().ClusterInfo().Build()).ToString()
+		cancel()
+		if err == nil && !strings.Contains(info, "cluster_state:ok") {
+			err = fmt.Errorf("cluster_state is not ok")
+		}
+		if err != nil {
+			c.Close()
+		}
+	}
+	if err != nil {
+		if InCI() {
+			t.Fatalf("a Redis Cluster at %v is required under CI=true: %v", ClusterAddrs(), err)
+		}
+		t.Skipf("no Redis Cluster at %v (set REDIS_CLUSTER_ADDRS or run the test command): %v", ClusterAddrs(), err)
+	}
+	t.Cleanup(c.Close)
+	if c.Mode() != rueidis.ClientModeCluster {
+		t.Fatalf("cluster client mode = %v, want cluster", c.Mode())
+	}
+	return &Backend{Name: "cluster", Client: &CountingClient{Client: c}}
 }
 
 var seq atomic.Int64
@@ -117,24 +163,26 @@ func (b *Backend) BoardName(t testing.TB) string {
 }
 
 // Keys lists the keys matching a glob pattern, with SCAN so a shared Redis is
-// not blocked.
+// not blocked, on every node of a cluster.
 func (b *Backend) Keys(t testing.TB, pattern string) []string {
 	t.Helper()
 	ctx := context.Background()
-	c := b.Client.Client
 	var out []string
-	var cursor uint64
-	for {
-		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			t.Fatalf("scan %s: %v", pattern, err)
+	for addr, c := range b.Client.Client.Nodes() {
+		var cursor uint64
+		for {
+			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				t.Fatalf("scan %s on %s: %v", pattern, addr, err)
+			}
+			out = append(out, e.Elements...)
+			if e.Cursor == 0 {
+				break
+			}
+			cursor = e.Cursor
 		}
-		out = append(out, e.Elements...)
-		if e.Cursor == 0 {
-			return out
-		}
-		cursor = e.Cursor
 	}
+	return out
 }
 
 // Snapshot returns every key of a board with its content and TTL state, so a
