@@ -54,6 +54,7 @@ type Leaderboard struct {
 	retention time.Duration
 	retained  bool       // retention was set; otherwise one period length
 	tb        *composite // nil: no tie-break
+	bounds    []float64  // shard bounds; none: unsharded
 }
 
 // Entry is one member's place on a board.
@@ -151,6 +152,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		retention: c.retention,
 		retained:  c.hasRetention,
 		tb:        tb,
+		bounds:    c.shards,
 	}, nil
 }
 
@@ -164,8 +166,8 @@ func (c *config) validate(client rueidis.Client, name string) error {
 	switch {
 	case client == nil:
 		return bad("nil client")
-	case !keys.ValidName(name):
-		return bad("board name %q must be non-empty, without whitespace or braces", name)
+	case !keys.ValidName(name) || strings.ContainsRune(name, '#'):
+		return bad("board name %q must be non-empty, without whitespace, braces or '#'", name)
 	case !keys.ValidName(c.prefix):
 		return bad("key prefix %q must be non-empty, without whitespace or braces", c.prefix)
 	case c.order != HighestFirst && c.order != LowestFirst:
@@ -176,8 +178,6 @@ func (c *config) validate(client rueidis.Client, name string) error {
 		return bad("unknown rank mode %v", c.ranking)
 	case c.tieBreak != nil && c.tieBreak.encoding() == nil:
 		return bad("nil tie-break")
-	case len(c.shards) > 0:
-		return bad("sharded boards are not yet supported")
 	}
 	seen := make(map[string]bool, len(c.windows))
 	for _, w := range c.windows {
@@ -225,35 +225,46 @@ func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
 	return tg, nil
 }
 
-// read resolves the key a read looks at.
-func (lb *Leaderboard) read(qs []Query) (string, error) {
+// parseQueries applies a read's queries.
+func parseQueries(qs []Query) (query, error) {
 	var q query
 	for _, fn := range qs {
 		if fn == nil {
-			return "", fmt.Errorf("%w: nil query", ErrInvalidArgument)
+			return q, fmt.Errorf("%w: nil query", ErrInvalidArgument)
 		}
 		fn(&q)
 	}
+	return q, nil
+}
+
+// window returns the configured window with w's name.
+func (lb *Leaderboard) window(w Window) (Window, error) {
+	name := w.Name()
+	for _, c := range lb.windows {
+		if c.Name() == name {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: window %q is not configured on this board", ErrInvalidArgument, name)
+}
+
+// read resolves the period a read looks at.
+func (lb *Leaderboard) read(qs []Query) (target, error) {
+	q, err := parseQueries(qs)
+	if err != nil {
+		return target{}, err
+	}
 	w := lb.windows[0]
 	if q.window != nil {
-		w = nil
-		name := q.window.Name()
-		for _, c := range lb.windows {
-			if c.Name() == name {
-				w = c
-				break
-			}
-		}
-		if w == nil {
-			return "", fmt.Errorf("%w: window %q is not configured on this board", ErrInvalidArgument, name)
+		if w, err = lb.window(q.window); err != nil {
+			return target{}, err
 		}
 	}
 	t := q.at
 	if t.IsZero() {
 		t = lb.now()
 	}
-	tg, err := lb.target(w, t)
-	return tg.key, err
+	return lb.target(w, t)
 }
 
 func (lb *Leaderboard) high() bool { return lb.order == HighestFirst }

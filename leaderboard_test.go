@@ -59,7 +59,11 @@ func TestNewRefusesBadInput(t *testing.T) {
 		"empty prefix":       {"ok", []lb.Option{lb.WithKeyPrefix("")}},
 		"prefix with brace":  {"ok", []lb.Option{lb.WithKeyPrefix("x{")}},
 		"nil option":         {"ok", []lb.Option{nil}},
-		"shards (not yet)":   {"ok", []lb.Option{lb.WithShards(10, 20)}},
+		"unsorted shards":    {"ok", []lb.Option{lb.WithShards(20, 10)}},
+		"repeated shard":     {"ok", []lb.Option{lb.WithShards(10, 10)}},
+		"NaN shard":          {"ok", []lb.Option{lb.WithShards(math.NaN())}},
+		"Inf shard":          {"ok", []lb.Option{lb.WithShards(1, math.Inf(1))}},
+		"# in name":          {"a#s1", nil},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
@@ -19,11 +20,14 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, err
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
 	}
-	key, err := lb.read(q)
+	tg, err := lb.read(q)
 	if err != nil {
 		return nil, err
 	}
-	zs, err := lb.client.Do(ctx, lb.rangeCmd(key, 0, int64(n)-1)).AsZScores()
+	if lb.sharded() {
+		return lb.topSharded(ctx, tg, n)
+	}
+	zs, err := lb.client.Do(ctx, lb.rangeCmd(tg.key, 0, int64(n)-1)).AsZScores()
 	if err != nil {
 		return nil, wrap("top", err)
 	}
@@ -42,10 +46,14 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 	if err := checkMember(member); err != nil {
 		return Standing{}, err
 	}
-	key, err := lb.read(q)
+	tg, err := lb.read(q)
 	if err != nil {
 		return Standing{}, err
 	}
+	if lb.sharded() {
+		return lb.rankSharded(ctx, tg, member)
+	}
+	key := tg.key
 	if lb.ranking == Competition {
 		r, err := scripts.Rank.Exec(ctx, lb.client, []string{key}, []string{member, flag(lb.high()), lb.slotsArg()}).ToArray()
 		if err != nil {
@@ -106,11 +114,14 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 	if radius < 0 || radius > MaxRadius {
 		return nil, fmt.Errorf("%w: radius = %d, want 0..%d", ErrInvalidArgument, radius, MaxRadius)
 	}
-	key, err := lb.read(q)
+	tg, err := lb.read(q)
 	if err != nil {
 		return nil, err
 	}
-	res := scripts.Range.Exec(ctx, lb.client, []string{key},
+	if lb.sharded() {
+		return lb.aroundSharded(ctx, tg, member, radius)
+	}
+	res := scripts.Range.Exec(ctx, lb.client, []string{tg.key},
 		[]string{flag(lb.high()), flag(lb.ranking == Competition), "around", member, strconv.Itoa(radius), lb.slotsArg()})
 	es, _, err := lb.rangeReply(res)
 	if err != nil {
@@ -129,10 +140,14 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	if number < 1 || int64(number-1) > (math.MaxInt64-int64(size))/int64(size) {
 		return Page{}, fmt.Errorf("%w: page number = %d, want 1 or more", ErrInvalidArgument, number)
 	}
-	key, err := lb.read(q)
+	tg, err := lb.read(q)
 	if err != nil {
 		return Page{}, err
 	}
+	if lb.sharded() {
+		return lb.pageSharded(ctx, tg, number, size)
+	}
+	key := tg.key
 	start := int64(number-1) * int64(size)
 	p := Page{Number: number, Size: size, Entries: []Entry{}}
 	if lb.ranking == Competition {
@@ -184,13 +199,33 @@ func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) 
 			return nil, err
 		}
 	}
-	key, err := lb.read(q)
+	tg, err := lb.read(q)
 	if err != nil {
 		return nil, err
 	}
 	if len(members) == 0 {
 		return []Entry{}, nil
 	}
+	var es []Entry // stored values in Score until decoded below
+	if lb.sharded() {
+		if es, err = lb.amongSharded(ctx, tg, members); err != nil {
+			return nil, err
+		}
+	} else if es, err = lb.amongValues(ctx, tg.key, members); err != nil {
+		return nil, err
+	}
+	// Sorted on the stored values, which hold the tie-break, then decoded.
+	slices.SortFunc(es, lb.compare)
+	es = slices.CompactFunc(es, func(a, b Entry) bool { return a.Member == b.Member })
+	for i := range es {
+		es[i].Score = lb.plain(es[i].Score)
+	}
+	lb.rankEntries(es, 0, 1)
+	return es, nil
+}
+
+// amongValues reads members' stored values from one sorted set.
+func (lb *Leaderboard) amongValues(ctx context.Context, key string, members []string) ([]Entry, error) {
 	replies, err := lb.client.Do(ctx, lb.client.B().Zmscore().Key(key).Member(members...).Build()).ToArray()
 	if err != nil {
 		return nil, wrap("among", err)
@@ -209,23 +244,21 @@ func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) 
 			es = append(es, Entry{Member: members[i], Score: s})
 		}
 	}
-	// Sorted on the stored values, which hold the tie-break, then decoded.
-	slices.SortFunc(es, lb.compare)
-	es = slices.CompactFunc(es, func(a, b Entry) bool { return a.Member == b.Member })
-	for i := range es {
-		es[i].Score = lb.plain(es[i].Score)
-	}
-	lb.rankEntries(es, 0, 1)
 	return es, nil
 }
 
 // Count returns the number of members in the period. One round trip.
 func (lb *Leaderboard) Count(ctx context.Context, q ...Query) (int64, error) {
-	key, err := lb.read(q)
+	tg, err := lb.read(q)
 	if err != nil {
 		return 0, err
 	}
-	n, err := lb.client.Do(ctx, lb.client.B().Zcard().Key(key).Build()).AsInt64()
+	cmd := lb.client.B().Zcard().Key(tg.key).Build()
+	if lb.sharded() {
+		// The index, not the shards: it is exact even while members move.
+		cmd = lb.client.B().Hlen().Key(keys.Index(tg.key)).Build()
+	}
+	n, err := lb.client.Do(ctx, cmd).AsInt64()
 	return n, wrap("count", err)
 }
 

@@ -1,11 +1,876 @@
 package leaderboard
 
-// WithShards splits the score axis at k ascending bounds into k+1 shards, each
-// its own sorted set with its own hash tag, so that one board can spread over
-// the nodes of a Redis Cluster while every rank stays exact.
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// WithShards splits the score axis at k strictly ascending, finite bounds
+// into k+1 shards, so that one board can outgrow one Redis node: shard i
+// holds the members whose plain score has exactly i bounds at or below it,
+// and each shard of each window period is a sorted set with a hash tag of
+// its own ("lb:{name#s3}:weekly:2026-W49"), which Redis Cluster places on
+// any node. Default: no bounds, one sorted set per period.
 //
-// Not yet supported: New refuses a board with bounds with ErrInvalidArgument.
-// WithShards() with no bounds is the default, unsharded board.
+// Every answer stays exact: a global rank is the member count of the better
+// shards plus the rank inside the member's own shard, read in one DoMulti
+// that rueidis sends to the nodes in parallel. Round trips: Rank, Top, Count
+// and Among cost one; Submit, SubmitMany, Remove, Around and Page two.
+//
+// # Consistency
+//
+// A sharded board keeps an index beside its shards, in the board's own slot:
+// every member's stored value and a version. A write first applies the policy
+// to the index in one script, which serializes all writes to a member (no
+// increment or best is lost, whichever shards it moves between) and gives
+// the change a new version; then it puts the member into its new shard and,
+// when it crossed a bound, deletes it from the old one. Shards apply a
+// member's writes only in version order, so late or repeated writes are
+// ignored and every shard converges to the index.
+//
+// Each shard is read atomically, but a read that spans shards on several
+// nodes is not a snapshot of all of them. While a member crosses a bound
+// (between the two shard writes of its Submit, typically under a
+// millisecond) a read may find it in both shards: reads keep only the copy
+// with the newer version, so a member is never returned twice, but the
+// counts of other members' ranks may be off by that one member for that
+// instant. Count and every Total come from the index and are exact. A
+// process that dies between a write's two round trips leaves the member's
+// shard entry behind the index until the member's next write or a Check
+// with repair, which finds and fixes it.
+//
+// Choose bounds from a histogram of your scores so the shards hold similar
+// numbers of members (README: "Sharding"). Bounds that are NaN, ±Inf,
+// unsorted or repeated are refused by New with ErrInvalidArgument.
 func WithShards(bounds ...float64) Option {
-	return func(c *config) { c.shards = append([]float64(nil), bounds...) }
+	return func(c *config) {
+		c.shards = append([]float64(nil), bounds...)
+		for i, b := range bounds {
+			if math.IsNaN(b) || math.IsInf(b, 0) {
+				c.errs = append(c.errs, fmt.Errorf("WithShards: bound %v is not finite", b))
+			} else if i > 0 && !(bounds[i-1] < b) {
+				c.errs = append(c.errs, fmt.Errorf("WithShards: bounds must be strictly ascending: %v then %v", bounds[i-1], b))
+			}
+		}
+	}
+}
+
+// CheckReport is what Check found in one window period of a sharded board.
+// Every list is sorted by member name.
+type CheckReport struct {
+	// Window is the window's Name.
+	Window string
+	// Period is the ID of the period checked.
+	Period string
+	// Members is the number of members in the index.
+	Members int64
+	// Misplaced members are in a shard their score does not belong to, and
+	// not in the right one.
+	Misplaced []string
+	// Duplicated members are in more than one shard.
+	Duplicated []string
+	// Missing members are in the index and in no shard.
+	Missing []string
+	// Stray members are in a shard and not in the index.
+	Stray []string
+	// Stale members are in the right shard with a score that differs from
+	// the index.
+	Stale []string
+	// Repaired reports that repair was asked and every finding was fixed.
+	Repaired bool
+}
+
+// Clean reports whether the check found nothing.
+func (r CheckReport) Clean() bool {
+	return len(r.Misplaced)+len(r.Duplicated)+len(r.Missing)+len(r.Stray)+len(r.Stale) == 0
+}
+
+// Check scans a sharded board's current period of every window (or the one
+// the queries pick; In restricts it to one window) and compares each shard
+// with the index: members in the wrong shard, in two shards, in none, in a
+// shard but not in the index, or with a stale score. With repair, it
+// rewrites every finding from the index. It reads whole shards, so run it
+// from maintenance jobs and tests, not on a request path. On an unsharded
+// board it returns ErrInvalidArgument.
+func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
+	if !lb.sharded() {
+		return nil, fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
+	}
+	qq, err := parseQueries(q)
+	if err != nil {
+		return nil, err
+	}
+	windows := lb.windows
+	if qq.window != nil {
+		w, err := lb.window(qq.window)
+		if err != nil {
+			return nil, err
+		}
+		windows = []Window{w}
+	}
+	at := qq.at
+	if at.IsZero() {
+		at = lb.now()
+	}
+	var out []CheckReport
+	for _, w := range windows {
+		tg, err := lb.target(w, at)
+		if err != nil {
+			return nil, err
+		}
+		r, err := lb.check(ctx, tg, repair)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (lb *Leaderboard) check(ctx context.Context, tg target, repair bool) (CheckReport, error) {
+	r := CheckReport{Window: tg.window.Name(), Period: tg.period.ID}
+	truth, err := lb.scanHash(ctx, keys.Index(tg.key))
+	if err != nil {
+		return r, err
+	}
+	r.Members = int64(len(truth))
+	where := map[string][]int{}    // member -> shards holding it
+	found := map[string][]string{} // member -> values, as where
+	for i := 0; i <= len(lb.bounds); i++ {
+		zs, err := lb.scanSet(ctx, lb.shardKey(i, tg))
+		if err != nil {
+			return r, err
+		}
+		for m, v := range zs {
+			where[m] = append(where[m], i)
+			found[m] = append(found[m], v)
+		}
+	}
+	bad := map[string]bool{}
+	for m, v := range truth {
+		right := lb.shardOfString(v)
+		in := where[m]
+		switch {
+		case len(in) == 0:
+			r.Missing = append(r.Missing, m)
+		case len(in) > 1:
+			r.Duplicated = append(r.Duplicated, m)
+		case in[0] != right:
+			r.Misplaced = append(r.Misplaced, m)
+		case !sameValue(found[m][0], v):
+			r.Stale = append(r.Stale, m)
+		default:
+			continue
+		}
+		bad[m] = true
+	}
+	for m := range where {
+		if _, ok := truth[m]; !ok {
+			r.Stray = append(r.Stray, m)
+			bad[m] = true
+		}
+	}
+	for _, l := range [][]string{r.Misplaced, r.Duplicated, r.Missing, r.Stray, r.Stale} {
+		slices.Sort(l)
+	}
+	if !repair || len(bad) == 0 {
+		return r, nil
+	}
+	members := make([]string, 0, len(bad))
+	for m := range bad {
+		members = append(members, m)
+	}
+	slices.Sort(members)
+	// New versions through the index, so that the repairs win over any
+	// write still in flight, then every shard rewritten from the index.
+	rows, err := lb.shardIndex(ctx, "touch", []target{tg}, members, nil, 0)
+	if err != nil {
+		return r, wrap("check", err)
+	}
+	ops := make([][]shardOp, len(lb.bounds)+1)
+	for j, m := range members {
+		row := rows[0][j]
+		right := -1
+		if row.had {
+			right = lb.shardOfString(row.now)
+			ops[right] = append(ops[right], shardOp{put: true, member: m, version: row.version, value: row.now})
+		}
+		for _, i := range where[m] {
+			if i != right {
+				ops[i] = append(ops[i], shardOp{member: m, version: row.version})
+			}
+		}
+	}
+	var calls []scripts.Call
+	for i, o := range ops {
+		if len(o) > 0 {
+			calls = append(calls, lb.shardWriteCall(i, tg, o))
+		}
+	}
+	for _, res := range scripts.ExecMulti(ctx, lb.client, calls) {
+		if err := res.Error(); err != nil {
+			return r, wrap("check", err)
+		}
+	}
+	r.Repaired = true
+	return r, nil
+}
+
+// sameValue compares two stored values as numbers: Redis and Lua may print
+// the same double differently.
+func sameValue(a, b string) bool {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	return err1 == nil && err2 == nil && x == y
+}
+
+func (lb *Leaderboard) scanHash(ctx context.Context, key string) (map[string]string, error) {
+	out := map[string]string{}
+	var cursor uint64
+	for {
+		e, err := lb.client.Do(ctx, lb.client.B().Hscan().Key(key).Cursor(cursor).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return nil, wrap("check", err)
+		}
+		for i := 0; i+1 < len(e.Elements); i += 2 {
+			out[e.Elements[i]] = e.Elements[i+1]
+		}
+		if e.Cursor == 0 {
+			return out, nil
+		}
+		cursor = e.Cursor
+	}
+}
+
+func (lb *Leaderboard) scanSet(ctx context.Context, key string) (map[string]string, error) {
+	out := map[string]string{}
+	var cursor uint64
+	for {
+		e, err := lb.client.Do(ctx, lb.client.B().Zscan().Key(key).Cursor(cursor).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return nil, wrap("check", err)
+		}
+		for i := 0; i+1 < len(e.Elements); i += 2 {
+			out[e.Elements[i]] = e.Elements[i+1]
+		}
+		if e.Cursor == 0 {
+			return out, nil
+		}
+		cursor = e.Cursor
+	}
+}
+
+func (lb *Leaderboard) sharded() bool { return len(lb.bounds) > 0 }
+
+// shardOf returns the shard of a stored value: the number of bounds at or
+// below its plain score.
+func (lb *Leaderboard) shardOf(v float64) int {
+	p := lb.plain(v)
+	return sort.Search(len(lb.bounds), func(i int) bool { return lb.bounds[i] > p })
+}
+
+func (lb *Leaderboard) shardOfString(v string) int {
+	f, _ := strconv.ParseFloat(v, 64)
+	return lb.shardOf(f)
+}
+
+// better reports whether shard i ranks before shard j.
+func (lb *Leaderboard) betterShard(i, j int) bool {
+	if lb.high() {
+		return i > j
+	}
+	return i < j
+}
+
+// shardsBestFirst lists the shards in the board's order.
+func (lb *Leaderboard) shardsBestFirst() []int {
+	n := len(lb.bounds) + 1
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+		if lb.high() {
+			out[i] = n - 1 - i
+		}
+	}
+	return out
+}
+
+func (lb *Leaderboard) shardKey(i int, tg target) string {
+	return lb.keys.Shard(i).Period(tg.window.Name(), tg.period.ID)
+}
+
+// indexRow is what the index did to one member in one window.
+type indexRow struct {
+	had, has  bool   // the member was, is in the index
+	prev, now string // stored values before and after
+	version   int64
+	count     int64 // members in the index after the call
+}
+
+// shardIndex runs the first step of a write (see shard_index.lua) and
+// returns rows[window][member].
+func (lb *Leaderboard) shardIndex(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
+	ks := make([]string, 0, 2*len(live))
+	args := make([]string, 0, 7+len(live)+2*len(members))
+	args = lb.tieBreakArgs(append(args, mode, lb.policyArg(), flag(lb.high())), slot)
+	for _, tg := range live {
+		idx := keys.Index(tg.key)
+		ks = append(ks, idx, keys.Versions(idx))
+		args = append(args, strconv.FormatInt(tg.expire, 10))
+	}
+	for i, m := range members {
+		args = append(args, m)
+		if values != nil {
+			args = append(args, values[i])
+		}
+	}
+	r, err := scripts.ShardIndex.Exec(ctx, lb.client, ks, args).ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(r) != 4*len(live)*len(members) {
+		return nil, fmt.Errorf("index script returned %d values, want %d", len(r), 4*len(live)*len(members))
+	}
+	rows := make([][]indexRow, len(live))
+	for w := range live {
+		rows[w] = make([]indexRow, len(members))
+		for j := range members {
+			v := r[4*(w*len(members)+j):]
+			row := &rows[w][j]
+			if row.prev, row.had, err = optString(&v[0]); err != nil {
+				return nil, err
+			}
+			if row.now, row.has, err = optString(&v[1]); err != nil {
+				return nil, err
+			}
+			if row.version, err = v[2].AsInt64(); err != nil {
+				return nil, err
+			}
+			if row.count, err = v[3].AsInt64(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rows, nil
+}
+
+func optString(m *rueidis.RedisMessage) (string, bool, error) {
+	if m.IsNil() {
+		return "", false, nil
+	}
+	s, err := m.ToString()
+	return s, true, err
+}
+
+// shardOp is one versioned put or delete for shard_write.lua.
+type shardOp struct {
+	put     bool
+	member  string
+	version int64
+	value   string
+}
+
+func (lb *Leaderboard) shardWriteCall(i int, tg target, ops []shardOp) scripts.Call {
+	key := lb.shardKey(i, tg)
+	args := make([]string, 0, 4+4*len(ops))
+	args = append(args, flag(lb.high()), flag(lb.ranking == Competition), lb.slotsArg(), strconv.FormatInt(tg.expire, 10))
+	for _, o := range ops {
+		op := "del"
+		if o.put {
+			op = "put"
+		}
+		args = append(args, op, o.member, strconv.FormatInt(o.version, 10), o.value)
+	}
+	return scripts.Call{Script: scripts.ShardWrite, Keys: []string{key, keys.Versions(key)}, Args: args}
+}
+
+func (lb *Leaderboard) zcardCall(key string) scripts.Call {
+	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zcard().Key(key).Build() }}
+}
+
+// submitSharded is Submit on a sharded board: the index first, then the
+// shards (see WithShards).
+func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+	value := formatScore(sub.score)
+	if lb.tb != nil {
+		value = strconv.FormatInt(sub.s, 10)
+	}
+	rows, err := lb.shardIndex(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t)
+	if err != nil {
+		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
+	}
+	n := len(lb.bounds) + 1
+	calls := make([]scripts.Call, 0, n*len(live))
+	type move struct{ from, to int }
+	moves := make([]move, len(live))
+	for w, tg := range live {
+		row := rows[w][0]
+		mv := move{from: -1, to: lb.shardOfString(row.now)}
+		if row.had {
+			mv.from = lb.shardOfString(row.prev)
+		}
+		moves[w] = mv
+		for i := 0; i < n; i++ {
+			switch i {
+			case mv.to:
+				calls = append(calls, lb.shardWriteCall(i, tg, []shardOp{{put: true, member: sub.member, version: row.version, value: row.now}}))
+			case mv.from:
+				calls = append(calls, lb.shardWriteCall(i, tg, []shardOp{{member: sub.member, version: row.version}}))
+			default:
+				calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
+			}
+		}
+	}
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	for w := range live {
+		row, mv := rows[w][0], moves[w]
+		cards := make([]int64, n)
+		var put, del [4]int64 // before, after, worse after, card
+		for i := 0; i < n; i++ {
+			r := res[w*n+i]
+			if i != mv.to && i != mv.from {
+				if cards[i], err = r.AsInt64(); err != nil {
+					return wrap("submit", err)
+				}
+				continue
+			}
+			v, err := r.AsIntSlice()
+			if err != nil || len(v) != 4 {
+				return wrap("submit", fmt.Errorf("shard write returned %v: %w", v, err))
+			}
+			cards[i] = v[3]
+			if i == mv.to {
+				copy(put[:], v)
+			} else {
+				copy(del[:], v)
+			}
+		}
+		wr := &out[where[w]]
+		after, _ := strconv.ParseFloat(row.now, 64)
+		rank, worse := lb.globalRank(cards, mv.to, put[1], put[2])
+		wr.Standing = lb.standing(sub.member, lb.plain(after), rank, worse, row.count)
+		if !row.had {
+			wr.Changed = true
+			continue
+		}
+		prev, _ := strconv.ParseFloat(row.prev, 64)
+		inPrev := put[0]
+		if mv.from != mv.to {
+			inPrev = del[0]
+			cards[mv.from]++ // as they were before this write
+			cards[mv.to]--
+		}
+		prank, _ := lb.globalRank(cards, mv.from, inPrev, 0)
+		wr.Previous = Entry{Member: sub.member, Score: lb.plain(prev), Rank: prank}
+		wr.Changed = lb.plain(prev) != lb.plain(after)
+	}
+	return nil
+}
+
+// globalRank turns a rank inside shard s into a rank on the board: every
+// member of a better shard has a strictly better plain score. worseIn is the
+// members strictly worse inside s (Competition), completed with the worse
+// shards.
+func (lb *Leaderboard) globalRank(cards []int64, s int, inShard, worseIn int64) (rank, worse int64) {
+	rank, worse = inShard, worseIn
+	for i, c := range cards {
+		switch {
+		case i == s:
+		case lb.betterShard(i, s):
+			rank += c
+		default:
+			worse += c
+		}
+	}
+	return rank, worse
+}
+
+// submitManySharded is SubmitMany on a sharded board.
+func (lb *Leaderboard) submitManySharded(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
+	members := make([]string, 0, len(scores))
+	values := make([]string, 0, len(scores))
+	for m, s := range scores {
+		v := formatScore(s)
+		if lb.tb != nil {
+			scaled, _ := lb.tb.scaled(s) // checked by SubmitMany
+			v = strconv.FormatInt(scaled, 10)
+		}
+		members = append(members, m)
+		values = append(values, v)
+	}
+	rows, err := lb.shardIndex(ctx, "submit", live, members, values, slot)
+	if err != nil {
+		return lb.scriptErr("submit many", err, "a total")
+	}
+	return lb.applyRows(ctx, "submit many", live, members, rows)
+}
+
+// applyRows sends the index's changes to the shards, one script call per
+// shard and window.
+func (lb *Leaderboard) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow) error {
+	var calls []scripts.Call
+	for w, tg := range live {
+		ops := make([][]shardOp, len(lb.bounds)+1)
+		for j, m := range members {
+			row := rows[w][j]
+			if row.had == row.has && row.prev == row.now {
+				continue
+			}
+			to := -1
+			if row.has {
+				to = lb.shardOfString(row.now)
+				ops[to] = append(ops[to], shardOp{put: true, member: m, version: row.version, value: row.now})
+			}
+			if row.had {
+				if from := lb.shardOfString(row.prev); from != to {
+					ops[from] = append(ops[from], shardOp{member: m, version: row.version})
+				}
+			}
+		}
+		for i, o := range ops {
+			if len(o) > 0 {
+				calls = append(calls, lb.shardWriteCall(i, tg, o))
+			}
+		}
+	}
+	for _, r := range scripts.ExecMulti(ctx, lb.client, calls) {
+		if err := r.Error(); err != nil {
+			return wrap(op, err)
+		}
+	}
+	return nil
+}
+
+// removeSharded is Remove on a sharded board.
+func (lb *Leaderboard) removeSharded(ctx context.Context, live []target, members []string) error {
+	rows, err := lb.shardIndex(ctx, "remove", live, members, nil, 0)
+	if err != nil {
+		return wrap("remove", err)
+	}
+	return lb.applyRows(ctx, "remove", live, members, rows)
+}
+
+// shardEntry is an entry read from one shard, with what dedupes it.
+type shardEntry struct {
+	Entry
+	stored  float64
+	version int64
+	shard   int
+}
+
+// shardRange reads count entries from the global position start, given the
+// shards' member counts, best first, with each shard's stale copies of
+// moving members dropped. It also returns the competition rank of the
+// first entry.
+func (lb *Leaderboard) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, int64, error) {
+	var calls []scripts.Call
+	var shards []int
+	offset := int64(0)
+	for _, i := range lb.shardsBestFirst() {
+		lo, hi := max(start-offset, 0), min(start+count-offset, cards[i])
+		if lo < hi {
+			shards = append(shards, i)
+			calls = append(calls, lb.shardReadCall(i, tg, "range", strconv.FormatInt(lo, 10), strconv.FormatInt(hi-lo, 10)))
+		}
+		offset += cards[i]
+	}
+	if len(calls) == 0 {
+		return []Entry{}, 0, nil
+	}
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	var all []shardEntry
+	var first int64
+	for k, r := range res {
+		es, betterIn, err := lb.shardRangeReply(r, shards[k])
+		if err != nil {
+			return nil, 0, err
+		}
+		if k == 0 {
+			first, _ = lb.globalRank(cards, shards[k], betterIn+1, 0)
+		}
+		all = append(all, es...)
+	}
+	return dedupe(all), first, nil
+}
+
+func (lb *Leaderboard) shardReadCall(i int, tg target, args ...string) scripts.Call {
+	key := lb.shardKey(i, tg)
+	return scripts.Call{Script: scripts.ShardRead, Keys: []string{key, keys.Versions(key)},
+		Args: append([]string{flag(lb.high()), lb.slotsArg()}, args...)}
+}
+
+func (lb *Leaderboard) shardRangeReply(r rueidis.RedisResult, shard int) ([]shardEntry, int64, error) {
+	v, err := r.ToArray()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(v) < 2 || (len(v)-2)%3 != 0 {
+		return nil, 0, fmt.Errorf("shard read returned %d values", len(v))
+	}
+	betterIn, err := v[1].AsInt64()
+	if err != nil {
+		return nil, 0, err
+	}
+	es := make([]shardEntry, 0, (len(v)-2)/3)
+	for j := 2; j < len(v); j += 3 {
+		m, err := v[j].ToString()
+		if err != nil {
+			return nil, 0, err
+		}
+		stored, err := v[j+1].AsFloat64()
+		if err != nil {
+			return nil, 0, err
+		}
+		ver, err := v[j+2].AsInt64()
+		if err != nil {
+			return nil, 0, err
+		}
+		es = append(es, shardEntry{Entry: Entry{Member: m, Score: lb.plain(stored)}, stored: stored, version: ver, shard: shard})
+	}
+	return es, betterIn, nil
+}
+
+// dedupe keeps, of a member found in two shards while it moves, the copy
+// with the newer version, in the order of the input.
+func dedupe(all []shardEntry) []Entry {
+	newest := make(map[string]int64, len(all))
+	dup := false
+	for _, e := range all {
+		if v, ok := newest[e.Member]; ok {
+			dup = true
+			if e.version <= v {
+				continue
+			}
+		}
+		newest[e.Member] = e.version
+	}
+	out := make([]Entry, 0, len(all))
+	for _, e := range all {
+		if dup {
+			if v := newest[e.Member]; v != e.version {
+				continue
+			}
+			newest[e.Member] = -1 // once
+		}
+		out = append(out, e.Entry)
+	}
+	return out
+}
+
+// shardCards reads every shard's member count and the index's, in one
+// round trip.
+func (lb *Leaderboard) shardCards(ctx context.Context, tg target) ([]int64, int64, error) {
+	n := len(lb.bounds) + 1
+	cmds := make(rueidis.Commands, 0, n+1)
+	for i := 0; i < n; i++ {
+		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
+	}
+	cmds = append(cmds, lb.client.B().Hlen().Key(keys.Index(tg.key)).Build())
+	res := lb.client.DoMulti(ctx, cmds...)
+	cards := make([]int64, n)
+	for i := range cards {
+		var err error
+		if cards[i], err = res[i].AsInt64(); err != nil {
+			return nil, 0, err
+		}
+	}
+	total, err := res[n].AsInt64()
+	return cards, total, err
+}
+
+// shardStanding is a member's place found by reading every shard at once.
+type shardStanding struct {
+	found         bool
+	stored        float64
+	shard         int
+	pos           int64 // 0-based position on the board
+	better, worse int64 // members strictly better, worse (plain scores)
+	cards         []int64
+	total         int64 // members in the index
+}
+
+// locate finds member on a sharded board in one round trip.
+func (lb *Leaderboard) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
+	n := len(lb.bounds) + 1
+	calls := make([]scripts.Call, 0, n+1)
+	for i := 0; i < n; i++ {
+		calls = append(calls, lb.shardReadCall(i, tg, "rank", member))
+	}
+	idx := keys.Index(tg.key)
+	calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Hlen().Key(idx).Build() }})
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	st := shardStanding{cards: make([]int64, n)}
+	var err error
+	if st.total, err = res[n].AsInt64(); err != nil {
+		return st, err
+	}
+	var version int64 = -1
+	var posIn, betterIn, worseIn int64
+	for i := 0; i < n; i++ {
+		v, err := res[i].ToArray()
+		if err != nil {
+			return st, err
+		}
+		if len(v) != 6 {
+			return st, fmt.Errorf("shard read returned %d values, want 6", len(v))
+		}
+		if st.cards[i], err = v[0].AsInt64(); err != nil {
+			return st, err
+		}
+		if v[1].IsNil() {
+			continue
+		}
+		var ints [4]int64
+		for k := range ints {
+			if ints[k], err = v[2+k].AsInt64(); err != nil {
+				return st, err
+			}
+		}
+		if ints[0] <= version {
+			continue // a stale copy left by a move in flight
+		}
+		if st.stored, err = v[1].AsFloat64(); err != nil {
+			return st, err
+		}
+		st.found, st.shard, version = true, i, ints[0]
+		posIn, betterIn, worseIn = ints[1], ints[2], ints[3]
+	}
+	if st.found {
+		st.pos, _ = lb.globalRank(st.cards, st.shard, posIn, 0)
+		st.better, st.worse = lb.globalRank(st.cards, st.shard, betterIn, worseIn)
+	}
+	return st, nil
+}
+
+func (lb *Leaderboard) rankSharded(ctx context.Context, tg target, member string) (Standing, error) {
+	st, err := lb.locate(ctx, tg, member)
+	if err != nil {
+		return Standing{}, wrap("rank", err)
+	}
+	if !st.found {
+		return Standing{}, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	if lb.ranking == Competition {
+		return lb.standing(member, lb.plain(st.stored), st.better+1, st.worse, st.total), nil
+	}
+	return lb.standing(member, lb.plain(st.stored), st.pos+1, 0, st.total), nil
+}
+
+func (lb *Leaderboard) topSharded(ctx context.Context, tg target, n int) ([]Entry, error) {
+	var calls []scripts.Call
+	for _, i := range lb.shardsBestFirst() {
+		calls = append(calls, lb.shardReadCall(i, tg, "range", "0", strconv.Itoa(n)))
+	}
+	var all []shardEntry
+	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
+		es, _, err := lb.shardRangeReply(r, lb.shardsBestFirst()[k])
+		if err != nil {
+			return nil, wrap("top", err)
+		}
+		all = append(all, es...)
+		if len(all) >= 2*n {
+			break // enough even if every one of them were a duplicate
+		}
+	}
+	es := dedupe(all)
+	if len(es) > n {
+		es = es[:n]
+	}
+	lb.rankEntries(es, 0, 1)
+	return es, nil
+}
+
+func (lb *Leaderboard) pageSharded(ctx context.Context, tg target, number, size int) (Page, error) {
+	cards, total, err := lb.shardCards(ctx, tg)
+	if err != nil {
+		return Page{}, wrap("page", err)
+	}
+	start := int64(number-1) * int64(size)
+	es, first, err := lb.shardRange(ctx, tg, cards, start, int64(size))
+	if err != nil {
+		return Page{}, wrap("page", err)
+	}
+	lb.rankEntries(es, start, first)
+	return Page{Entries: es, Number: number, Size: size, Total: total}, nil
+}
+
+func (lb *Leaderboard) aroundSharded(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	st, err := lb.locate(ctx, tg, member)
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	if !st.found {
+		return nil, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	var sum int64
+	for _, c := range st.cards {
+		sum += c
+	}
+	count := int64(2*radius + 1)
+	start := max(0, min(st.pos-int64(radius), sum-count))
+	es, first, err := lb.shardRange(ctx, tg, st.cards, start, count)
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	lb.rankEntries(es, start, first)
+	return es, nil
+}
+
+// amongSharded reads members' stored values from every shard at once,
+// keeping each member's newest copy.
+func (lb *Leaderboard) amongSharded(ctx context.Context, tg target, members []string) ([]Entry, error) {
+	n := len(lb.bounds) + 1
+	cmds := make(rueidis.Commands, 0, 2*n)
+	for i := 0; i < n; i++ {
+		key := lb.shardKey(i, tg)
+		cmds = append(cmds, lb.client.B().Zmscore().Key(key).Member(members...).Build(),
+			lb.client.B().Hmget().Key(keys.Versions(key)).Field(members...).Build())
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	best := make(map[string]shardEntry, len(members))
+	for i := 0; i < n; i++ {
+		scores, err := res[2*i].ToArray()
+		if err != nil {
+			return nil, wrap("among", err)
+		}
+		versions, err := res[2*i+1].ToArray()
+		if err != nil {
+			return nil, wrap("among", err)
+		}
+		if len(scores) != len(members) || len(versions) != len(members) {
+			return nil, wrap("among", fmt.Errorf("shard %d answered %d scores and %d versions for %d members", i, len(scores), len(versions), len(members)))
+		}
+		for j, m := range members {
+			s, ok, err := optFloat(&scores[j])
+			if err != nil {
+				return nil, wrap("among", err)
+			}
+			if !ok {
+				continue
+			}
+			var ver int64
+			if !versions[j].IsNil() {
+				if ver, err = versions[j].AsInt64(); err != nil {
+					return nil, wrap("among", err)
+				}
+			}
+			if cur, seen := best[m]; !seen || ver > cur.version {
+				best[m] = shardEntry{Entry: Entry{Member: m, Score: s}, version: ver}
+			}
+		}
+	}
+	es := make([]Entry, 0, len(best))
+	for _, e := range best {
+		es = append(es, e.Entry)
+	}
+	return es, nil
 }

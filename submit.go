@@ -83,7 +83,9 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	}
 	if len(live) > 0 {
 		var err error
-		if lb.txSubmits() {
+		if lb.sharded() {
+			err = lb.submitSharded(ctx, sub, live, where, res.Windows)
+		} else if lb.txSubmits() {
 			err = lb.submitTx(ctx, sub, live, where, res.Windows)
 		} else {
 			err = lb.submitScript(ctx, sub, live, where, res.Windows)
@@ -273,6 +275,16 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		}
 		live = append(live, tg)
 	}
+	if lb.sharded() {
+		var slot int64
+		if lb.tb != nil {
+			var err error
+			if slot, err = lb.tb.slot(now); err != nil {
+				return err
+			}
+		}
+		return lb.submitManySharded(ctx, scores, live, slot)
+	}
 	if lb.policy == Accumulate || lb.tb != nil {
 		return lb.submitManyScript(ctx, scores, live, now)
 	}
@@ -374,14 +386,21 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 		return nil
 	}
 	now := lb.now()
-	b := lb.client.B()
-	cmds := make(rueidis.Commands, 0, 2+len(lb.windows))
-	cmds = append(cmds, b.Multi().Build())
+	live := make([]target, 0, len(lb.windows))
 	for _, w := range lb.windows {
 		tg, err := lb.target(w, now)
 		if err != nil {
 			return err
 		}
+		live = append(live, tg)
+	}
+	if lb.sharded() {
+		return lb.removeSharded(ctx, live, members)
+	}
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, 2+len(lb.windows))
+	cmds = append(cmds, b.Multi().Build())
+	for _, tg := range live {
 		cmds = append(cmds, b.Zrem().Key(tg.key).Member(members...).Build())
 	}
 	cmds = append(cmds, b.Exec().Build())

@@ -5,6 +5,7 @@
 package keys
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -15,10 +16,26 @@ type Board struct {
 }
 
 // NewBoard returns the key base for a board; prefix and name must have passed
-// ValidName.
+// ValidName, and name must not hold '#', which separates a shard's number.
 func NewBoard(prefix, name string) Board {
 	return Board{base: prefix + ":{" + name + "}"}
 }
+
+// Shard returns the key base of shard i of a sharded board, under a hash tag
+// of its own so that Redis Cluster spreads the shards over its nodes:
+// "lb:{weekly-race#s3}".
+func (b Board) Shard(i int) Board {
+	return Board{base: b.base[:len(b.base)-1] + "#s" + strconv.Itoa(i) + "}"}
+}
+
+// Index returns the key of a sharded board's index for one period key: the
+// member -> stored value hash that is the truth the shards are built from,
+// in the board's own slot.
+func Index(period string) string { return period + ":idx" }
+
+// Versions returns the key of the member -> version hash kept beside a
+// shard or an index key, in the same slot.
+func Versions(key string) string { return key + ":v" }
 
 // Tag returns the part of every key that Redis Cluster hashes: "{name}".
 func (b Board) Tag() string {

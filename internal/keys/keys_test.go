@@ -12,6 +12,9 @@ func TestPeriodKeys(t *testing.T) {
 	require.Equal(t, "lb:{race}:weekly:2026-W49", b.Period("weekly", "2026-W49"))
 	require.Equal(t, "{race}", b.Tag())
 	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())
+	require.Equal(t, "lb:{race#s3}:weekly:2026-W49", b.Shard(3).Period("weekly", "2026-W49"))
+	require.Equal(t, "lb:{race}:alltime:idx", Index(b.Period("alltime", "alltime")))
+	require.Equal(t, "lb:{race}:alltime:idx:v", Versions(Index(b.Period("alltime", "alltime"))))
 }
 
 func TestValidName(t *testing.T) {

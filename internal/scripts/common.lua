@@ -52,3 +52,45 @@ local function worse(key, v, high, slots)
   return better(key, v, not high, slots)
 end
 
+-- What to store when a submission of value meets the stored value p (a
+-- string, or nil for a new member): the new stored string, nil to leave it,
+-- or false and an error code when the result would leave the range.
+--   policy  'GT' | 'LT' (KeepBest), 'SET' (Replace), 'INCR' (Accumulate)
+--   slots   tie-break time slots, 0 for none; with a tie-break, value is the
+--           scaled integer score, t the time slot, rev whether the tie part
+--           is slots-1-t, maxs the largest |score| the encoding holds
+local function apply(p, value, policy, high, slots, t, rev, maxs)
+  if slots > 0 then
+    local s = num(value)
+    local function encode(sc)
+      local tie = t
+      if rev then tie = slots - 1 - t end
+      return fmt(sc * slots + tie)
+    end
+    if not p or policy == 'SET' then return encode(s) end
+    local olds, oldtie = split(num(p), slots)
+    if policy == 'INCR' then
+      local total = olds + s
+      if total > maxs or total < -maxs then return false, 'LBRANGE' end
+      return encode(total)
+    end
+    -- KeepBest keeps the first time a best was reached: a better score, or
+    -- the same score stamped earlier (a replay), replaces it.
+    local oldt = oldtie
+    if rev then oldt = slots - 1 - oldtie end
+    if (high and s > olds) or (not high and s < olds) or (s == olds and t < oldt) then
+      return encode(s)
+    end
+    return nil
+  end
+  if not p or policy == 'SET' then return value end
+  if policy == 'INCR' then
+    local total = num(p) + num(value)
+    if total > MAXF or total < -MAXF then return false, 'LBOVERFLOW' end
+    return fmt(total)
+  end
+  local v, o = num(value), num(p)
+  if (policy == 'GT' and v > o) or (policy == 'LT' and v < o) then return value end
+  return nil
+end
+

@@ -9,7 +9,10 @@
 package scripts
 
 import (
+	"context"
+	"crypto/sha1"
 	_ "embed"
+	"encoding/hex"
 
 	"github.com/redis/rueidis"
 )
@@ -25,15 +28,100 @@ var (
 	rankSrc string
 	//go:embed range.lua
 	rangeSrc string
+	//go:embed shard_index.lua
+	shardIndexSrc string
+	//go:embed shard_write.lua
+	shardWriteSrc string
+	//go:embed shard_read.lua
+	shardReadSrc string
 )
 
 var (
 	// Submit applies one submission to every window; see submit.lua.
-	Submit = rueidis.NewLuaScript(common + submitSrc)
+	Submit = newScript(submitSrc)
 	// Many applies a batch of submissions to every window; see many.lua.
-	Many = rueidis.NewLuaScript(common + manySrc)
+	Many = newScript(manySrc)
 	// Rank reads a competition standing; see rank.lua.
-	Rank = rueidis.NewLuaScript(common + rankSrc)
+	Rank = newScript(rankSrc)
 	// Range reads a slice around a member or a competition page; see range.lua.
-	Range = rueidis.NewLuaScript(common + rangeSrc)
+	Range = newScript(rangeSrc)
+	// ShardIndex applies writes to a sharded board's index; see shard_index.lua.
+	ShardIndex = newScript(shardIndexSrc)
+	// ShardWrite applies versioned writes to one shard; see shard_write.lua.
+	ShardWrite = newScript(shardWriteSrc)
+	// ShardRead reads one shard with versions; see shard_read.lua.
+	ShardRead = newScript(shardReadSrc)
 )
+
+// Script is one embedded script.
+type Script struct {
+	src string
+	sha string
+	lua *rueidis.Lua
+}
+
+func newScript(body string) *Script {
+	src := common + body
+	sum := sha1.Sum([]byte(src))
+	return &Script{src: src, sha: hex.EncodeToString(sum[:]), lua: rueidis.NewLuaScript(src)}
+}
+
+// Exec runs the script in one round trip once the server has it.
+func (s *Script) Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult {
+	return s.lua.Exec(ctx, c, keys, args)
+}
+
+// Call is one script run (or, with Script nil, one plain command) in a
+// pipeline of calls to several slots.
+type Call struct {
+	Script *Script
+	Keys   []string
+	Args   []string
+	// Cmd builds the plain command when Script is nil. It is a function
+	// because a built command is recycled once sent, and a call may be sent
+	// twice (see ExecMulti).
+	Cmd func() rueidis.Completed
+}
+
+// ExecMulti runs calls in one DoMulti, which rueidis fans out to the nodes
+// that own their slots, in parallel. Scripts run by EVALSHA; those a node
+// does not have yet are sent again with EVAL in one more DoMulti, which
+// happens once per script and node.
+func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.RedisResult {
+	cmds := make(rueidis.Commands, len(calls))
+	for i, call := range calls {
+		cmds[i] = call.build(c, false)
+	}
+	res := c.DoMulti(ctx, cmds...)
+	var again []int
+	for i, r := range res {
+		if calls[i].Script == nil {
+			continue
+		}
+		if err, ok := rueidis.IsRedisErr(r.Error()); ok && err.IsNoScript() {
+			again = append(again, i)
+		}
+	}
+	if len(again) == 0 {
+		return res
+	}
+	cmds = cmds[:0]
+	for _, i := range again {
+		cmds = append(cmds, calls[i].build(c, true))
+	}
+	for j, r := range c.DoMulti(ctx, cmds...) {
+		res[again[j]] = r
+	}
+	return res
+}
+
+func (call Call) build(c rueidis.Client, eval bool) rueidis.Completed {
+	s := call.Script
+	switch {
+	case s == nil:
+		return call.Cmd()
+	case eval:
+		return c.B().Eval().Script(s.src).Numkeys(int64(len(call.Keys))).Key(call.Keys...).Arg(call.Args...).Build()
+	}
+	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(call.Keys))).Key(call.Keys...).Arg(call.Args...).Build()
+}

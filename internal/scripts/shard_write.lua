@@ -1,0 +1,55 @@
+-- The second step of a write to a sharded board: puts members into, or
+-- deletes them from, one shard, each only if its version is newer than the
+-- last one the shard applied for that member. Writes that arrive late (a
+-- slower node, a retry) are ignored, so every shard converges to the index
+-- whatever order the writes land in. A delete leaves its version behind as a
+-- tombstone for that reason.
+--
+-- KEYS[1]  the shard's sorted set, KEYS[2] its version hash (same slot)
+-- ARGV[1]  '1' when higher scores rank first, ARGV[2] '1' for competition
+--          ranks, ARGV[3] tie-break slots ('0' for none)
+-- ARGV[4]  absolute expiry in unix milliseconds, '0' for none
+-- then     op ('put' | 'del'), member, version, value ('' for del), ...
+--
+-- Returns per op: rank in the shard before and after (0 when absent;
+-- competition: 1 + members strictly better), members strictly worse after
+-- (-1 when not competition); then the shard's member count.
+local key, ver = KEYS[1], KEYS[2]
+local high, comp, slots = ARGV[1] == '1', ARGV[2] == '1', num(ARGV[3])
+
+local function rank(member)
+  local v = redis.call('ZSCORE', key, member)
+  if not v then return 0 end
+  if comp then return better(key, v, high, slots) + 1 end
+  if high then return redis.call('ZREVRANK', key, member) + 1 end
+  return redis.call('ZRANK', key, member) + 1
+end
+
+local out = {}
+for j = 5, #ARGV, 4 do
+  local op, member, version, value = ARGV[j], ARGV[j + 1], num(ARGV[j + 2]), ARGV[j + 3]
+  local before = rank(member)
+  local seen = tonumber(redis.call('HGET', ver, member) or '0')
+  if version > seen then
+    redis.call('HSET', ver, member, version)
+    if op == 'put' then
+      redis.call('ZADD', key, value, member)
+    else
+      redis.call('ZREM', key, member)
+    end
+  end
+  local w = -1
+  if comp then
+    local v = redis.call('ZSCORE', key, member)
+    if v then w = worse(key, v, high, slots) end
+  end
+  out[#out + 1] = before
+  out[#out + 1] = rank(member)
+  out[#out + 1] = w
+end
+if ARGV[4] ~= '0' then
+  redis.call('PEXPIREAT', key, ARGV[4])
+  redis.call('PEXPIREAT', ver, ARGV[4])
+end
+out[#out + 1] = redis.call('ZCARD', key)
+return out

@@ -1,0 +1,1532 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// These tests drive sharded boards (WithShards). A sharded board must answer
+// every call exactly as an unsharded board with the same options fed the same
+// submissions, so most of them run a workload on a pair of boards, one
+// sharded and one not, and compare every answer. The unsharded board is
+// checked against a Go model by model_test.go and tiebreak_board_test.go.
+
+// shardBounds split the score axis into five shards:
+// (-Inf, -2) [-2, 0) [0, 1.5) [1.5, 3) [3, +Inf).
+var shardBounds = []float64{-2, 0, 1.5, 3}
+
+// shardScores cross the bounds often, land on them exactly and tie often.
+var shardScores = []float64{-5, -4, -3, -2, -1, 0, 1, 1.5, 2, 3, 4, 5, 0.5, 2.25, -1e-3}
+
+// The boards' clock is future (fixed); submissions WithTime fall between
+// shardEpoch, a day earlier, and the clock: the day before future's (shardDay0)
+// or future's own. shardTimeOrder is the tie-break encoding of the tie-broken
+// combos.
+var (
+	shardEpoch     = future.Add(-24 * time.Hour)
+	shardDay0      = shardEpoch
+	shardTimeOrder = lb.TimeOrder{Epoch: shardEpoch, Resolution: time.Second, MaxScore: 100, Decimals: 3}
+)
+
+// shardOf is the shard a plain score belongs to: the number of bounds <= s.
+func shardOf(bounds []float64, s float64) int {
+	i := 0
+	for _, b := range bounds {
+		if b <= s {
+			i++
+		}
+	}
+	return i
+}
+
+// shardName returns a board name like BoardName does, and also deletes the
+// shards' keys ("{name#s<i>}", which BoardName's cleanup glob misses).
+func shardName(t *testing.T, b *testredis.Backend) string {
+	t.Helper()
+	name := b.BoardName(t)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		c := b.Client.Client
+		for _, k := range b.Keys(t, "*{"+name+"#s*") {
+			_ = c.Do(ctx, c.B().Del().Key(k).Build()).Error()
+		}
+	})
+	return name
+}
+
+// shardSuffix is the part of a period's key after the hash tag.
+func shardSuffix(window, period string) string {
+	if window == period {
+		return ":" + window
+	}
+	return ":" + window + ":" + period
+}
+
+func shardKey(name string, i int, window, period string) string {
+	return "lb:{" + name + "#s" + strconv.Itoa(i) + "}" + shardSuffix(window, period)
+}
+
+func shardIndexKey(name, window, period string) string {
+	return "lb:{" + name + "}" + shardSuffix(window, period) + ":idx"
+}
+
+func shardPlainKey(name, window, period string) string {
+	return "lb:{" + name + "}" + shardSuffix(window, period)
+}
+
+// ---- 1. options ----
+
+func TestShardedOptions(t *testing.T) {
+	b := testredis.Mini(t)
+	c := b.Client
+	nan := math.NaN()
+	refused := map[string]struct {
+		name   string
+		bounds []float64
+	}{
+		"unsorted":              {"ok", []float64{3, 1}},
+		"unsorted at the end":   {"ok", []float64{-1, 2, 1.5}},
+		"descending":            {"ok", []float64{5, 4, 3}},
+		"duplicate":             {"ok", []float64{1, 1}},
+		"duplicate in the mid":  {"ok", []float64{-2, 0, 0, 3}},
+		"minus zero and zero":   {"ok", []float64{math.Copysign(0, -1), 0}},
+		"zero and minus zero":   {"ok", []float64{0, math.Copysign(0, -1)}},
+		"NaN":                   {"ok", []float64{nan}},
+		"NaN among":             {"ok", []float64{0, nan, 2}},
+		"NaN first":             {"ok", []float64{nan, 1}},
+		"+Inf":                  {"ok", []float64{0, math.Inf(1)}},
+		"-Inf":                  {"ok", []float64{math.Inf(-1), 0}},
+		"+Inf alone":            {"ok", []float64{math.Inf(1)}},
+		"hash in name":          {"a#b", []float64{1}},
+		"name like a shard tag": {"race#s1", []float64{1}},
+		"name ending in hash":   {"race#", []float64{-2, 0}},
+	}
+	for name, tc := range refused {
+		t.Run(name, func(t *testing.T) {
+			board, err := lb.New(c, tc.name, lb.WithShards(tc.bounds...))
+			require.ErrorIs(t, err, lb.ErrInvalidArgument, "New(%q, WithShards(%v))", tc.name, tc.bounds)
+			require.Nil(t, board)
+		})
+	}
+	// An unsharded board named "race#s1" would share its keys' hash tag with
+	// shard 1 of the board "race": the spec refuses '#' in any board name.
+	board, err := lb.New(c, "race#s1")
+	require.ErrorIs(t, err, lb.ErrInvalidArgument, "New(\"race#s1\") without shards: board names holding '#' are refused")
+	require.Nil(t, board)
+
+	ctx := context.Background()
+	for _, bounds := range [][]float64{
+		{1},
+		{0},
+		shardBounds,
+		{-1e300, 1e300},
+		{-math.MaxFloat64, math.MaxFloat64},
+		{-math.SmallestNonzeroFloat64, 0, math.SmallestNonzeroFloat64},
+	} {
+		board, err := lb.New(c, "ok", lb.WithShards(bounds...), lb.WithPolicy(lb.Accumulate), lb.WithKeyPrefix("opt"))
+		require.NoError(t, err, "WithShards(%v)", bounds)
+		require.NotNil(t, board)
+	}
+
+	// WithShards() is the unsharded board: its keys are the plain ones and
+	// Check refuses it.
+	plain, err := lb.New(c, "plain", lb.WithShards(), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)))
+	require.NoError(t, err)
+	_, err = plain.Submit(ctx, "p", 1)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"lb:{plain}:alltime", "lb:{plain}:daily:" + lb.Daily().Period(future).ID}, b.Keys(t, "*plain*"))
+	reps, err := plain.Check(ctx, false)
+	require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check on an unsharded board")
+	require.Empty(t, reps)
+	_, err = plain.Check(ctx, true)
+	require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check(repair) on an unsharded board")
+	unsharded, err := lb.New(c, "plain2")
+	require.NoError(t, err)
+	_, err = unsharded.Check(ctx, false)
+	require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check on a board without WithShards")
+
+	// Check takes the reads' queries, and refuses what they refuse.
+	sharded, err := lb.New(c, "sharded", lb.WithShards(shardBounds...), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)))
+	require.NoError(t, err)
+	_, err = sharded.Check(ctx, false, lb.In(lb.Weekly()))
+	require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check In a window the board does not have")
+	_, err = sharded.Check(ctx, false, nil)
+	require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check with a nil query")
+	reps, err = sharded.Check(ctx, false)
+	require.NoError(t, err, "Check of an empty sharded board")
+	require.Len(t, reps, 2)
+	for _, r := range reps {
+		requireCleanReport(t, r, 0, "empty board")
+	}
+}
+
+// TestShardedKeys checks the key layout the spec gives: every shard of a
+// period under its own hash tag, version hashes beside them, and the index
+// in the board's own slot; every windowed key expires with its period.
+func TestShardedKeys(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		board, err := lb.New(b.Client, name, lb.WithShards(shardBounds...), lb.WithWindows(lb.AllTime(), lb.Daily()),
+			lb.WithClock(fixed(future)))
+		require.NoError(t, err)
+		// One member per shard, one of them on a bound.
+		for i, s := range []float64{-3, -2, 1, 2, 4} {
+			_, err := board.Submit(ctx, fmt.Sprintf("m%d", i), s)
+			require.NoError(t, err)
+		}
+		day := lb.Daily().Period(future)
+		all := lb.AllTime().Period(future).ID
+		want := map[string]time.Time{} // key -> expiry (zero: none)
+		dayEnd := day.End.Add(day.End.Sub(day.Start)).UTC()
+		for i := range len(shardBounds) + 1 {
+			want[shardKey(name, i, "alltime", all)] = time.Time{}
+			want[shardKey(name, i, "daily", day.ID)] = dayEnd
+		}
+		want[shardIndexKey(name, "alltime", all)] = time.Time{}
+		want[shardIndexKey(name, "daily", day.ID)] = dayEnd
+		got := append(b.Keys(t, "*{"+name+"}*"), b.Keys(t, "*{"+name+"#s*")...)
+		for _, k := range got {
+			base := strings.TrimSuffix(k, ":v")
+			_, ok := want[base]
+			require.True(t, ok, "unexpected key %s (want %v and their :v hashes)", k, keysOf(want))
+		}
+		for k, exp := range want {
+			require.Contains(t, got, k)
+			require.Equal(t, exp, expireTime(t, b, k), "expiry of %s", k)
+			if slices.Contains(got, k+":v") {
+				require.Equal(t, exp, expireTime(t, b, k+":v"), "expiry of %s:v", k)
+			}
+		}
+		for i, s := range []float64{-3, -2, 1, 2, 4} {
+			m := fmt.Sprintf("m%d", i)
+			for _, key := range []string{shardKey(name, i, "alltime", all), shardKey(name, i, "daily", day.ID)} {
+				zs := zscores(t, b, key)
+				require.Equal(t, map[string]float64{m: s}, zs, "shard %d (%s) holds %s alone", i, key, m)
+			}
+		}
+	})
+}
+
+// ---- helpers shared by the pair tests ----
+
+// shardCombo is one configuration a pair of boards runs under.
+type shardCombo struct {
+	policy lb.Policy
+	order  lb.Order
+	rank   lb.RankMode
+	tie    int       // 0 none, 1 EarlierFirst, 2 LaterFirst
+	bounds []float64 // nil: shardBounds
+	seed   uint64
+	on     string // the backends it runs on, by initial: "mrc"; "" everywhere
+}
+
+func (c shardCombo) name() string {
+	s := fmt.Sprintf("%v/%v/%v", c.policy, c.order, c.rank)
+	switch c.tie {
+	case 1:
+		s += "/EarlierFirst"
+	case 2:
+		s += "/LaterFirst"
+	}
+	if c.bounds != nil {
+		s += fmt.Sprintf("/%d_bounds_from_%v", len(c.bounds), c.bounds[0])
+	}
+	return s
+}
+
+func (c shardCombo) shardBounds() []float64 {
+	if c.bounds != nil {
+		return c.bounds
+	}
+	return shardBounds
+}
+
+func (c shardCombo) options(t *testing.T) []lb.Option {
+	opts := []lb.Option{
+		lb.WithPolicy(c.policy), lb.WithOrder(c.order), lb.WithRanking(c.rank),
+		lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)),
+	}
+	if c.tie != 0 {
+		opts = append(opts, lb.WithTieBreak(tieNew(t, c.tie == 2, shardTimeOrder)))
+	}
+	return opts
+}
+
+// shardPair is a sharded board and an unsharded one with the same options.
+type shardPair struct {
+	t       *testing.T
+	ctx     context.Context
+	b       *testredis.Backend
+	combo   shardCombo
+	bounds  []float64
+	sharded *lb.Leaderboard
+	plain   *lb.Leaderboard
+	sName   string
+	pName   string
+	rng     *rand.Rand
+	step    int
+	log     []string
+}
+
+func newShardPair(t *testing.T, b *testredis.Backend, c shardCombo) *shardPair {
+	t.Helper()
+	p := &shardPair{
+		t: t, ctx: context.Background(), b: b, combo: c, bounds: c.shardBounds(),
+		sName: shardName(t, b), pName: b.BoardName(t),
+		rng: rand.New(rand.NewPCG(c.seed, c.seed^0x5bd1e995)),
+	}
+	var err error
+	p.sharded, err = lb.New(b.Client, p.sName, append(c.options(t), lb.WithShards(p.bounds...))...)
+	require.NoError(t, err, "New(WithShards(%v))", p.bounds)
+	p.plain, err = lb.New(b.Client, p.pName, c.options(t)...)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("combo=%s seed=%d backend=%s, operations up to the failure:\n%s", c.name(), c.seed, b.Name, strings.Join(p.log, "\n"))
+		}
+	})
+	return p
+}
+
+func (p *shardPair) where() string {
+	return fmt.Sprintf("[%s combo=%s seed=%d step=%d]", p.b.Name, p.combo.name(), p.combo.seed, p.step)
+}
+
+func (p *shardPair) logf(format string, args ...any) {
+	p.log = append(p.log, fmt.Sprintf("step %d: ", p.step)+fmt.Sprintf(format, args...))
+}
+
+var shardSentinels = []error{lb.ErrNotRanked, lb.ErrInvalidScore, lb.ErrInvalidMember, lb.ErrPrecision, lb.ErrInvalidArgument}
+
+// requireSameErr requires got to be nil when want is, and to match the same
+// sentinels otherwise.
+func requireSameErr(t *testing.T, want, got error, what string) {
+	t.Helper()
+	if want == nil {
+		require.NoError(t, got, "%s: the sharded board failed where the unsharded one did not", what)
+		return
+	}
+	require.Error(t, got, "%s: the unsharded board returned %v", what, want)
+	for _, s := range shardSentinels {
+		require.Equal(t, errors.Is(want, s), errors.Is(got, s), "%s: sharded error %q, unsharded error %q", what, got, want)
+	}
+}
+
+// shardSame calls the unsharded board, then the sharded one, and requires
+// the same answer.
+func shardSame[T any](p *shardPair, what string, call func(*lb.Leaderboard) (T, error)) T {
+	p.t.Helper()
+	want, werr := call(p.plain)
+	got, gerr := call(p.sharded)
+	requireSameErr(p.t, werr, gerr, what)
+	require.Equal(p.t, want, got, "%s: sharded (got) vs unsharded (want)", what)
+	return want
+}
+
+func (p *shardPair) submit(member string, score float64, opts ...lb.SubmitOption) {
+	p.t.Helper()
+	call := fmt.Sprintf("Submit(%q, %v)", member, score)
+	if len(opts) > 0 {
+		call = fmt.Sprintf("Submit(%q, %v, WithTime(...))", member, score)
+	}
+	p.logf("%s", call)
+	shardSame(p, p.where()+" "+call, func(board *lb.Leaderboard) (lb.Result, error) {
+		return board.Submit(p.ctx, member, score, opts...)
+	})
+}
+
+func (p *shardPair) submitAt(member string, score float64, at time.Time) {
+	p.t.Helper()
+	call := fmt.Sprintf("Submit(%q, %v, WithTime(%s))", member, score, at.Format(time.RFC3339Nano))
+	p.logf("%s", call)
+	shardSame(p, p.where()+" "+call, func(board *lb.Leaderboard) (lb.Result, error) {
+		return board.Submit(p.ctx, member, score, lb.WithTime(at))
+	})
+}
+
+func (p *shardPair) submitMany(batch map[string]float64) {
+	p.t.Helper()
+	call := fmt.Sprintf("SubmitMany(%v)", batch)
+	p.logf("%s", call)
+	shardSame(p, p.where()+" "+call, func(board *lb.Leaderboard) (struct{}, error) {
+		return struct{}{}, board.SubmitMany(p.ctx, batch)
+	})
+}
+
+func (p *shardPair) remove(members ...string) {
+	p.t.Helper()
+	call := fmt.Sprintf("Remove(%q)", members)
+	p.logf("%s", call)
+	shardSame(p, p.where()+" "+call, func(board *lb.Leaderboard) (struct{}, error) {
+		return struct{}{}, board.Remove(p.ctx, members...)
+	})
+}
+
+// shardView is one board period the pair is read at.
+type shardView struct {
+	name           string
+	window, period string
+	q              []lb.Query
+}
+
+func shardViews() []shardView {
+	all := lb.AllTime().Period(future).ID
+	return []shardView{
+		{name: "default", window: "alltime", period: all},
+		{name: "daily", window: "daily", period: lb.Daily().Period(future).ID, q: []lb.Query{lb.In(lb.Daily())}},
+		{name: "daily@day0", window: "daily", period: lb.Daily().Period(shardDay0).ID,
+			q: []lb.Query{lb.In(lb.Daily()), lb.At(shardDay0)}},
+	}
+}
+
+// compare reads a view of both boards every way and requires equal answers.
+func (p *shardPair) compare(v shardView, members, unknown []string) {
+	p.t.Helper()
+	ctx := p.ctx
+	where := p.where() + " view=" + v.name
+	all := shardSame(p, where+" Top(1000)", func(board *lb.Leaderboard) ([]lb.Entry, error) {
+		return board.Top(ctx, 1000, v.q...)
+	})
+	for _, k := range []int{1, 7} {
+		shardSame(p, fmt.Sprintf("%s Top(%d)", where, k), func(board *lb.Leaderboard) ([]lb.Entry, error) {
+			return board.Top(ctx, k, v.q...)
+		})
+	}
+	shardSame(p, where+" Count", func(board *lb.Leaderboard) (int64, error) { return board.Count(ctx, v.q...) })
+	for _, m := range append(slices.Clone(members), unknown...) {
+		shardSame(p, fmt.Sprintf("%s Rank(%q)", where, m), func(board *lb.Leaderboard) (lb.Standing, error) {
+			return board.Rank(ctx, m, v.q...)
+		})
+	}
+	arounds := []string{unknown[0]}
+	if len(all) > 0 {
+		arounds = append(arounds, all[0].Member, all[len(all)/2].Member, all[len(all)-1].Member)
+	}
+	for _, m := range arounds {
+		for _, radius := range []int{0, 2, 5, 40} {
+			shardSame(p, fmt.Sprintf("%s Around(%q, %d)", where, m, radius), func(board *lb.Leaderboard) ([]lb.Entry, error) {
+				return board.Around(ctx, m, radius, v.q...)
+			})
+		}
+	}
+	for _, size := range []int{1, 3, 7} {
+		for num := 1; num <= (len(all)+size-1)/size+1; num++ {
+			shardSame(p, fmt.Sprintf("%s Page(%d, %d)", where, num, size), func(board *lb.Leaderboard) (lb.Page, error) {
+				return board.Page(ctx, num, size, v.q...)
+			})
+		}
+	}
+	shardSame(p, where+" Page(1000, 7)", func(board *lb.Leaderboard) (lb.Page, error) {
+		return board.Page(ctx, 1000, 7, v.q...)
+	})
+	for range 2 {
+		var ms []string
+		for range 1 + p.rng.IntN(8) {
+			switch x := p.rng.IntN(6); {
+			case x == 0:
+				ms = append(ms, unknown[p.rng.IntN(len(unknown))])
+			case x == 1 && len(ms) > 0:
+				ms = append(ms, ms[p.rng.IntN(len(ms))]) // a repeat
+			default:
+				ms = append(ms, members[p.rng.IntN(len(members))])
+			}
+		}
+		shardSame(p, fmt.Sprintf("%s Among(%q)", where, ms), func(board *lb.Leaderboard) ([]lb.Entry, error) {
+			return board.Among(ctx, ms, v.q...)
+		})
+	}
+	shardSame(p, where+" Among(nothing)", func(board *lb.Leaderboard) ([]lb.Entry, error) {
+		return board.Among(ctx, nil, v.q...)
+	})
+}
+
+// layout checks a view's keys against the spec: the index holds exactly the
+// stored values of the unsharded board (the same encoding, fed the same
+// submissions), and every member sits in exactly the shard its plain score
+// belongs to, with the stored value of the index.
+func (p *shardPair) layout(v shardView) {
+	p.t.Helper()
+	t := p.t
+	where := p.where() + " layout of view " + v.name
+	plainScore := map[string]float64{}
+	for num := 1; ; num++ {
+		pg, err := p.plain.Page(p.ctx, num, lb.MaxN, v.q...)
+		require.NoError(t, err, where)
+		for _, e := range pg.Entries {
+			plainScore[e.Member] = e.Score
+		}
+		if len(pg.Entries) < lb.MaxN {
+			break
+		}
+	}
+	stored := zscores(t, p.b, shardPlainKey(p.pName, v.window, v.period))
+	idx := hashFloats(t, p.b, shardIndexKey(p.sName, v.window, v.period))
+	require.Equal(t, stored, idx, "%s: the index %s must hold every member's stored value", where, shardIndexKey(p.sName, v.window, v.period))
+	seen := map[string]int{}
+	for i := range len(p.bounds) + 1 {
+		key := shardKey(p.sName, i, v.window, v.period)
+		for m, s := range zscores(t, p.b, key) {
+			seen[m]++
+			want, ok := idx[m]
+			require.True(t, ok, "%s: %s holds %q, which is not in the index", where, key, m)
+			require.Equal(t, want, s, "%s: %s holds %q at %v, the index at %v", where, key, m, s, want)
+			require.Equal(t, shardOf(p.bounds, plainScore[m]), i, "%s: %s holds %q of plain score %v", where, key, m, plainScore[m])
+		}
+	}
+	for m := range idx {
+		require.Equal(t, 1, seen[m], "%s: %q is in %d shards", where, m, seen[m])
+	}
+}
+
+// checkClean runs Check and requires no finding in any window, and the
+// index's member counts to be the unsharded board's.
+func (p *shardPair) checkClean() {
+	p.t.Helper()
+	t := p.t
+	where := p.where() + " Check(false)"
+	reps, err := p.sharded.Check(p.ctx, false)
+	require.NoError(t, err, where)
+	require.Len(t, reps, 2, "%s: one report per window", where)
+	byWindow := map[string]lb.CheckReport{}
+	for _, r := range reps {
+		byWindow[r.Window] = r
+	}
+	for _, v := range shardViews()[:2] {
+		r, ok := byWindow[v.window]
+		require.True(t, ok, "%s: no report for window %q in %+v", where, v.window, reps)
+		require.Equal(t, v.period, r.Period, "%s: period of window %q", where, v.window)
+		n, err := p.plain.Count(p.ctx, v.q...)
+		require.NoError(t, err)
+		requireCleanReport(t, r, n, where)
+	}
+	v := shardViews()[2]
+	reps, err = p.sharded.Check(p.ctx, false, v.q...)
+	require.NoError(t, err, "%s In(Daily), At(day0)", where)
+	require.Len(t, reps, 1, "%s In(Daily), At(day0): one report", where)
+	require.Equal(t, "daily", reps[0].Window, where)
+	require.Equal(t, v.period, reps[0].Period, where)
+	n, err := p.plain.Count(p.ctx, v.q...)
+	require.NoError(t, err)
+	requireCleanReport(t, reps[0], n, where+" In(Daily), At(day0)")
+}
+
+func requireCleanReport(t *testing.T, r lb.CheckReport, members int64, where string) {
+	t.Helper()
+	require.Equal(t, members, r.Members, "%s: report %+v: members in the index", where, r)
+	require.Empty(t, r.Misplaced, "%s: report %+v: Misplaced", where, r)
+	require.Empty(t, r.Duplicated, "%s: report %+v: Duplicated", where, r)
+	require.Empty(t, r.Missing, "%s: report %+v: Missing", where, r)
+	require.Empty(t, r.Stray, "%s: report %+v: Stray", where, r)
+	require.Empty(t, r.Stale, "%s: report %+v: Stale", where, r)
+}
+
+// zscores reads a sorted set as member -> stored value.
+func zscores(t *testing.T, b *testredis.Backend, key string) map[string]float64 {
+	t.Helper()
+	c := b.Client.Client
+	zs, err := c.Do(context.Background(), c.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()).AsZScores()
+	require.NoError(t, err, "ZRANGE %s", key)
+	out := make(map[string]float64, len(zs))
+	for _, z := range zs {
+		out[z.Member] = z.Score
+	}
+	return out
+}
+
+// hashFloats reads a hash of member -> stored value.
+func hashFloats(t *testing.T, b *testredis.Backend, key string) map[string]float64 {
+	t.Helper()
+	c := b.Client.Client
+	h, err := c.Do(context.Background(), c.B().Hgetall().Key(key).Build()).AsStrMap()
+	require.NoError(t, err, "HGETALL %s", key)
+	out := make(map[string]float64, len(h))
+	for m, v := range h {
+		f, err := strconv.ParseFloat(v, 64)
+		require.NoError(t, err, "HGETALL %s: %q -> %q", key, m, v)
+		out[m] = f
+	}
+	return out
+}
+
+// ---- 2. the sharded board against the unsharded one ----
+
+const (
+	shardModelSteps = 150
+	shardCheckEvery = 30
+)
+
+// shardPool is the model test's members and a few that would trip up a
+// script or a key that carried them carelessly.
+var shardPool = append(slices.Clone(modelPool), "x y", "a\nb", "%d", "#s1", "{t}", "\x00", "ä:1", strings.Repeat("L", lb.MaxMemberLen))
+
+// Dense bounds: eleven shards, most of them holding one or two scores.
+var shardDense = []float64{-4.5, -3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5}
+
+// shardModelCombos: every policy × order × rank mode, and four tie-broken
+// combos (both rules, every policy), under varied bounds: the default five
+// shards, eleven, two, and two of which one stays (almost) empty. Every combo
+// runs on the cluster; a sample on the standalone Redis and on miniredis,
+// whose Lua is slow, keeps the runtime down.
+func shardModelCombos() []shardCombo {
+	const all, rc, c = "mrc", "rc", "c"
+	return []shardCombo{
+		{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Ordinal, seed: 3100, on: all},
+		{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Competition, bounds: shardDense, seed: 3101, on: rc},
+		{policy: lb.KeepBest, order: lb.LowestFirst, rank: lb.Ordinal, bounds: []float64{1000}, seed: 3102, on: c},
+		{policy: lb.KeepBest, order: lb.LowestFirst, rank: lb.Competition, seed: 3103, on: rc},
+		{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Ordinal, bounds: []float64{0}, seed: 3104, on: rc},
+		{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition, seed: 3105, on: c},
+		{policy: lb.Replace, order: lb.LowestFirst, rank: lb.Ordinal, bounds: []float64{-1000}, seed: 3106, on: rc},
+		{policy: lb.Replace, order: lb.LowestFirst, rank: lb.Competition, bounds: shardDense, seed: 3107, on: all},
+		{policy: lb.Accumulate, order: lb.HighestFirst, rank: lb.Ordinal, seed: 3108, on: rc},
+		{policy: lb.Accumulate, order: lb.HighestFirst, rank: lb.Competition, bounds: []float64{0}, seed: 3109, on: c},
+		{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Ordinal, bounds: shardDense, seed: 3110, on: c},
+		{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Competition, seed: 3111, on: rc},
+		{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Ordinal, tie: 1, seed: 3201, on: rc},
+		{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Competition, tie: 1, seed: 3202, on: all},
+		{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition, tie: 2, bounds: shardDense, seed: 3203, on: c},
+		{policy: lb.KeepBest, order: lb.LowestFirst, rank: lb.Ordinal, tie: 2, bounds: []float64{0}, seed: 3204, on: rc},
+	}
+}
+
+func TestShardedModel(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range shardModelCombos() {
+			if !strings.Contains(c.on, b.Name[:1]) {
+				continue
+			}
+			t.Run(c.name(), func(t *testing.T) {
+				t.Parallel()
+				runShardModel(t, b, c)
+			})
+		}
+	})
+}
+
+// score picks a submission: mostly shardScores, at times a score at the
+// edge of what the board holds (which both boards must refuse alike).
+func (p *shardPair) score() float64 {
+	if p.rng.IntN(25) != 0 {
+		return shardScores[p.rng.IntN(len(shardScores))]
+	}
+	if p.combo.tie != 0 {
+		// MaxScore, beyond it, and a digit more than Decimals keeps.
+		return []float64{100, -100, 100.001, 1e15, 1e-4}[p.rng.IntN(5)]
+	}
+	return []float64{1e15, -1e15, math.MaxFloat64, -math.MaxFloat64, 5e-324}[p.rng.IntN(5)]
+}
+
+func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
+	t.Logf("sharded model run %s on %s: seed=%d bounds=%v", c.name(), b.Name, c.seed, c.shardBounds())
+	p := newShardPair(t, b, c)
+	member := func() string { return shardPool[p.rng.IntN(len(shardPool))] }
+	views := shardViews()
+	for p.step = 1; p.step <= shardModelSteps; p.step++ {
+		switch x := p.rng.IntN(100); {
+		case x < 80:
+			m, s := member(), p.score()
+			switch y := p.rng.IntN(100); {
+			case y < 30:
+				// At or before the clock: the day before, or today.
+				p.submitAt(m, s, shardEpoch.Add(time.Duration(p.rng.Int64N(int64(24*time.Hour)+1))))
+			case y < 33:
+				// A replay into a day that has expired: the daily window
+				// is Closed (or, before a tie-break's Epoch, refused).
+				p.submitAt(m, s, future.Add(-72*time.Hour))
+			default:
+				p.submit(m, s)
+			}
+		case x < 92:
+			batch := map[string]float64{}
+			for range 1 + p.rng.IntN(6) {
+				batch[member()] = p.score()
+			}
+			p.submitMany(batch)
+		default:
+			var ms []string
+			for range 1 + p.rng.IntN(3) {
+				if p.rng.IntN(4) == 0 {
+					ms = append(ms, modelUnknown[p.rng.IntN(len(modelUnknown))])
+				} else {
+					ms = append(ms, member())
+				}
+			}
+			p.remove(ms...)
+		}
+		if p.step%shardCheckEvery == 0 {
+			// Every view at the end; in between, all-time and one day.
+			vs := views
+			if p.step != shardModelSteps {
+				vs = []shardView{views[0], views[1+(p.step/shardCheckEvery)%2]}
+			}
+			for _, v := range vs {
+				p.compare(v, shardPool, modelUnknown)
+				p.layout(v)
+			}
+			p.checkClean()
+		}
+	}
+}
+
+// TestShardedRoundTrips counts the calls each operation of a sharded board
+// makes: Rank, Top, Count and Among one; Submit, Around and Page at most two,
+// also when a submission moves a member to another shard.
+func TestShardedRoundTrips(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []shardCombo{
+			{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Ordinal},
+			{policy: lb.KeepBest, order: lb.LowestFirst, rank: lb.Competition},
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition},
+			{policy: lb.Accumulate, order: lb.HighestFirst, rank: lb.Ordinal},
+			{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Competition, tie: 1},
+			{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Ordinal, tie: 2},
+		} {
+			t.Run(c.name(), func(t *testing.T) {
+				runShardRoundTrips(t, b, c)
+			})
+		}
+	})
+}
+
+func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
+	ctx := context.Background()
+	board, err := lb.New(b.Client, shardName(t, b), append(c.options(t), lb.WithShards(shardBounds...))...)
+	require.NoError(t, err)
+	// Every member visits every shard, so every script the board uses is
+	// loaded on every node before anything is counted.
+	path := []float64{-5, -1, 0.5, 2, 4} // shards 0..4
+	if c.policy == lb.KeepBest && c.order == lb.LowestFirst {
+		slices.Reverse(path)
+	}
+	submitPath := func(m string) {
+		prev := 0.0
+		for _, s := range path {
+			v := s
+			if c.policy == lb.Accumulate {
+				v = s - prev
+				prev = s
+			}
+			_, err := board.Submit(ctx, m, v)
+			require.NoError(t, err, "warm-up Submit(%q, %v)", m, v)
+		}
+	}
+	for _, m := range modelPool[:10] {
+		submitPath(m)
+	}
+	daily := lb.In(lb.Daily())
+	for _, q := range [][]lb.Query{nil, {daily}} {
+		for _, m := range modelPool[:10] {
+			_, err := board.Rank(ctx, m, q...)
+			require.NoError(t, err)
+			_, err = board.Around(ctx, m, 3, q...)
+			require.NoError(t, err)
+		}
+		for num := 1; num <= 4; num++ {
+			_, err := board.Page(ctx, num, 3, q...)
+			require.NoError(t, err)
+		}
+	}
+	// crossing moves "climber" to another shard on every call.
+	var crossing []float64
+	switch {
+	case c.policy == lb.Replace:
+		crossing = []float64{-5, 4, -1, 2, 0.5, -5, 4}
+	case c.policy == lb.Accumulate:
+		crossing = []float64{9, -9, 9, -9, 9, -9, 9} // -5 <-> 4
+	case c.order == lb.HighestFirst:
+		crossing = []float64{-1, 0.5, 2, 4, 5}
+	default:
+		crossing = []float64{4, 2, 0.5, -1, -5}
+	}
+	start := -5.0
+	if c.policy == lb.KeepBest && c.order == lb.LowestFirst {
+		start = 5
+	}
+	_, err = board.Submit(ctx, "climber", start)
+	require.NoError(t, err)
+	next := 0
+	fresh := 0
+	ops := []struct {
+		name string
+		max  int64
+		fn   func() error
+	}{
+		{"Top", 1, func() error { _, err := board.Top(ctx, 10); return err }},
+		{"Top daily", 1, func() error { _, err := board.Top(ctx, 1000, daily); return err }},
+		{"Rank", 1, func() error { _, err := board.Rank(ctx, modelPool[3]); return err }},
+		{"Rank daily", 1, func() error { _, err := board.Rank(ctx, modelPool[4], daily); return err }},
+		{"Rank unranked", 1, func() error {
+			_, err := board.Rank(ctx, "nobody")
+			if errors.Is(err, lb.ErrNotRanked) {
+				return nil
+			}
+			return fmt.Errorf("Rank(nobody) = %v, want ErrNotRanked", err)
+		}},
+		{"Count", 1, func() error { _, err := board.Count(ctx); return err }},
+		{"Count daily", 1, func() error { _, err := board.Count(ctx, daily); return err }},
+		{"Among", 1, func() error {
+			_, err := board.Among(ctx, []string{modelPool[0], modelPool[5], "nobody", "climber"})
+			return err
+		}},
+		{"Submit", 2, func() error { _, err := board.Submit(ctx, modelPool[1], path[2]); return err }},
+		{"Submit crossing shards", 2, func() error {
+			_, err := board.Submit(ctx, "climber", crossing[next])
+			next++
+			return err
+		}},
+		{"Submit new member", 2, func() error {
+			fresh++
+			_, err := board.Submit(ctx, fmt.Sprintf("fresh%d", fresh), path[fresh%len(path)])
+			return err
+		}},
+		{"Around", 2, func() error { _, err := board.Around(ctx, modelPool[2], 3); return err }},
+		{"Around daily", 2, func() error { _, err := board.Around(ctx, modelPool[6], 5, daily); return err }},
+		{"Around unranked", 2, func() error {
+			_, err := board.Around(ctx, "nobody", 3)
+			if errors.Is(err, lb.ErrNotRanked) {
+				return nil
+			}
+			return fmt.Errorf("Around(nobody) = %v, want ErrNotRanked", err)
+		}},
+		{"Page", 2, func() error { _, err := board.Page(ctx, 2, 4); return err }},
+		{"Page daily", 2, func() error { _, err := board.Page(ctx, 1, 1000, daily); return err }},
+	}
+	for _, op := range ops {
+		require.NoError(t, op.fn(), "%s warm-up", op.name)
+		before := b.Client.Calls()
+		require.NoError(t, op.fn(), op.name)
+		n := b.Client.Calls() - before
+		require.GreaterOrEqual(t, n, int64(1), "%s round trips", op.name)
+		require.LessOrEqual(t, n, op.max, "[%s %s] %s: %d round trips, want at most %d", b.Name, c.name(), op.name, n, op.max)
+	}
+	// The spec gives no count for these; log them.
+	for _, op := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"SubmitMany", func() error { return board.SubmitMany(ctx, map[string]float64{"a": 1, "b": -3, "new": 4}) }},
+		{"Remove", func() error { return board.Remove(ctx, "new", "nobody") }},
+		{"Check", func() error { _, err := board.Check(ctx, false); return err }},
+	} {
+		require.NoError(t, op.fn(), "%s warm-up", op.name)
+		before := b.Client.Calls()
+		require.NoError(t, op.fn(), op.name)
+		t.Logf("[%s %s] %s: %d round trips", b.Name, c.name(), op.name, b.Client.Calls()-before)
+	}
+}
+
+// ---- 3. concurrency ----
+
+// TestShardedConcurrentCluster has writers move members across the shards
+// with Accumulate while readers read: no answer may hold a member twice, no
+// increment may be lost, and the shards must end up consistent.
+func TestShardedConcurrentCluster(t *testing.T) {
+	t.Run("cluster", func(t *testing.T) {
+		runShardConcurrent(t, testredis.Cluster(t), lb.HighestFirst, lb.Ordinal, 16, 30, 100, 4100)
+	})
+	t.Run("redis", func(t *testing.T) {
+		runShardConcurrent(t, testredis.Real(t), lb.LowestFirst, lb.Competition, 8, 20, 40, 4200)
+	})
+}
+
+func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank lb.RankMode, writers, members, rounds int, seed uint64) {
+	t.Logf("concurrent run on %s: %v/%v, %d writers × %d submits over %d members, seed=%d", b.Name, order, rank, writers, rounds, members, seed)
+	ctx := context.Background()
+	board, err := lb.New(b.Client, shardName(t, b), lb.WithShards(shardBounds...), lb.WithPolicy(lb.Accumulate),
+		lb.WithOrder(order), lb.WithRanking(rank), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)))
+	require.NoError(t, err)
+	member := func(i int) string { return fmt.Sprintf("c%02d", i) }
+	all := make([]string, members)
+	for i := range all {
+		all[i] = member(i)
+	}
+
+	var (
+		failMu sync.Mutex
+		fails  []string
+	)
+	fail := func(format string, args ...any) {
+		failMu.Lock()
+		defer failMu.Unlock()
+		if len(fails) < 20 {
+			fails = append(fails, fmt.Sprintf(format, args...))
+		}
+	}
+
+	sums := make([]map[string]float64, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			s := map[string]float64{}
+			sums[w] = s
+			// Pairs of +v, -v±0.5 keep totals near the bounds, so members
+			// keep crossing them; halves keep every sum exact.
+			for i := 0; i+1 < rounds; i += 2 {
+				if rng.IntN(4) == 0 {
+					// Churn: members that come and go, across the bounds.
+					cm := fmt.Sprintf("r%d", rng.IntN(shardChurn))
+					var err error
+					switch rng.IntN(3) {
+					case 0:
+						err = board.Remove(ctx, cm)
+					case 1:
+						_, err = board.Submit(ctx, cm, 0.5*float64(rng.IntN(13)-6))
+					default:
+						err = board.SubmitMany(ctx, map[string]float64{cm: 2.5, fmt.Sprintf("r%d", rng.IntN(shardChurn)): -2.5})
+					}
+					if err != nil {
+						fail("writer %d: churn on %q: %v", w, cm, err)
+						return
+					}
+					continue
+				}
+				m := member(rng.IntN(members))
+				v := 0.5 * float64(1+rng.IntN(9))
+				if rng.IntN(2) == 0 {
+					v = -v
+				}
+				back := -v + 0.5*float64(rng.IntN(3)-1)
+				for _, x := range []float64{v, back} {
+					if _, err := board.Submit(ctx, m, x); err != nil {
+						fail("writer %d: Submit(%q, %v): %v", w, m, x, err)
+						return
+					}
+					s[m] += x
+				}
+			}
+		}()
+	}
+
+	done := make(chan struct{})
+	var reads atomic.Int64
+	var rwg sync.WaitGroup
+	queries := [][]lb.Query{nil, {lb.In(lb.Daily())}}
+	for r := range 2 {
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			amongList := append(slices.Clone(all), all[0], all[members-1], "nobody", "r0", "r1", "r2")
+			for i := 0; ; i++ {
+				q := queries[(i+r)%2]
+				top, err := board.Top(ctx, 1000, q...)
+				if err != nil {
+					fail("reader %d: Top: %v", r, err)
+					return
+				}
+				checkShardAnswer(fail, fmt.Sprintf("reader %d: Top(1000) %d", r, i), order, top)
+				for num := 1; num <= 5; num++ {
+					pg, err := board.Page(ctx, num, 7, q...)
+					if err != nil {
+						fail("reader %d: Page(%d, 7): %v", r, num, err)
+						return
+					}
+					checkShardAnswer(fail, fmt.Sprintf("reader %d: Page(%d, 7) %d", r, num, i), order, pg.Entries)
+				}
+				among, err := board.Among(ctx, amongList, q...)
+				if err != nil {
+					fail("reader %d: Among: %v", r, err)
+					return
+				}
+				checkShardAnswer(fail, fmt.Sprintf("reader %d: Among %d", r, i), order, among)
+				around, err := board.Around(ctx, all[i%members], 4, q...)
+				if err != nil && !errors.Is(err, lb.ErrNotRanked) {
+					fail("reader %d: Around: %v", r, err)
+					return
+				}
+				checkShardAnswer(fail, fmt.Sprintf("reader %d: Around(%q, 4) %d", r, all[i%members], i), order, around)
+				reads.Add(1)
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	// Check with repair, running alongside, may only ever fix things.
+	rwg.Add(1)
+	go func() {
+		defer rwg.Done()
+		for {
+			if _, err := board.Check(ctx, true); err != nil {
+				fail("Check(true) during the run: %v", err)
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	rwg.Wait()
+	require.Empty(t, fails, "seed=%d", seed)
+	require.Positive(t, reads.Load(), "the readers read nothing")
+	t.Logf("%d reader rounds", reads.Load())
+
+	total := map[string]float64{}
+	for _, s := range sums {
+		for m, v := range s {
+			total[m] += v
+		}
+	}
+	churned := make([]string, shardChurn)
+	for i := range churned {
+		churned[i] = fmt.Sprintf("r%d", i)
+	}
+	counts := map[int]int64{}
+	for k, q := range queries {
+		where := fmt.Sprintf("[%s seed=%d] %v", b.Name, seed, q)
+		// The churned members' scores are whatever the races left: read
+		// them, then the whole board must be the model of both.
+		left, err := board.Among(ctx, churned, q...)
+		require.NoError(t, err, where)
+		board0 := maps.Clone(total)
+		for _, e := range left {
+			board0[e.Member] = e.Score
+		}
+		m := newModel(modelCombo{policy: lb.Accumulate, order: order, rank: rank})
+		m.boards["alltime"] = board0
+		want := m.entries("alltime")
+		counts[k] = int64(len(board0))
+		n, err := board.Count(ctx, q...)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(board0)), n, "%s Count: distinct members submitted and churned members left", where)
+		for mem, sum := range total {
+			st, err := board.Rank(ctx, mem, q...)
+			require.NoError(t, err, "%s Rank(%q)", where, mem)
+			require.Equal(t, sum, st.Score, "%s Rank(%q).Score: the exact sum", where, mem)
+			ws, _ := m.standing("alltime", mem)
+			require.Equal(t, ws.Entry, st.Entry, "%s Rank(%q)", where, mem)
+		}
+		top, err := board.Top(ctx, 1000, q...)
+		require.NoError(t, err)
+		requireEntries(t, want, top, where+" Top(1000)")
+	}
+	reps, err := board.Check(ctx, false)
+	require.NoError(t, err)
+	require.Len(t, reps, 2)
+	for _, r := range reps {
+		k := 0
+		if r.Window == "daily" {
+			k = 1
+		}
+		requireCleanReport(t, r, counts[k], fmt.Sprintf("[%s seed=%d] Check after the run", b.Name, seed))
+	}
+}
+
+// shardChurn is how many members the concurrent test adds and removes.
+const shardChurn = 5
+
+// checkShardAnswer reports a member returned twice in one answer, or an
+// answer out of the board's order.
+func checkShardAnswer(fail func(string, ...any), what string, order lb.Order, es []lb.Entry) {
+	seen := map[string]bool{}
+	for i, e := range es {
+		if seen[e.Member] {
+			fail("%s: %q returned twice: %v", what, e.Member, es)
+			return
+		}
+		seen[e.Member] = true
+		if i == 0 {
+			continue
+		}
+		prev := es[i-1].Score
+		if (order == lb.HighestFirst && e.Score > prev) || (order == lb.LowestFirst && e.Score < prev) {
+			fail("%s: out of order at %d: %v", what, i, es)
+			return
+		}
+	}
+}
+
+// ---- 4. Check finds and repairs ----
+
+// TestShardedCheckRepairs writes faults straight into a sharded board's keys
+// and requires Check to report exactly them without writing, and to repair
+// them so that the board answers as the unsharded one again.
+func TestShardedCheckRepairs(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []shardCombo{
+			{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Ordinal, seed: 5001},
+			{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Competition, seed: 5002},
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Ordinal, tie: 1, seed: 5003},
+		} {
+			t.Run(c.name(), func(t *testing.T) {
+				runShardRepair(t, b, c)
+			})
+		}
+	})
+}
+
+// shardRepairScores are the board's members, spread over the shards.
+var shardRepairScores = map[string]float64{
+	"a": -4, "g": -3, // shard 0
+	"b": -2, "dup": -1, // shard 1
+	"c": 0, "old": 0.5, "peer": 1, // shard 2
+	"d": 1.5, "mis": 2, // shard 3
+	"e": 3, "gone": 4.5, "f": 5, // shard 4
+}
+
+func runShardRepair(t *testing.T, b *testredis.Backend, c shardCombo) {
+	ctx := context.Background()
+	p := newShardPair(t, b, c)
+	members := slices.Sorted(func(yield func(string) bool) {
+		for m := range shardRepairScores {
+			if !yield(m) {
+				return
+			}
+		}
+	})
+	for _, m := range members {
+		p.submit(m, shardRepairScores[m])
+	}
+	views := shardViews()[:2]
+	for _, v := range views {
+		p.layout(v)
+	}
+	p.checkClean()
+
+	all, day := views[0], views[1]
+	cl := b.Client.Client
+	do := func(cmd string, key string, args ...string) {
+		t.Helper()
+		require.NoError(t, cl.Do(ctx, cl.B().Arbitrary(cmd).Keys(key).Args(args...).Build()).Error(), "%s %s %v", cmd, key, args)
+	}
+	storedAll := hashStrings(t, b, shardIndexKey(p.sName, all.window, all.period))
+	storedDay := hashStrings(t, b, shardIndexKey(p.sName, day.window, day.period))
+	sk := func(v shardView, m string) string {
+		return shardKey(p.sName, shardOf(shardBounds, shardRepairScores[m]), v.window, v.period)
+	}
+	at := func(v shardView, i int) string { return shardKey(p.sName, i, v.window, v.period) }
+
+	// All-time: one fault of each kind. (a) misplaced: out of its shard (3)
+	// into shard 0; (b) duplicated: a copy in shard 4; (c) missing; (d) a
+	// stray in shard 2; (e) stale: peer's stored value in old's right shard.
+	do("ZREM", sk(all, "mis"), "mis")
+	do("ZADD", at(all, 0), storedAll["mis"], "mis")
+	do("ZADD", at(all, 4), storedAll["dup"], "dup")
+	do("ZREM", sk(all, "gone"), "gone")
+	do("ZADD", sk(all, "peer"), storedAll["peer"], "stray")
+	require.NotEqual(t, storedAll["old"], storedAll["peer"])
+	require.Equal(t, sk(all, "old"), sk(all, "peer"))
+	do("ZADD", sk(all, "old"), storedAll["peer"], "old")
+	// Daily: missing e; b misplaced into shard 2 (its own is 1); two strays.
+	do("ZREM", sk(day, "e"), "e")
+	do("ZADD", at(day, 2), storedDay["b"], "b")
+	do("ZREM", sk(day, "b"), "b")
+	do("ZADD", at(day, 0), storedDay["a"], "ghost")
+	do("ZADD", at(day, 3), storedDay["mis"], "ghost2")
+	wantAll := lb.CheckReport{Window: "alltime", Period: all.period, Members: int64(len(members)),
+		Misplaced: []string{"mis"}, Duplicated: []string{"dup"}, Missing: []string{"gone"}, Stray: []string{"stray"}, Stale: []string{"old"}}
+	wantDay := lb.CheckReport{Window: "daily", Period: day.period, Members: int64(len(members)),
+		Misplaced: []string{"b"}, Missing: []string{"e"}, Stray: []string{"ghost", "ghost2"}}
+
+	before := shardSnapshot(t, b, p.sName)
+	reps, err := p.sharded.Check(ctx, false)
+	require.NoError(t, err)
+	requireReports(t, []lb.CheckReport{wantAll, wantDay}, reps, p.where()+" Check(false)")
+	reps, err = p.sharded.Check(ctx, false, lb.In(lb.Daily()))
+	require.NoError(t, err)
+	requireReports(t, []lb.CheckReport{wantDay}, reps, p.where()+" Check(false, In(Daily))")
+	require.Equal(t, before, shardSnapshot(t, b, p.sName), "%s Check(false) wrote something", p.where())
+
+	// Repairing the daily window alone leaves the all-time one as it was.
+	reps, err = p.sharded.Check(ctx, true, lb.In(lb.Daily()))
+	require.NoError(t, err)
+	wantDay.Repaired = true
+	requireReports(t, []lb.CheckReport{wantDay}, reps, p.where()+" Check(true, In(Daily))")
+	reps, err = p.sharded.Check(ctx, false)
+	require.NoError(t, err)
+	requireReports(t, []lb.CheckReport{wantAll, {Window: "daily", Period: day.period, Members: int64(len(members))}}, reps,
+		p.where()+" Check(false) after repairing the daily window")
+	p.layout(day)
+
+	reps, err = p.sharded.Check(ctx, true)
+	require.NoError(t, err)
+	wantAll.Repaired = true
+	require.Len(t, reps, 2, "%s Check(true)", p.where())
+	for _, r := range reps {
+		if r.Window == "alltime" {
+			requireReports(t, []lb.CheckReport{wantAll}, []lb.CheckReport{r}, p.where()+" Check(true)")
+		} else {
+			requireCleanReport(t, r, int64(len(members)), p.where()+" Check(true), daily (already repaired)")
+		}
+	}
+	p.checkClean()
+	for _, v := range views {
+		p.layout(v)
+		p.compare(v, append(slices.Clone(members), "stray", "ghost", "ghost2"), []string{"nobody", "x"})
+	}
+
+	// The repaired board keeps working as the unsharded one.
+	p.submit("stray", 2.25)
+	p.submit("mis", -5)
+	p.submit("gone", 1.5)
+	p.submit("old", 3)
+	p.submit("dup", 0.5)
+	p.submit("b", -1e-3)
+	p.remove("e", "ghost")
+	for _, v := range views {
+		p.layout(v)
+		p.compare(v, append(slices.Clone(members), "stray", "ghost", "ghost2"), []string{"nobody", "x"})
+	}
+	p.checkClean()
+}
+
+func requireReports(t *testing.T, want, got []lb.CheckReport, where string) {
+	t.Helper()
+	require.Len(t, got, len(want), "%s: reports %+v", where, got)
+	norm := func(rs []lb.CheckReport) []lb.CheckReport {
+		out := slices.Clone(rs)
+		for i := range out {
+			for _, l := range []*[]string{&out[i].Misplaced, &out[i].Duplicated, &out[i].Missing, &out[i].Stray, &out[i].Stale} {
+				if len(*l) == 0 {
+					*l = nil
+				}
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Window < out[j].Window })
+		return out
+	}
+	require.Equal(t, norm(want), norm(got), where)
+}
+
+// hashStrings reads a hash as it is stored.
+func hashStrings(t *testing.T, b *testredis.Backend, key string) map[string]string {
+	t.Helper()
+	c := b.Client.Client
+	h, err := c.Do(context.Background(), c.B().Hgetall().Key(key).Build()).AsStrMap()
+	require.NoError(t, err, "HGETALL %s", key)
+	require.NotEmpty(t, h, "HGETALL %s", key)
+	return h
+}
+
+// shardSnapshot returns every key of a sharded board (shards, version hashes,
+// index) with its content and expiry.
+func shardSnapshot(t *testing.T, b *testredis.Backend, name string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	c := b.Client.Client
+	out := map[string]string{}
+	for _, k := range append(b.Keys(t, "*{"+name+"}*"), b.Keys(t, "*{"+name+"#s*")...) {
+		typ, err := c.Do(ctx, c.B().Type().Key(k).Build()).ToString()
+		require.NoError(t, err)
+		var content string
+		switch typ {
+		case "zset":
+			zs, err := c.Do(ctx, c.B().Zrange().Key(k).Min("0").Max("-1").Withscores().Build()).AsZScores()
+			require.NoError(t, err)
+			var sb strings.Builder
+			for _, z := range zs {
+				sb.WriteString(z.Member + "=" + strconv.FormatFloat(z.Score, 'g', -1, 64) + " ")
+			}
+			content = sb.String()
+		case "hash":
+			h, err := c.Do(ctx, c.B().Hgetall().Key(k).Build()).AsStrMap()
+			require.NoError(t, err)
+			fields := make([]string, 0, len(h))
+			for f, v := range h {
+				fields = append(fields, f+"="+v)
+			}
+			sort.Strings(fields)
+			content = strings.Join(fields, " ")
+		default:
+			content = "?"
+		}
+		exp, err := c.Do(ctx, c.B().Pexpiretime().Key(k).Build()).AsInt64()
+		require.NoError(t, err)
+		out[k] = typ + ": " + content + " exp=" + strconv.FormatInt(exp, 10)
+	}
+	return out
+}
+
+// ---- 5. a write that dies between its two round trips ----
+
+// errCrash stands for a process or a connection dying in the middle of a
+// write.
+var errCrash = errors.New("injected crash")
+
+// crashClient passes calls through to Redis until it is armed; then it
+// fails one call, the armed-th from then, without sending it (or, with drop
+// set, sends that call's commands except those on a key holding drop).
+type crashClient struct {
+	rueidis.Client
+	armed atomic.Int64
+	drop  string
+}
+
+func (c *crashClient) arm(nth int64, drop string) {
+	c.drop = drop
+	c.armed.Store(nth)
+}
+
+func (c *crashClient) hit() bool {
+	for {
+		n := c.armed.Load()
+		if n <= 0 {
+			return false
+		}
+		if c.armed.CompareAndSwap(n, n-1) {
+			return n == 1
+		}
+	}
+}
+
+func (c *crashClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if c.hit() {
+		return rueidis.NewErrorResult(errCrash)
+	}
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c *crashClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if !c.hit() {
+		return c.Client.DoMulti(ctx, multi...)
+	}
+	out := make([]rueidis.RedisResult, len(multi))
+	if c.drop == "" {
+		for i := range out {
+			out[i] = rueidis.NewErrorResult(errCrash)
+		}
+		return out
+	}
+	var send []rueidis.Completed
+	var at []int
+	for i := range multi {
+		if slices.ContainsFunc(multi[i].Commands(), func(a string) bool { return strings.Contains(a, c.drop) }) {
+			out[i] = rueidis.NewErrorResult(errCrash)
+			continue
+		}
+		send = append(send, multi[i])
+		at = append(at, i)
+	}
+	for j, r := range c.Client.DoMulti(ctx, send...) {
+		out[at[j]] = r
+	}
+	return out
+}
+
+// TestShardedCrash kills a write between its index step and its shard step
+// (or loses one shard's part of it). Count stays exact, Check reports the
+// member, and Check with repair, or per the package documentation the
+// member's next write, brings the shards back to the index, after which the
+// board answers as an unsharded one fed the writes that reached the index.
+func TestShardedCrash(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		type crashCase struct {
+			name string
+			// op is the write that crashes on the sharded board (returning
+			// its error) and what the unsharded board is then fed.
+			op func(board *lb.Leaderboard) error
+			// drop: "" fails the whole second round trip; else the shard
+			// whose part is lost, as "#s<i>}".
+			drop string
+			// want is the report of each window after the crash.
+			want func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport)
+			// next is the member's next write (nil: repair with Check).
+			next func(board *lb.Leaderboard) error
+		}
+		ctx := context.Background()
+		submit := func(m string, s float64) func(*lb.Leaderboard) error {
+			return func(board *lb.Leaderboard) error { _, err := board.Submit(ctx, m, s); return err }
+		}
+		misplaced := func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
+			all.Misplaced, day.Misplaced = []string{"m"}, []string{"m"}
+			return all, day
+		}
+		duplicated := func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
+			all.Duplicated, day.Duplicated = []string{"m"}, []string{"m"}
+			return all, day
+		}
+		missing := func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
+			all.Missing, day.Missing = []string{"m"}, []string{"m"}
+			return all, day
+		}
+		stray := func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
+			all.Stray, day.Stray = []string{"m"}, []string{"m"}
+			return all, day
+		}
+		remove := func(board *lb.Leaderboard) error { return board.Remove(ctx, "m") }
+		many := func(board *lb.Leaderboard) error {
+			return board.SubmitMany(ctx, map[string]float64{"m": 4, "n": 2.25})
+		}
+		// m starts at -3 (shard 0); 4 is in shard 4, 0.5 in shard 2.
+		cases := []crashCase{
+			{name: "Submit across shards, then Check", op: submit("m", 4), want: misplaced},
+			{name: "Submit across shards, delete lost", op: submit("m", 4), drop: "#s0}", want: duplicated},
+			{name: "Submit across shards, put lost", op: submit("m", 4), drop: "#s4}", want: missing},
+			{name: "Submit within a shard", op: submit("m", -4), want: func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
+				all.Stale, day.Stale = []string{"m"}, []string{"m"}
+				return all, day
+			}},
+			{name: "Remove", op: remove, want: stray},
+			{name: "SubmitMany", op: many, want: func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
+				all.Misplaced, day.Misplaced = []string{"m"}, []string{"m"}
+				all.Missing, day.Missing = []string{"n"}, []string{"n"}
+				return all, day
+			}},
+			{name: "Submit across shards, then the next write moves it on", op: submit("m", 4), want: misplaced, next: submit("m", 0.5)},
+			{name: "Submit across shards, then the next write stays", op: submit("m", 4), want: misplaced, next: submit("m", 4.5)},
+			{name: "Submit within a shard, then the next write", op: submit("m", -4), want: func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
+				all.Stale, day.Stale = []string{"m"}, []string{"m"}
+				return all, day
+			}, next: submit("m", -3.5)},
+			{name: "Remove, then the next write", op: remove, want: stray, next: submit("m", 2)},
+		}
+		for i, cc := range cases {
+			t.Run(cc.name, func(t *testing.T) {
+				c := shardCombo{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Ordinal, seed: uint64(6000 + i)}
+				p := newShardPair(t, b, c)
+				crash := &crashClient{Client: b.Client}
+				var err error
+				p.sharded, err = lb.New(crash, p.sName, append(c.options(t), lb.WithShards(shardBounds...))...)
+				require.NoError(t, err)
+				for _, m := range []string{"a", "b", "c", "d", "e"} {
+					p.submit(m, shardRepairScores[m])
+				}
+				// Every script the writes use is loaded on every node first:
+				// a NOSCRIPT retry would move the crash to another call.
+				p.submit("m", 4)
+				p.submitMany(map[string]float64{"m": 2, "n": 0.5, "o": -3})
+				p.remove("n", "o")
+				p.submit("m", -3)
+
+				views := shardViews()[:2]
+				crash.arm(2, cc.drop)
+				p.logf("crash in the second round trip of the next write (drop %q)", cc.drop)
+				require.Error(t, cc.op(p.sharded), "the crashed write")
+				require.NoError(t, cc.op(p.plain))
+				require.Zero(t, crash.armed.Load(), "the crash did not happen: the write made fewer than two calls")
+
+				// Count and every Total come from the index.
+				for _, v := range views {
+					shardSame(p, p.where()+" Count after the crash", func(board *lb.Leaderboard) (int64, error) {
+						return board.Count(ctx, v.q...)
+					})
+					shardSame(p, p.where()+" Page(1, 1).Total after the crash", func(board *lb.Leaderboard) (int64, error) {
+						pg, err := board.Page(ctx, 1, 1, v.q...)
+						return pg.Total, err
+					})
+				}
+				n, err := p.plain.Count(ctx)
+				require.NoError(t, err)
+				wantAll, wantDay := cc.want(
+					lb.CheckReport{Window: "alltime", Period: views[0].period, Members: n},
+					lb.CheckReport{Window: "daily", Period: views[1].period, Members: n})
+				reps, err := p.sharded.Check(ctx, false)
+				require.NoError(t, err)
+				requireReports(t, []lb.CheckReport{wantAll, wantDay}, reps, p.where()+" Check(false) after the crash")
+
+				if cc.next != nil {
+					// "A process that dies between a write's two round trips
+					// leaves the member's shard entry behind the index until
+					// the member's next write or a Check with repair."
+					require.NoError(t, cc.next(p.plain))
+					require.NoError(t, cc.next(p.sharded), "the next write")
+					p.logf("the next write")
+					n, err := p.plain.Count(ctx)
+					require.NoError(t, err)
+					reps, err := p.sharded.Check(ctx, false)
+					require.NoError(t, err)
+					for _, r := range reps {
+						requireCleanReport(t, r, n, p.where()+" Check(false) after the member's next write")
+					}
+				} else {
+					reps, err := p.sharded.Check(ctx, true)
+					require.NoError(t, err)
+					wantAll.Repaired, wantDay.Repaired = true, true
+					requireReports(t, []lb.CheckReport{wantAll, wantDay}, reps, p.where()+" Check(true) after the crash")
+				}
+				p.checkClean()
+				for _, v := range shardViews() {
+					p.layout(v)
+					p.compare(v, []string{"a", "b", "c", "d", "e", "m", "n", "o"}, []string{"nobody"})
+				}
+			})
+		}
+	})
+}
+
+// TestShardedBulk loads a few thousand members with SubmitMany, then reads
+// at the largest sizes the API allows: a sharded board must still answer as
+// the unsharded one.
+func TestShardedBulk(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []shardCombo{
+			{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Competition, seed: 7001},
+			{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Ordinal, bounds: shardDense, seed: 7002},
+		} {
+			if b.Mini != nil && c.seed != 7001 {
+				continue // miniredis's Lua is slow: one combo there
+			}
+			t.Run(c.name(), func(t *testing.T) {
+				n := 2500
+				if b.Mini != nil {
+					n = 1200
+				}
+				p := newShardPair(t, b, c)
+				members := make([]string, n)
+				for round := range 2 {
+					batch := make(map[string]float64, n)
+					for i := range members {
+						members[i] = fmt.Sprintf("p%04d", i)
+						// Quarter steps from -6 to 6: heavy ties on every shard.
+						batch[members[i]] = 0.25 * float64(p.rng.IntN(49)-24)
+					}
+					p.step = round
+					p.submitMany(batch)
+				}
+				p.remove(members[:100]...)
+				ctx := context.Background()
+				for _, v := range shardViews()[:2] {
+					where := p.where() + " view=" + v.name
+					shardSame(p, where+" Count", func(board *lb.Leaderboard) (int64, error) { return board.Count(ctx, v.q...) })
+					shardSame(p, where+" Top(1000)", func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Top(ctx, 1000, v.q...) })
+					for _, num := range []int{1, 2, 3, 4} {
+						shardSame(p, fmt.Sprintf("%s Page(%d, 1000)", where, num), func(board *lb.Leaderboard) (lb.Page, error) {
+							return board.Page(ctx, num, 1000, v.q...)
+						})
+					}
+					shardSame(p, where+" Page(101, 17)", func(board *lb.Leaderboard) (lb.Page, error) { return board.Page(ctx, 101, 17, v.q...) })
+					shardSame(p, where+" Among(1000)", func(board *lb.Leaderboard) ([]lb.Entry, error) {
+						return board.Among(ctx, members[50:1050], v.q...)
+					})
+					for _, m := range []string{members[0], members[100], members[1234], members[n-1]} {
+						shardSame(p, fmt.Sprintf("%s Rank(%q)", where, m), func(board *lb.Leaderboard) (lb.Standing, error) {
+							return board.Rank(ctx, m, v.q...)
+						})
+						shardSame(p, fmt.Sprintf("%s Around(%q, 500)", where, m), func(board *lb.Leaderboard) ([]lb.Entry, error) {
+							return board.Around(ctx, m, lb.MaxRadius, v.q...)
+						})
+					}
+					p.layout(v)
+				}
+				p.checkClean()
+			})
+		}
+	})
+}
