@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's one test command. It starts what the tests need that is not
 # already answering (a local redis-server on 127.0.0.1:6379, a 3-master Redis
-# Cluster on 127.0.0.1:7000-7002), then runs the linters, every test with the
+# Cluster on 127.0.0.1:7000-7002, Debian's Chromium for the browser test),
+# then runs the linters, every test with the
 # race detector against miniredis, real Redis and the Cluster, and a short run
 # of every fuzz target.
 #
@@ -100,6 +101,14 @@ if ! cluster_ok "${first%:*}" "${first#*:}"; then
     sleep 0.1
   done
   [ $ok = 1 ] || { echo "the Redis Cluster did not reach cluster_state:ok" >&2; exit 1; }
+fi
+
+# Debian's Chromium for the example server's browser test.
+if [ -x scripts/need-chromium.sh ]; then
+  if ! scripts/need-chromium.sh; then
+    [ "${CI:-}" = true ] && exit 1
+    echo "continuing without Chromium: the browser test will skip"
+  fi
 fi
 
 modules=$(git ls-files 'go.mod' '*/go.mod' 2>/dev/null || echo go.mod)
