@@ -45,8 +45,10 @@ import (
 // counts of other members' ranks may be off by that one member for that
 // instant. Count and every Total come from the index and are exact. A
 // process that dies between a write's two round trips leaves the member's
-// shard entry behind the index until the member's next write or a Check
-// with repair, which finds and fixes it.
+// shard entry behind the index until the member's next Submit or Remove
+// (which sweep every shard for stale copies, at the cost of a third round
+// trip when they find one) or a Check with repair. SubmitMany does not
+// sweep.
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
 // numbers of members (README: "Sharding"). Bounds that are NaN, ±Inf,
@@ -371,9 +373,10 @@ func optString(m *rueidis.RedisMessage) (string, bool, error) {
 	return s, true, err
 }
 
-// shardOp is one versioned put or delete for shard_write.lua.
+// shardOp is one versioned write for shard_write.lua.
 type shardOp struct {
 	put     bool
+	sweep   bool // a delete that leaves no tombstone where there is no copy
 	member  string
 	version int64
 	value   string
@@ -385,8 +388,11 @@ func (lb *Leaderboard) shardWriteCall(i int, tg target, ops []shardOp) scripts.C
 	args = append(args, flag(lb.high()), flag(lb.ranking == Competition), lb.slotsArg(), strconv.FormatInt(tg.expire, 10))
 	for _, o := range ops {
 		op := "del"
-		if o.put {
+		switch {
+		case o.put:
 			op = "put"
+		case o.sweep:
+			op = "sweep"
 		}
 		args = append(args, op, o.member, strconv.FormatInt(o.version, 10), o.value)
 	}
@@ -395,6 +401,10 @@ func (lb *Leaderboard) shardWriteCall(i int, tg target, ops []shardOp) scripts.C
 
 func (lb *Leaderboard) zcardCall(key string) scripts.Call {
 	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zcard().Key(key).Build() }}
+}
+
+func (lb *Leaderboard) zscoreCall(key, member string) scripts.Call {
+	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zscore().Key(key).Member(member).Build() }}
 }
 
 // submitSharded is Submit on a sharded board: the index first, then the
@@ -426,19 +436,56 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 			case mv.from:
 				calls = append(calls, lb.shardWriteCall(i, tg, []shardOp{{member: sub.member, version: row.version}}))
 			default:
-				calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
+				// The count for the global rank, and whether a copy of the
+				// member is here that a crashed write left behind.
+				calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)), lb.zscoreCall(lb.shardKey(i, tg), sub.member))
 			}
 		}
 	}
 	res := scripts.ExecMulti(ctx, lb.client, calls)
+	var sweeps []scripts.Call
+	type sweep struct{ window, shard int }
+	var swept []sweep
+	cardsAfterSweep := map[sweep]int64{}
+	at := 0
+	replies := make([][]rueidis.RedisResult, len(live)) // per window, per shard: its replies
+	for w, tg := range live {
+		replies[w] = make([]rueidis.RedisResult, n)
+		for i := 0; i < n; i++ {
+			replies[w][i] = res[at]
+			at++
+			if i == moves[w].to || i == moves[w].from {
+				continue
+			}
+			if err := res[at].Error(); err == nil {
+				sweeps = append(sweeps, lb.shardWriteCall(i, tg, []shardOp{{sweep: true, member: sub.member, version: rows[w][0].version}}))
+				swept = append(swept, sweep{w, i})
+			} else if !rueidis.IsRedisNil(err) {
+				return wrap("submit", err)
+			}
+			at++
+		}
+	}
+	if len(sweeps) > 0 {
+		// Rare: a third round trip, only after a crashed or racing write.
+		for k, r := range scripts.ExecMulti(ctx, lb.client, sweeps) {
+			v, err := r.AsIntSlice()
+			if err != nil || len(v) != 4 {
+				return wrap("submit", fmt.Errorf("shard sweep returned %v: %w", v, err))
+			}
+			cardsAfterSweep[swept[k]] = v[3]
+		}
+	}
 	for w := range live {
 		row, mv := rows[w][0], moves[w]
 		cards := make([]int64, n)
 		var put, del [4]int64 // before, after, worse after, card
 		for i := 0; i < n; i++ {
-			r := res[w*n+i]
+			r := replies[w][i]
 			if i != mv.to && i != mv.from {
-				if cards[i], err = r.AsInt64(); err != nil {
+				if c, ok := cardsAfterSweep[sweep{w, i}]; ok {
+					cards[i] = c
+				} else if cards[i], err = r.AsInt64(); err != nil {
 					return wrap("submit", err)
 				}
 				continue
@@ -511,17 +558,32 @@ func (lb *Leaderboard) submitManySharded(ctx context.Context, scores map[string]
 	if err != nil {
 		return lb.scriptErr("submit many", err, "a total")
 	}
-	return lb.applyRows(ctx, "submit many", live, members, rows)
+	return lb.applyRows(ctx, "submit many", live, members, rows, false)
 }
 
 // applyRows sends the index's changes to the shards, one script call per
-// shard and window.
-func (lb *Leaderboard) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow) error {
+// shard and window. With sweep, every other shard also loses any copy of
+// the members that a crashed write left behind.
+func (lb *Leaderboard) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow, sweep bool) error {
 	var calls []scripts.Call
 	for w, tg := range live {
 		ops := make([][]shardOp, len(lb.bounds)+1)
 		for j, m := range members {
 			row := rows[w][j]
+			if sweep {
+				keep, from := -1, -1
+				if row.has {
+					keep = lb.shardOfString(row.now)
+				}
+				if row.had {
+					from = lb.shardOfString(row.prev)
+				}
+				for i := range ops {
+					if i != keep && i != from {
+						ops[i] = append(ops[i], shardOp{sweep: true, member: m, version: row.version})
+					}
+				}
+			}
 			if row.had == row.has && row.prev == row.now {
 				continue
 			}
@@ -556,7 +618,7 @@ func (lb *Leaderboard) removeSharded(ctx context.Context, live []target, members
 	if err != nil {
 		return wrap("remove", err)
 	}
-	return lb.applyRows(ctx, "remove", live, members, rows)
+	return lb.applyRows(ctx, "remove", live, members, rows, true)
 }
 
 // shardEntry is an entry read from one shard, with what dedupes it.

@@ -9,7 +9,9 @@
 -- ARGV[1]  '1' when higher scores rank first, ARGV[2] '1' for competition
 --          ranks, ARGV[3] tie-break slots ('0' for none)
 -- ARGV[4]  absolute expiry in unix milliseconds, '0' for none
--- then     op ('put' | 'del'), member, version, value ('' for del), ...
+-- then     op, member, version, value ('' unless put), ...; op is 'put',
+--          'del', or 'sweep': a delete of a copy a crashed write left
+--          behind, which leaves no tombstone where there is no copy
 --
 -- Returns per op: rank in the shard before and after (0 when absent;
 -- competition: 1 + members strictly better), members strictly worse after
@@ -30,7 +32,7 @@ for j = 5, #ARGV, 4 do
   local op, member, version, value = ARGV[j], ARGV[j + 1], num(ARGV[j + 2]), ARGV[j + 3]
   local before = rank(member)
   local seen = tonumber(redis.call('HGET', ver, member) or '0')
-  if version > seen then
+  if version > seen and (op ~= 'sweep' or before > 0) then
     redis.call('HSET', ver, member, version)
     if op == 'put' then
       redis.call('ZADD', key, value, member)
