@@ -24,7 +24,9 @@ import (
 // Every answer stays exact: a global rank is the member count of the better
 // shards plus the rank inside the member's own shard, read in one DoMulti
 // that rueidis sends to the nodes in parallel. Round trips: Rank, Top, Count
-// and Among cost one; Submit, SubmitMany, Remove, Around and Page two.
+// and Among cost one; SubmitMany, Remove, Around and Page two; Submit two on
+// a Cluster and one on a single node (standalone or Sentinel), where one
+// script can reach every shard.
 //
 // # Consistency
 //
@@ -414,6 +416,9 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 	if lb.tb != nil {
 		value = strconv.FormatInt(sub.s, 10)
 	}
+	if lb.client.Mode() != rueidis.ClientModeCluster {
+		return lb.submitLocal(ctx, sub, value, live, where, out)
+	}
 	rows, err := lb.shardIndex(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t)
 	if err != nil {
 		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
@@ -521,6 +526,40 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 		wr.Changed = lb.plain(prev) != lb.plain(after)
 	}
 	return nil
+}
+
+// submitLocal is Submit on a sharded board whose keys all live on one node:
+// one script, one round trip (see shard_local.lua).
+func (lb *Leaderboard) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult) error {
+	n := len(lb.bounds) + 1
+	ks := make([]string, 0, len(live)*(2+2*n))
+	for _, tg := range live {
+		idx := keys.Index(tg.key)
+		ks = append(ks, idx, keys.Versions(idx))
+		for i := 0; i < n; i++ {
+			key := lb.shardKey(i, tg)
+			ks = append(ks, key, keys.Versions(key))
+		}
+	}
+	scale := "1"
+	if lb.tb != nil {
+		scale = formatScore(lb.tb.scale)
+	}
+	args := make([]string, 0, 11+n+len(live))
+	args = append(args, sub.member, value, lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
+	args = lb.tieBreakArgs(args, sub.t)
+	args = append(args, scale, strconv.Itoa(n))
+	for _, b := range lb.bounds {
+		args = append(args, formatScore(b))
+	}
+	for _, tg := range live {
+		args = append(args, strconv.FormatInt(tg.expire, 10))
+	}
+	replies, err := scripts.ShardLocal.Exec(ctx, lb.client, ks, args).ToArray()
+	if err != nil {
+		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
+	}
+	return lb.submitReplies(replies, sub.member, live, where, out)
 }
 
 // globalRank turns a rank inside shard s into a rank on the board: every

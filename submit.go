@@ -214,6 +214,13 @@ func (lb *Leaderboard) submitScript(ctx context.Context, sub submission, live []
 	if err != nil {
 		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
 	}
+	return lb.submitReplies(replies, member, live, where, out)
+}
+
+// submitReplies decodes six values a window of what submit.lua (and
+// shard_local.lua) return.
+func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member string, live []target, where []int, out []WindowResult) error {
+	var err error
 	const perWindow = 6
 	if len(replies) != perWindow*len(live) {
 		return wrap("submit", fmt.Errorf("script returned %d values, want %d", len(replies), perWindow*len(live)))

@@ -34,6 +34,8 @@ var (
 	shardWriteSrc string
 	//go:embed shard_read.lua
 	shardReadSrc string
+	//go:embed shard_local.lua
+	shardLocalSrc string
 )
 
 var (
@@ -51,6 +53,8 @@ var (
 	ShardWrite = newScript(shardWriteSrc)
 	// ShardRead reads one shard with versions; see shard_read.lua.
 	ShardRead = newScript(shardReadSrc)
+	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
+	ShardLocal = newScript(shardLocalSrc)
 )
 
 // Script is one embedded script.

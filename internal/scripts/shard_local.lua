@@ -1,0 +1,127 @@
+-- Submit on a sharded board whose keys all live on one node (standalone or
+-- Sentinel Redis, where slots do not bind a script): the index and every
+-- shard in one script, one round trip, atomically. On a Cluster the same
+-- work takes shard_index.lua and shard_write.lua, two round trips.
+--
+-- KEYS      per window: index, index versions, then per shard its sorted
+--           set and version hash (2 + 2 * shards keys a window)
+-- ARGV[1]   member, ARGV[2] value, ARGV[3] policy, ARGV[4] '1' when higher
+--           scores rank first, ARGV[5] '1' for competition ranks, ARGV[6..9]
+--           the tie-break's slots, time slot, reversal and largest |score|
+--           (see apply in common.lua), ARGV[10] 10^decimals of the
+--           tie-break, ARGV[11] number of shards, then the shards - 1
+--           bounds, then one absolute expiry per window ('0' for none)
+--
+-- Returns what submit.lua returns, six values per window, for the board as
+-- a whole: previous stored value or nil, previous rank, stored value, rank,
+-- members, members strictly worse (-1 when not competition).
+local member, value, policy = ARGV[1], ARGV[2], ARGV[3]
+local high, comp = ARGV[4] == '1', ARGV[5] == '1'
+local slots, t, rev, maxs = num(ARGV[6]), num(ARGV[7]), ARGV[8] == '1', num(ARGV[9])
+local scale, nshards = num(ARGV[10]), num(ARGV[11])
+local bounds = {}
+for i = 1, nshards - 1 do bounds[i] = num(ARGV[11 + i]) end
+local firstexp = 11 + nshards
+local per = 2 + 2 * nshards
+local nw = #KEYS / per
+
+-- The shard of a stored value: the number of bounds at or below its plain
+-- score; shards are numbered from 0 as in Go.
+local function shard_of(v)
+  local p = num(v)
+  if slots > 0 then p = split(p, slots) / scale end
+  local n = 0
+  for i = 1, #bounds do
+    if bounds[i] <= p then n = n + 1 end
+  end
+  return n
+end
+
+local function better_shard(i, j)
+  if high then return i > j end
+  return i < j
+end
+
+-- The board-wide rank of member inside shard s, and (competition) the members
+-- strictly worse.
+local function standing(w, s)
+  local key = KEYS[w + 2 + 2 * s]
+  local v = redis.call('ZSCORE', key, member)
+  local rank, worst
+  if comp then
+    rank, worst = better(key, v, high, slots) + 1, worse(key, v, high, slots)
+  else
+    if high then rank = redis.call('ZREVRANK', key, member) + 1 else rank = redis.call('ZRANK', key, member) + 1 end
+    worst = -1
+  end
+  for i = 0, nshards - 1 do
+    if i ~= s then
+      local c = redis.call('ZCARD', KEYS[w + 2 + 2 * i])
+      if better_shard(i, s) then
+        rank = rank + c
+      elseif comp then
+        worst = worst + c
+      end
+    end
+  end
+  return rank, worst
+end
+
+-- Every window is worked out before the first write.
+local prev, store = {}, {}
+for k = 1, nw do
+  local w = (k - 1) * per + 1
+  prev[k] = redis.call('HGET', KEYS[w], member)
+  local v, code = apply(prev[k], value, policy, high, slots, t, rev, maxs)
+  if v == false then return redis.error_reply(code .. ' ' .. KEYS[w]) end
+  store[k] = v
+end
+
+local out = {}
+for k = 1, nw do
+  local w = (k - 1) * per + 1
+  local idx, ver, p = KEYS[w], KEYS[w + 1], prev[k]
+  local from, prank = -1, 0
+  if p then
+    from = shard_of(p)
+    if redis.call('ZSCORE', KEYS[w + 2 + 2 * from], member) then
+      prank = standing(w, from)
+    end
+  end
+  local v = store[k] or p
+  local to = shard_of(v)
+  local version = tonumber(redis.call('HGET', ver, member) or '0')
+  if store[k] then
+    version = redis.call('HINCRBY', ver, member, 1)
+    redis.call('HSET', idx, member, v)
+  end
+  for i = 0, nshards - 1 do
+    local zkey, vkey = KEYS[w + 2 + 2 * i], KEYS[w + 3 + 2 * i]
+    if i == to then
+      redis.call('ZADD', zkey, v, member)
+      redis.call('HSET', vkey, member, version)
+    elseif redis.call('ZSCORE', zkey, member) then
+      -- The old shard, or a copy a crashed Cluster-mode write left behind.
+      redis.call('ZREM', zkey, member)
+      redis.call('HSET', vkey, member, version)
+    end
+  end
+  local exp = ARGV[firstexp + k - 1]
+  if exp ~= '0' then
+    redis.call('PEXPIREAT', idx, exp)
+    redis.call('PEXPIREAT', ver, exp)
+    for i = 0, nshards - 1 do
+      redis.call('PEXPIREAT', KEYS[w + 2 + 2 * i], exp)
+      redis.call('PEXPIREAT', KEYS[w + 3 + 2 * i], exp)
+    end
+  end
+  local rank, worst = standing(w, to)
+  local n = #out
+  out[n + 1] = p or false
+  out[n + 2] = prank
+  out[n + 3] = v
+  out[n + 4] = rank
+  out[n + 5] = redis.call('HLEN', idx)
+  out[n + 6] = worst
+end
+return out
