@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The README's worked example, computed with openssl; the server's tests
+// check the same vector, so both implementations follow the one spec.
+const (
+	vectorSecret = "example-secret-0123456789abcdef0123"
+	vectorBody   = `{"userId":"player-42","score":8500}`
+	vectorNonce  = "0123456789abcdef0123456789abcdef"
+	vectorSig    = "8f997280c9da09cb72afbebb114595dbbbaae394680fee53223dc5fcce108664"
+)
+
+func TestSignVector(t *testing.T) {
+	h := sign("gs1", []byte(vectorSecret), http.MethodPost, "/api/v1/scores", []byte(vectorBody), time.Unix(1764460800, 0))
+	if h.Get("X-LB-Timestamp") != "1764460800" || h.Get("X-LB-Key-Id") != "gs1" || len(h.Get("X-LB-Nonce")) != 32 {
+		t.Fatalf("headers %v", h)
+	}
+	// The nonce is random; recompute with the vector's to compare.
+	sum := sha256.Sum256([]byte(vectorBody))
+	m := hmac.New(sha256.New, []byte(vectorSecret))
+	fmt.Fprintf(m, "POST\n/api/v1/scores\n1764460800\n%s\n%s", vectorNonce, hex.EncodeToString(sum[:]))
+	if got := hex.EncodeToString(m.Sum(nil)); got != vectorSig {
+		t.Fatalf("vector signature %s, want %s", got, vectorSig)
+	}
+	m = hmac.New(sha256.New, []byte(vectorSecret))
+	fmt.Fprintf(m, "POST\n/api/v1/scores\n1764460800\n%s\n%s", h.Get("X-LB-Nonce"), hex.EncodeToString(sum[:]))
+	if got := hex.EncodeToString(m.Sum(nil)); got != h.Get("X-LB-Signature") {
+		t.Fatalf("sign gave %s, want %s", h.Get("X-LB-Signature"), got)
+	}
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestParse(t *testing.T) {
+	keys := env(map[string]string{"SIGNING_KEYS": "new:" + vectorSecret + ",old:other-secret"})
+	o, err := parse(nil, keys, io.Discard)
+	if err != nil || o.keyID != "new" || string(o.secret) != vectorSecret || o.players != 20 || o.base.String() != "http://127.0.0.1:8080" {
+		t.Fatalf("defaults: %+v %v", o, err)
+	}
+	if o, err = parse([]string{"-key-id", "old"}, keys, io.Discard); err != nil || string(o.secret) != "other-secret" {
+		t.Fatalf("-key-id old: %v", err)
+	}
+	for _, u := range []string{"http://localhost:8080", "http://127.0.0.1:1", "http://127.8.9.10", "http://[::1]:8080"} {
+		if _, err := parse([]string{"-url", u}, keys, io.Discard); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://10.0.0.1:8080", "http://192.168.1.1", "http://example.com", "http://0.0.0.0:8080"} {
+		if _, err := parse([]string{"-url", u}, keys, io.Discard); err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("%s: %v, want refused as not loopback", u, err)
+		}
+	}
+	if _, err := parse([]string{"-url", "http://10.0.0.1:8080", "-allow-remote"}, keys, io.Discard); err != nil {
+		t.Errorf("-allow-remote: %v", err)
+	}
+	for _, args := range [][]string{
+		{"-players", "0"}, {"-players", "1001"}, {"-duration", "11m"}, {"-duration", "0s"},
+		{"-max-requests", "0"}, {"-reads", "1.5"}, {"-min-score", "5", "-max-score", "1"},
+		{"-url", "ftp://127.0.0.1"}, {"-key-id", "nope"}, {"extra"},
+	} {
+		if _, err := parse(args, keys, io.Discard); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if _, err := parse(nil, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "SIGNING_KEYS") {
+		t.Errorf("no keys: %v", err)
+	}
+}
+
+// fakeService answers like the server: submits are checked for a
+// signature and every third one per player is rate limited.
+func fakeService(t *testing.T, fail bool) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/api/v1/scores":
+			body, _ := io.ReadAll(r.Body)
+			sum := sha256.Sum256(body)
+			m := hmac.New(sha256.New, []byte(vectorSecret))
+			fmt.Fprintf(m, "POST\n%s\n%s\n%s\n%s", r.URL.RequestURI(), r.Header.Get("X-LB-Timestamp"), r.Header.Get("X-LB-Nonce"), hex.EncodeToString(sum[:]))
+			if hex.EncodeToString(m.Sum(nil)) != r.Header.Get("X-LB-Signature") {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			if i%3 == 0 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			io.WriteString(w, `{}`)
+		case r.Method == http.MethodGet && r.URL.Path == "/api/v1/leaderboard":
+			if fail && i%5 == 0 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			io.WriteString(w, `{"entries":[]}`)
+		default:
+			t.Errorf("unexpected %s %s", r.Method, r.URL)
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestRun(t *testing.T) {
+	keys := env(map[string]string{"SIGNING_KEYS": "gs1:" + vectorSecret})
+	srv, n := fakeService(t, false)
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"-url", srv.URL, "-players", "4", "-duration", "2s", "-max-requests", "300"}, keys, &out, io.Discard)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, &out)
+	}
+	for _, want := range []string{"submit", "top10", "p99", "429:", "requests/s", "ok: every response"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, &out)
+		}
+	}
+	// The request budget holds whatever the duration.
+	if got := n.Load(); got > 300 {
+		t.Fatalf("%d requests, want at most 300", got)
+	}
+
+	srv, _ = fakeService(t, true)
+	out.Reset()
+	code = run(context.Background(), []string{"-url", srv.URL, "-players", "2", "-duration", "1s", "-max-requests", "200"}, keys, &out, io.Discard)
+	if code != 1 || !strings.Contains(out.String(), "FAIL:") || !strings.Contains(out.String(), "500") {
+		t.Fatalf("with 500s: exit %d\n%s", code, &out)
+	}
+}
+
+func TestRefusesRemoteDial(t *testing.T) {
+	// Even a name given with -allow-remote unset can only reach loopback:
+	// the dialer checks the address it connects to.
+	o := options{players: 1, timeout: time.Second}
+	c := newClient(&o)
+	_, err := c.Get("http://192.0.2.1:9/") // TEST-NET-1: never routed, never dialled
+	if err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+		t.Fatalf("dial outside loopback: %v", err)
+	}
+}

@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/skiprank/leaderboard"
+)
+
+// windowStanding is one window of a submit's answer.
+type windowStanding struct {
+	Period        string  `json:"period"`
+	Rank          int64   `json:"rank"`
+	Score         float64 `json:"score"`
+	PreviousRank  int64   `json:"previousRank"` // 0: was not ranked
+	PreviousScore float64 `json:"previousScore"`
+	NewBest       bool    `json:"newBest"`
+	Total         int64   `json:"total"`
+	Percentile    float64 `json:"percentile"`
+}
+
+type submitResponse struct {
+	UserID       string                    `json:"userId"`
+	Submitted    float64                   `json:"submitted"`
+	Score        float64                   `json:"score"` // the best, which may be an earlier score
+	Rank         int64                     `json:"rank"`
+	PreviousRank int64                     `json:"previousRank"`
+	NewBest      bool                      `json:"newBest"`
+	Windows      map[string]windowStanding `json:"windows"`
+}
+
+// handleSubmit is POST /api/v1/scores. The checks run from the cheapest to
+// the dearest, and none of them writes to the board: size, signature,
+// replay, fields, rate limit; only then the submit.
+func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	body, fe := readBody(w, r)
+	if fe != nil {
+		s.refuse(w, outcomeInvalid, http.StatusBadRequest, fe.msg, fe.field)
+		return
+	}
+	if err := s.auth.verify(r.Context(), r, body); err != nil {
+		var ae *authError
+		if !errors.As(err, &ae) {
+			s.failed(w, r, "verify signature", err)
+			return
+		}
+		outcome := outcomeUnsigned
+		if ae.replay {
+			outcome = outcomeReplayed
+		}
+		w.Header().Set("WWW-Authenticate", `LB-HMAC-SHA256 realm="scores"`)
+		s.refuse(w, outcome, http.StatusUnauthorized, ae.reason, ae.header)
+		return
+	}
+	req, fe := decodeSubmit(body, s.cfg.MinScore, s.cfg.MaxScore)
+	if fe != nil {
+		s.refuse(w, outcomeInvalid, http.StatusBadRequest, fe.msg, fe.field)
+		return
+	}
+	ok, wait, err := s.limiter.allow(r.Context(), req.UserID)
+	if err != nil {
+		s.failed(w, r, "rate limit", err)
+		return
+	}
+	if !ok {
+		secs := int64(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
+		s.refuse(w, outcomeRateLimited, http.StatusTooManyRequests,
+			fmt.Sprintf("too many submissions for this user; retry in %v", wait.Round(time.Millisecond)), "userId")
+		return
+	}
+	res, err := s.board.Submit(r.Context(), req.UserID, req.Score)
+	if err != nil {
+		s.metrics.submits.WithLabelValues(outcomeFor(err)).Inc()
+		s.sdkError(w, r, err, "score")
+		return
+	}
+	if res.Changed {
+		s.metrics.submits.WithLabelValues(outcomeNewBest).Inc()
+	} else {
+		s.metrics.submits.WithLabelValues(outcomeNotBest).Inc()
+	}
+	s.hub.submitted(req.UserID, req.Score)
+	out := submitResponse{
+		UserID: req.UserID, Submitted: req.Score, Score: res.Score, Rank: res.Rank,
+		PreviousRank: res.Previous.Rank, NewBest: res.Changed,
+		Windows: make(map[string]windowStanding, len(res.Windows)),
+	}
+	for _, wr := range res.Windows {
+		out.Windows[wr.Window] = windowStanding{
+			Period: wr.Period, Rank: wr.Standing.Rank, Score: wr.Standing.Score,
+			PreviousRank: wr.Previous.Rank, PreviousScore: wr.Previous.Score, NewBest: wr.Changed,
+			Total: wr.Standing.Total, Percentile: round2(wr.Standing.Percentile),
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) refuse(w http.ResponseWriter, outcome string, status int, msg, field string) {
+	s.metrics.submits.WithLabelValues(outcome).Inc()
+	writeError(w, status, msg, field)
+}
+
+func outcomeFor(err error) string {
+	if status, _ := sdkStatus(err); status < 500 {
+		return outcomeInvalid
+	}
+	return outcomeError
+}
+
+// entry is one row of a board.
+type entry struct {
+	Rank   int64   `json:"rank"`
+	UserID string  `json:"userId"`
+	Score  float64 `json:"score"`
+}
+
+type boardResponse struct {
+	Window  string  `json:"window"`
+	Period  string  `json:"period"`
+	Entries []entry `json:"entries"`
+	Total   int64   `json:"total"`
+	Page    int     `json:"page,omitempty"`
+	Size    int     `json:"size,omitempty"`
+}
+
+type aroundResponse struct {
+	Window     string  `json:"window"`
+	Period     string  `json:"period"`
+	UserID     string  `json:"userId"`
+	UserRank   int64   `json:"userRank"`
+	UserScore  float64 `json:"userScore"`
+	Percentile float64 `json:"percentile"`
+	Total      int64   `json:"total"`
+	Entries    []entry `json:"entries"`
+}
+
+// boardQuery is a parsed GET /api/v1/leaderboard.
+type boardQuery struct {
+	window leaderboard.Window
+	at     time.Time // zero: now
+	// One of three shapes: the top limit, a page, or a user's neighbours.
+	limit      int
+	page, size int
+	user       string
+	radius     int
+}
+
+func (q boardQuery) opts() []leaderboard.Query {
+	o := []leaderboard.Query{leaderboard.In(q.window)}
+	if !q.at.IsZero() {
+		o = append(o, leaderboard.At(q.at))
+	}
+	return o
+}
+
+// handleBoard is GET /api/v1/leaderboard: ?limit= for the top, ?page=&size=
+// for a page, ?userId=&range= for a player and their neighbours; each with
+// ?window= and ?at=.
+func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
+	q, fe := s.parseBoardQuery(r.URL.Query())
+	if fe != nil {
+		writeError(w, http.StatusBadRequest, fe.msg, fe.field)
+		return
+	}
+	ctx := r.Context()
+	period := q.window.Period(s.at(q)).ID
+	if q.user != "" {
+		s.around(ctx, w, r, q, period)
+		return
+	}
+	number, size := q.page, q.size
+	if q.limit > 0 {
+		// The top n is page 1 of size n; Page reads the total with the
+		// entries in one round trip, so they agree.
+		number, size = 1, q.limit
+	}
+	p, err := s.board.Page(ctx, number, size, q.opts()...)
+	if err != nil {
+		s.sdkError(w, r, err, "")
+		return
+	}
+	out := boardResponse{Window: q.window.Name(), Period: period, Entries: entries(p.Entries), Total: p.Total}
+	if q.limit == 0 {
+		out.Page, out.Size = number, size
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// around answers ?userId=: the player's standing and their neighbours. Two
+// reads, each atomic: under a stream of submits the neighbours may be a
+// moment newer than the standing, which a page refreshing live absorbs.
+func (s *server) around(ctx context.Context, w http.ResponseWriter, r *http.Request, q boardQuery, period string) {
+	st, err := s.board.Rank(ctx, q.user, q.opts()...)
+	if err != nil {
+		s.sdkError(w, r, err, "userId")
+		return
+	}
+	es, err := s.board.Around(ctx, q.user, q.radius, q.opts()...)
+	if err != nil {
+		s.sdkError(w, r, err, "userId")
+		return
+	}
+	writeJSON(w, http.StatusOK, aroundResponse{
+		Window: q.window.Name(), Period: period, UserID: q.user,
+		UserRank: st.Rank, UserScore: st.Score, Percentile: round2(st.Percentile), Total: st.Total,
+		Entries: entries(es),
+	})
+}
+
+func (s *server) at(q boardQuery) time.Time {
+	if q.at.IsZero() {
+		return s.now()
+	}
+	return q.at
+}
+
+var boardParams = map[string]bool{"window": true, "at": true, "limit": true, "page": true, "size": true, "userId": true, "range": true}
+
+func (s *server) parseBoardQuery(v url.Values) (boardQuery, *fieldError) {
+	q := boardQuery{}
+	for k, vs := range v {
+		if !boardParams[k] {
+			return q, badField(k, "unknown parameter %q", k)
+		}
+		if len(vs) > 1 {
+			return q, badField(k, "%s given more than once", k)
+		}
+	}
+	var fe *fieldError
+	if q.window, q.at, fe = s.parseWindow(v); fe != nil {
+		return q, fe
+	}
+	has := func(k string) bool { _, ok := v[k]; return ok }
+	switch {
+	case has("userId"):
+		for _, k := range []string{"limit", "page", "size"} {
+			if has(k) {
+				return q, badField(k, "%s cannot be combined with userId", k)
+			}
+		}
+		if fe := checkUserID(v.Get("userId")); fe != nil {
+			return q, fe
+		}
+		q.user = v.Get("userId")
+		q.radius, fe = intParam(v, "range", 5, 0, maxRange)
+	case has("page") || has("size"):
+		if has("limit") {
+			return q, badField("limit", "limit cannot be combined with page and size")
+		}
+		if has("range") {
+			return q, badField("range", "range needs userId")
+		}
+		if q.page, fe = intParam(v, "page", 1, 1, math.MaxInt32); fe != nil {
+			return q, fe
+		}
+		q.size, fe = intParam(v, "size", 25, 1, maxLimit)
+	default:
+		if has("range") {
+			return q, badField("range", "range needs userId")
+		}
+		q.limit, fe = intParam(v, "limit", 10, 1, maxLimit)
+	}
+	return q, fe
+}
+
+// parseWindow reads ?window= (default alltime) and ?at=, a date
+// (2026-11-23, meaning that day in UTC) or an RFC 3339 time.
+func (s *server) parseWindow(v url.Values) (leaderboard.Window, time.Time, *fieldError) {
+	name := v.Get("window")
+	var win leaderboard.Window
+	if name == "" {
+		win = windows[0]
+	}
+	for _, w := range windows {
+		if w.Name() == name {
+			win = w
+		}
+	}
+	if win == nil {
+		return nil, time.Time{}, badField("window", "window must be alltime, daily, weekly or monthly")
+	}
+	raw := v.Get("at")
+	if raw == "" {
+		return win, time.Time{}, nil
+	}
+	at, err := time.Parse(time.DateOnly, raw)
+	if err != nil {
+		if at, err = time.Parse(time.RFC3339, raw); err != nil {
+			return nil, time.Time{}, badField("at", "at must be a date (2026-11-23) or an RFC 3339 time")
+		}
+	}
+	if at.After(s.now()) {
+		return nil, time.Time{}, badField("at", "at is in the future")
+	}
+	return win, at, nil
+}
+
+func intParam(v url.Values, k string, def, lo, hi int) (int, *fieldError) {
+	raw, ok := v[k]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw[0])
+	if err != nil || n < lo || n > hi {
+		return 0, badField(k, "%s must be an integer from %d to %d", k, lo, hi)
+	}
+	return n, nil
+}
+
+func entries(es []leaderboard.Entry) []entry {
+	out := make([]entry, len(es))
+	for i, e := range es {
+		out[i] = entry{Rank: e.Rank, UserID: e.Member, Score: e.Score}
+	}
+	return out
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+// sdkStatus maps the SDK's errors to a status and the message a client sees.
+func sdkStatus(err error) (int, string) {
+	switch {
+	case errors.Is(err, leaderboard.ErrNotRanked):
+		return http.StatusNotFound, "not ranked in this window"
+	case errors.Is(err, leaderboard.ErrInvalidMember):
+		return http.StatusBadRequest, "invalid userId"
+	case errors.Is(err, leaderboard.ErrInvalidScore), errors.Is(err, leaderboard.ErrPrecision):
+		return http.StatusBadRequest, "invalid score"
+	case errors.Is(err, leaderboard.ErrInvalidArgument):
+		return http.StatusBadRequest, "invalid argument"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable, "request timed out or was cancelled"
+	}
+	return http.StatusInternalServerError, "internal error"
+}
+
+// sdkError answers an error from the SDK; field names the request part a
+// 4xx is about.
+func (s *server) sdkError(w http.ResponseWriter, r *http.Request, err error, field string) {
+	status, msg := sdkStatus(err)
+	switch {
+	case errors.Is(err, leaderboard.ErrInvalidMember):
+		field = "userId"
+	case errors.Is(err, leaderboard.ErrInvalidScore), errors.Is(err, leaderboard.ErrPrecision):
+		field = "score"
+	case status >= 500:
+		s.log.Error("leaderboard call", "method", r.Method, "path", r.URL.Path, "err", err)
+		field = ""
+	}
+	writeError(w, status, msg, field)
+}
+
+// failed answers a failure of the service's own Redis calls.
+func (s *server) failed(w http.ResponseWriter, r *http.Request, what string, err error) {
+	s.metrics.submits.WithLabelValues(outcomeError).Inc()
+	s.log.Error(what, "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusServiceUnavailable, "service unavailable", "")
+}

@@ -1,0 +1,553 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+func TestSubmit(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		now := time.Now().UTC()
+
+		r := f.submit("player-42", 8500)
+		if r.UserID != "player-42" || r.Score != 8500 || r.Submitted != 8500 || r.Rank != 1 || r.PreviousRank != 0 || !r.NewBest {
+			t.Fatalf("first submit: %+v", r)
+		}
+		want := map[string]string{
+			"alltime": "alltime",
+			"daily":   now.Format(time.DateOnly),
+			"weekly":  leaderboard.Weekly().Period(now).ID,
+			"monthly": now.Format("2006-01"),
+		}
+		if len(r.Windows) != len(want) {
+			t.Fatalf("windows %v, want %v", r.Windows, want)
+		}
+		for name, period := range want {
+			w := r.Windows[name]
+			if w.Period != period || w.Rank != 1 || w.Score != 8500 || !w.NewBest || w.Total != 1 || w.Percentile != 100 {
+				t.Fatalf("window %s: %+v, want period %s, rank 1 of 1", name, w, period)
+			}
+		}
+
+		f.submit("player-7", 9000)
+		r = f.submit("player-42", 8000) // not a new best: keeps 8500
+		if r.Score != 8500 || r.Submitted != 8000 || r.Rank != 2 || r.PreviousRank != 2 || r.NewBest {
+			t.Fatalf("lower submit: %+v", r)
+		}
+		r = f.submit("player-42", 9500)
+		if r.Score != 9500 || r.Rank != 1 || r.PreviousRank != 2 || !r.NewBest {
+			t.Fatalf("better submit: %+v", r)
+		}
+		if w := r.Windows["weekly"]; w.PreviousScore != 8500 || w.Total != 2 || w.Percentile != 100 {
+			t.Fatalf("weekly after a new best: %+v", w)
+		}
+		// Scores with fractions and at the configured bounds are taken.
+		f.submit("edge-low", 0)
+		f.submit("edge-high", 1e6)
+		f.submit("fraction", 12.75)
+	})
+}
+
+func TestSubmitUnauthorized(t *testing.T) {
+	old := strconv.FormatInt(time.Now().Add(-2*time.Minute).Unix(), 10)
+	future := strconv.FormatInt(time.Now().Add(2*time.Minute).Unix(), 10)
+	body := `{"userId":"mallory","score":999}`
+	cases := []struct {
+		name  string
+		edit  func(s *signedReq) // before signing
+		after func(r *http.Request)
+		field string
+	}{
+		{name: "no signature", after: func(r *http.Request) { r.Header.Del(headerSignature) }, field: headerSignature},
+		{name: "no headers at all", after: func(r *http.Request) {
+			for _, h := range []string{headerKeyID, headerTimestamp, headerNonce, headerSignature} {
+				r.Header.Del(h)
+			}
+		}, field: headerSignature},
+		{name: "no key id", after: func(r *http.Request) { r.Header.Del(headerKeyID) }, field: headerKeyID},
+		{name: "unknown key id", edit: func(s *signedReq) { s.keyID = "gs9" }, field: headerKeyID},
+		{name: "no timestamp", after: func(r *http.Request) { r.Header.Del(headerTimestamp) }, field: headerTimestamp},
+		{name: "timestamp not a number", edit: func(s *signedReq) { s.ts = "yesterday" }, field: headerTimestamp},
+		{name: "timestamp huge", edit: func(s *signedReq) { s.ts = "99999999999999999999" }, field: headerTimestamp},
+		{name: "expired", edit: func(s *signedReq) { s.ts = old }, field: headerTimestamp},
+		{name: "from the future", edit: func(s *signedReq) { s.ts = future }, field: headerTimestamp},
+		{name: "no nonce", after: func(r *http.Request) { r.Header.Del(headerNonce) }, field: headerNonce},
+		{name: "short nonce", edit: func(s *signedReq) { s.nonce = "abc" }, field: headerNonce},
+		{name: "signature not hex", after: func(r *http.Request) { r.Header.Set(headerSignature, "zz") }, field: headerSignature},
+		{name: "signature too short", after: func(r *http.Request) { r.Header.Set(headerSignature, "abcd") }, field: headerSignature},
+		{name: "wrong secret", edit: func(s *signedReq) { s.secret = []byte("not-the-secret-0123456789abcdef0123") }, field: headerSignature},
+		{name: "other key's secret", edit: func(s *signedReq) { s.secret = testKeys["gs2"] }, field: headerSignature},
+		{name: "body changed", after: func(r *http.Request) {
+			r.Body = ioNopCloser(`{"userId":"mallory","score":1000000}`)
+		}, field: headerSignature},
+		{name: "signed for another path", edit: func(s *signedReq) { s.uri = "/api/v1/other" }, after: func(r *http.Request) {
+			r.URL.Path, r.RequestURI = "/api/v1/scores", "/api/v1/scores"
+		}, field: headerSignature},
+		{name: "signed for another method", edit: func(s *signedReq) { s.method = http.MethodPut }, after: func(r *http.Request) {
+			r.Method = http.MethodPost
+		}, field: headerSignature},
+		{name: "timestamp changed after signing", after: func(r *http.Request) {
+			ts, _ := strconv.ParseInt(r.Header.Get(headerTimestamp), 10, 64)
+			r.Header.Set(headerTimestamp, strconv.FormatInt(ts-1, 10))
+		}, field: headerSignature},
+		{name: "nonce changed after signing", after: func(r *http.Request) { r.Header.Set(headerNonce, newNonce()) }, field: headerSignature},
+	}
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		f.submit("someone", 5) // the board exists, so "unchanged" compares real keys
+		before := b.Snapshot(t, f.board)
+		for _, c := range cases {
+			t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+				s := newSigned(body)
+				if c.edit != nil {
+					c.edit(s)
+				}
+				r := s.request()
+				if c.after != nil {
+					c.after(r)
+				}
+				rec := f.do(r)
+				wantError(t, rec, http.StatusUnauthorized, c.field)
+				if rec.Header().Get("WWW-Authenticate") == "" {
+					t.Fatal("401 without WWW-Authenticate")
+				}
+				f.unchanged(before)
+			})
+		}
+		// A forged request never reaches Redis: no nonce was remembered.
+		if ks := b.Keys(t, "lbsrv:"+f.board+":nonce:*"); len(ks) != 1 {
+			t.Fatalf("nonce keys %v, want only the one of the accepted submit", ks)
+		}
+	})
+}
+
+func TestReplayRejected(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		s := newSigned(`{"userId":"player-1","score":100}`)
+		if rec := f.do(s.request()); rec.Code != http.StatusOK {
+			t.Fatalf("first: %d %s", rec.Code, rec.Body)
+		}
+		before := b.Snapshot(t, f.board)
+		e := wantError(t, f.do(s.request()), http.StatusUnauthorized, headerNonce)
+		if !strings.Contains(e.Error, "replay") {
+			t.Fatalf("error %q, want it to say replayed", e.Error)
+		}
+		f.unchanged(before)
+		// The same nonce under the other key is another request.
+		s2 := newSigned(`{"userId":"player-1","score":100}`)
+		s2.nonce, s2.keyID, s2.secret = s.nonce, "gs2", testKeys["gs2"]
+		if rec := f.do(s2.request()); rec.Code != http.StatusOK {
+			t.Fatalf("same nonce, other key: %d %s", rec.Code, rec.Body)
+		}
+		// Identical bodies with fresh nonces are separate submissions.
+		f.submit("player-1", 100)
+		f.submit("player-1", 100)
+		ttl, err := b.Client.Do(context.Background(), b.Client.B().Ttl().Key("lbsrv:"+f.board+":nonce:gs1:"+s.nonce).Build()).AsInt64()
+		if err != nil || ttl <= 60 || ttl > 120 {
+			t.Fatalf("nonce TTL %d (%v), want within (skew, 2*skew]", ttl, err)
+		}
+	})
+}
+
+func TestSubmitBadRequests(t *testing.T) {
+	long := strings.Repeat("x", maxUserID+1)
+	cases := []struct {
+		name, body, field string
+	}{
+		{"body over 4 KiB", `{"userId":"a","score":1,"pad":"` + strings.Repeat("x", maxBody) + `"}`, "body"},
+		{"empty body", ``, "body"},
+		{"not JSON", `userId=a&score=1`, "body"},
+		{"array", `[{"userId":"a","score":1}]`, "body"},
+		{"string", `"hello"`, "body"},
+		{"truncated", `{"userId":"a","score":1`, "body"},
+		{"trailing data", `{"userId":"a","score":1}{}`, "body"},
+		{"unknown field", `{"userId":"a","score":1,"admin":true}`, "admin"},
+		{"field in other case", `{"userid":"a","score":1}`, "userid"},
+		{"userId twice", `{"userId":"a","userId":"b","score":1}`, "userId"},
+		{"score twice", `{"userId":"a","score":1,"score":2}`, "score"},
+		{"userId missing", `{"score":1}`, "userId"},
+		{"userId empty", `{"userId":"","score":1}`, "userId"},
+		{"userId too long", `{"userId":"` + long + `","score":1}`, "userId"},
+		{"userId a number", `{"userId":42,"score":1}`, "userId"},
+		{"userId null", `{"userId":null,"score":1}`, "userId"},
+		{"userId with a space", `{"userId":"a b","score":1}`, "userId"},
+		{"userId with a newline", `{"userId":"a\nb","score":1}`, "userId"},
+		{"userId with a control character", `{"userId":"a\u0000b","score":1}`, "userId"},
+		{"score missing", `{"userId":"a"}`, "score"},
+		{"score a string", `{"userId":"a","score":"8500"}`, "score"},
+		{"score null", `{"userId":"a","score":null}`, "score"},
+		{"score a bool", `{"userId":"a","score":true}`, "score"},
+		{"score an object", `{"userId":"a","score":{}}`, "score"},
+		{"score NaN", `{"userId":"a","score":NaN}`, "score"},
+		{"score Infinity", `{"userId":"a","score":Infinity}`, "score"},
+		{"score hex", `{"userId":"a","score":0x10}`, "score"},
+		{"score overflows", `{"userId":"a","score":1e400}`, "score"},
+		{"score below the minimum", `{"userId":"a","score":-1}`, "score"},
+		{"score above the maximum", `{"userId":"a","score":1000000.5}`, "score"},
+	}
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		f.submit("someone", 5)
+		before := b.Snapshot(t, f.board)
+		for _, c := range cases {
+			t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+				// Correctly signed: only the content is wrong.
+				wantError(t, f.do(newSigned(c.body).request()), http.StatusBadRequest, c.field)
+				f.unchanged(before)
+			})
+		}
+		// Too big a body is refused before the signature is even looked at.
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/scores", strings.NewReader(strings.Repeat(" ", maxBody+1)))
+		wantError(t, f.do(r), http.StatusBadRequest, "body")
+		f.unchanged(before)
+	})
+}
+
+func TestRateLimit(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		// Two at once, then one every 500ms.
+		f := newFixture(t, b, func(c *config) { c.Rate, c.Burst = 2, 2 })
+		start := time.Now()
+		if b.Mini != nil {
+			b.Mini.SetTime(start) // the script reads Redis' TIME, which miniredis holds still
+		}
+		f.submit("fast", 1)
+		f.submit("fast", 2)
+		before := b.Snapshot(t, f.board)
+		rec := f.do(newSigned(`{"userId":"fast","score":3}`).request())
+		wantError(t, rec, http.StatusTooManyRequests, "userId")
+		if ra := rec.Header().Get("Retry-After"); ra != "1" {
+			t.Fatalf("Retry-After %q, want 1 (seconds, rounded up)", ra)
+		}
+		f.unchanged(before)
+		// Another player has a bucket of their own.
+		f.submit("slow", 1)
+
+		// A token comes back after 1/rate: one, not two.
+		if b.Mini != nil {
+			b.Mini.SetTime(start.Add(600 * time.Millisecond))
+		} else {
+			time.Sleep(600*time.Millisecond - time.Since(start))
+		}
+		f.submit("fast", 3)
+		if rec := f.do(newSigned(`{"userId":"fast","score":4}`).request()); rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("after one refill: %d, want 429", rec.Code)
+		}
+		// The bucket's key goes away once it would be full again: under
+		// 2 tokens * 500ms + 1s.
+		ttl, err := b.Client.Do(context.Background(), b.Client.B().Pttl().Key("lbsrv:"+f.board+":rate:fast").Build()).AsInt64()
+		if err != nil || ttl <= 0 || ttl > 2000 {
+			t.Fatalf("bucket PTTL %d (%v), want (0, 2000] ms", ttl, err)
+		}
+	})
+}
+
+// seed fills the board directly: 30 players, p01 (10) .. p30 (300).
+func (f *fixture) seed(n int) {
+	f.t.Helper()
+	scores := map[string]float64{}
+	for i := 1; i <= n; i++ {
+		scores[fmt.Sprintf("p%02d", i)] = float64(10 * i)
+	}
+	if err := f.srv.board.SubmitMany(context.Background(), scores); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func TestLeaderboardTop(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		rec := f.get("/api/v1/leaderboard")
+		if got := decode[boardResponse](t, rec); got.Window != "alltime" || got.Total != 0 || got.Entries == nil || len(got.Entries) != 0 {
+			t.Fatalf("empty board: %+v (%s)", got, rec.Body)
+		}
+		f.seed(30)
+		for _, w := range []string{"", "alltime", "daily", "weekly", "monthly"} {
+			rec := f.get("/api/v1/leaderboard?window=" + w + "&limit=10")
+			if rec.Code != http.StatusOK {
+				t.Fatalf("window %q: %d %s", w, rec.Code, rec.Body)
+			}
+			got := decode[boardResponse](t, rec)
+			if len(got.Entries) != 10 || got.Total != 30 {
+				t.Fatalf("window %q: %+v", w, got)
+			}
+			for i, e := range got.Entries {
+				if e.Rank != int64(i+1) || e.UserID != fmt.Sprintf("p%02d", 30-i) || e.Score != float64(300-10*i) {
+					t.Fatalf("window %q entry %d: %+v", w, i, e)
+				}
+			}
+		}
+		if got := decode[boardResponse](t, f.get("/api/v1/leaderboard")); len(got.Entries) != 10 {
+			t.Fatalf("default limit: %d entries", len(got.Entries))
+		}
+		if got := decode[boardResponse](t, f.get("/api/v1/leaderboard?window=weekly&limit=3")); got.Period != leaderboard.Weekly().Period(time.Now()).ID || len(got.Entries) != 3 {
+			t.Fatalf("weekly top 3: %+v", got)
+		}
+	})
+}
+
+func TestLeaderboardPage(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		f.seed(30)
+		got := decode[boardResponse](t, f.get("/api/v1/leaderboard?window=daily&page=3&size=5"))
+		if got.Page != 3 || got.Size != 5 || got.Total != 30 || len(got.Entries) != 5 || got.Entries[0].Rank != 11 || got.Entries[0].UserID != "p20" {
+			t.Fatalf("page 3: %+v", got)
+		}
+		got = decode[boardResponse](t, f.get("/api/v1/leaderboard?page=4&size=8"))
+		if len(got.Entries) != 6 || got.Entries[5].Rank != 30 {
+			t.Fatalf("last page: %+v", got)
+		}
+		rec := f.get("/api/v1/leaderboard?page=9&size=25")
+		if got := decode[boardResponse](t, rec); got.Entries == nil || len(got.Entries) != 0 || got.Total != 30 {
+			t.Fatalf("past the end: %s", rec.Body)
+		}
+		if got := decode[boardResponse](t, f.get("/api/v1/leaderboard?page=2")); got.Size != 25 || len(got.Entries) != 5 {
+			t.Fatalf("default size: %+v", got)
+		}
+	})
+}
+
+func TestLeaderboardAround(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		f.seed(30)
+		got := decode[aroundResponse](t, f.get("/api/v1/leaderboard?userId=p15&range=2"))
+		// p15 is rank 16 of 30: 14 of the other 29 are below.
+		if got.UserID != "p15" || got.UserRank != 16 || got.UserScore != 150 || got.Total != 30 || got.Percentile != 48.28 || len(got.Entries) != 5 {
+			t.Fatalf("around p15: %+v", got)
+		}
+		for i, e := range got.Entries {
+			if e.Rank != int64(14+i) {
+				t.Fatalf("entry %d: %+v", i, e)
+			}
+		}
+		got = decode[aroundResponse](t, f.get("/api/v1/leaderboard?window=monthly&userId=p30"))
+		if got.UserRank != 1 || len(got.Entries) != 11 || got.Entries[0].UserID != "p30" {
+			t.Fatalf("around the top, default range: %+v", got)
+		}
+		wantError(t, f.get("/api/v1/leaderboard?userId=nobody"), http.StatusNotFound, "userId")
+		wantError(t, f.get("/api/v1/leaderboard?userId=p15&at=2020-01-01&window=daily"), http.StatusNotFound, "userId")
+	})
+}
+
+func TestLeaderboardPastPeriod(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		ctx := context.Background()
+		lastWeek := time.Now().UTC().AddDate(0, 0, -7)
+		if _, err := f.srv.board.Submit(ctx, "veteran", 700, leaderboard.WithTime(lastWeek)); err != nil {
+			t.Fatal(err)
+		}
+		f.submit("rookie", 100)
+		at := lastWeek.Format(time.DateOnly)
+		got := decode[boardResponse](t, f.get("/api/v1/leaderboard?window=weekly&at="+at))
+		if got.Period != leaderboard.Weekly().Period(lastWeek).ID || len(got.Entries) != 1 || got.Entries[0].UserID != "veteran" {
+			t.Fatalf("last week: %+v", got)
+		}
+		got = decode[boardResponse](t, f.get("/api/v1/leaderboard?window=weekly"))
+		if len(got.Entries) != 1 || got.Entries[0].UserID != "rookie" {
+			t.Fatalf("this week: %+v", got)
+		}
+		got = decode[boardResponse](t, f.get("/api/v1/leaderboard?window=weekly&at="+lastWeek.Format(time.RFC3339)))
+		if len(got.Entries) != 1 || got.Entries[0].UserID != "veteran" {
+			t.Fatalf("last week by RFC 3339 time: %+v", got)
+		}
+		around := decode[aroundResponse](t, f.get("/api/v1/leaderboard?window=weekly&userId=veteran&at="+at))
+		if around.UserRank != 1 || around.UserScore != 700 {
+			t.Fatalf("veteran last week: %+v", around)
+		}
+		// All time holds both.
+		if got := decode[boardResponse](t, f.get("/api/v1/leaderboard?at="+at)); got.Total != 2 {
+			t.Fatalf("all time: %+v", got)
+		}
+	})
+}
+
+func TestLeaderboardBadQueries(t *testing.T) {
+	tomorrow := time.Now().UTC().AddDate(0, 0, 2).Format(time.DateOnly)
+	cases := []struct{ query, field string }{
+		{"window=yearly", "window"},
+		{"window=Weekly", "window"},
+		{"limit=0", "limit"},
+		{"limit=101", "limit"},
+		{"limit=ten", "limit"},
+		{"limit=1.5", "limit"},
+		{"limit=1&limit=2", "limit"},
+		{"page=0", "page"},
+		{"page=-1&size=5", "page"},
+		{"page=99999999999999999999", "page"},
+		{"size=0", "size"},
+		{"size=101", "size"},
+		{"page=1&size=5&limit=5", "limit"},
+		{"userId=p1&limit=5", "limit"},
+		{"userId=p1&page=2", "page"},
+		{"userId=p1&size=2", "size"},
+		{"userId=", "userId"},
+		{"userId=" + strings.Repeat("x", maxUserID+1), "userId"},
+		{"userId=a%20b", "userId"},
+		{"userId=p1&range=-1", "range"},
+		{"userId=p1&range=51", "range"},
+		{"range=5", "range"},
+		{"page=2&range=5", "range"},
+		{"at=yesterday", "at"},
+		{"at=2026-13-01", "at"},
+		{"at=" + tomorrow, "at"},
+		{"sort=asc", "sort"},
+	}
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		for _, c := range cases {
+			rec := f.get("/api/v1/leaderboard?" + c.query)
+			if rec.Code != http.StatusBadRequest || decode[errorBody](t, rec).Field != c.field {
+				t.Errorf("?%s: %d %s, want 400 naming %q", c.query, rec.Code, rec.Body, c.field)
+			}
+		}
+		wantError(t, f.get("/api/v1/distribution?window=hourly"), http.StatusBadRequest, "window")
+		wantError(t, f.get("/api/v1/distribution?bins=3"), http.StatusBadRequest, "bins")
+	})
+}
+
+func TestDistribution(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		got := decode[distResponse](t, f.get("/api/v1/distribution?window=daily"))
+		if got.Total != 0 || got.Sampled != 0 || got.Bins == nil || len(got.Bins) != 0 {
+			t.Fatalf("empty: %+v", got)
+		}
+		f.seed(30) // 10..300
+		got = decode[distResponse](t, f.get("/api/v1/distribution?window=weekly"))
+		n := 0
+		for _, b := range got.Bins {
+			n += b.Count
+		}
+		if got.Total != 30 || got.Sampled != 30 || n != 30 || len(got.Bins) < 10 || len(got.Bins) > distBins+1 {
+			t.Fatalf("seeded: %+v", got)
+		}
+		if got.Bins[0].From > 10 || got.Bins[len(got.Bins)-1].To <= 300 {
+			t.Fatalf("bins %+v do not cover 10..300", got.Bins)
+		}
+	})
+}
+
+func TestHistogram(t *testing.T) {
+	es := func(scores ...float64) []leaderboard.Entry {
+		out := make([]leaderboard.Entry, len(scores))
+		for i, s := range scores {
+			out[i] = leaderboard.Entry{Score: s}
+		}
+		return out
+	}
+	if got := histogram(es(5, 5, 5), 20); len(got) != 1 || got[0].Count != 3 || got[0].From != 5 {
+		t.Fatalf("equal scores: %+v", got)
+	}
+	got := histogram(es(9000, 1000, 4999.5, 5000, 0.25), 20)
+	if len(got) != 19 || got[0].From != 0 || got[0].To != 500 || got[9].Count != 1 || got[10].Count != 1 || got[18].Count != 1 {
+		t.Fatalf("0..9000: %+v", got)
+	}
+	if got := histogram(es(-3, 3), 3); got[0].From != -4 || got[len(got)-1].To < 3 {
+		t.Fatalf("negative: %+v", got)
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b, func(c *config) { c.Burst, c.Rate = 1, 0.001 })
+		rec := f.get("/healthz")
+		if rec.Code != http.StatusOK || decode[map[string]string](t, rec)["status"] != "ok" {
+			t.Fatalf("healthz: %d %s", rec.Code, rec.Body)
+		}
+		f.submit("m", 1)
+		f.do(newSigned(`{"userId":"m","score":2}`).request())                           // 429
+		f.do(newSigned(`{"userId":"m","score":2,"x":1}`).request())                     // 400
+		f.do(httptest.NewRequest(http.MethodPost, "/api/v1/scores", nil))               // 400: empty
+		f.do(httptest.NewRequest(http.MethodPost, "/api/v1/scores", ioNopCloser(`{}`))) // 401
+		f.get("/api/v1/leaderboard?limit=3")
+		f.get("/nowhere")
+
+		rec = f.get("/metrics")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("metrics: %d", rec.Code)
+		}
+		text := rec.Body.String()
+		for _, want := range []string{
+			`leaderboard_http_requests_total{code="200",method="POST",route="POST /api/v1/scores"} 1`,
+			`leaderboard_http_requests_total{code="429",method="POST",route="POST /api/v1/scores"} 1`,
+			`leaderboard_http_requests_total{code="400",method="POST",route="POST /api/v1/scores"} 2`,
+			`leaderboard_http_requests_total{code="401",method="POST",route="POST /api/v1/scores"} 1`,
+			`leaderboard_http_requests_total{code="200",method="GET",route="GET /api/v1/leaderboard"} 1`,
+			`leaderboard_http_requests_total{code="404",method="GET",route="unmatched"} 1`,
+			`leaderboard_http_request_duration_seconds_count{method="GET",route="GET /api/v1/leaderboard"} 1`,
+			`leaderboard_http_request_duration_seconds_bucket{method="POST",route="POST /api/v1/scores",le="+Inf"} 5`,
+			`leaderboard_submits_total{outcome="new_best"} 1`,
+			`leaderboard_submits_total{outcome="rate_limited"} 1`,
+			`leaderboard_submits_total{outcome="invalid"} 2`,
+			`leaderboard_submits_total{outcome="unauthorized"} 1`,
+			`leaderboard_submits_total{outcome="replayed"} 0`,
+			`leaderboard_event_streams 0`,
+			`go_goroutines `,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("metrics lack %q", want)
+			}
+		}
+	})
+}
+
+func TestHealthRedisDown(t *testing.T) {
+	b := testredis.Mini(t)
+	f := newFixture(t, b)
+	b.Mini.Close()
+	rec := f.get("/healthz")
+	if rec.Code != http.StatusServiceUnavailable || decode[map[string]string](t, rec)["status"] != "unavailable" {
+		t.Fatalf("healthz with Redis down: %d %s", rec.Code, rec.Body)
+	}
+	// A submit that passes every check but cannot reach Redis is a 503,
+	// never a 200 or a 500 with details.
+	rec = f.do(newSigned(`{"userId":"a","score":1}`).request())
+	wantError(t, rec, http.StatusServiceUnavailable, "")
+	b.Mini.Restart() // lets the fixture's cleanup scan the keys
+}
+
+func TestRoutes(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	wantError(t, f.get("/api/v1/nothing"), http.StatusNotFound, "")
+	rec := f.do(httptest.NewRequest(http.MethodGet, "/api/v1/scores", nil))
+	wantError(t, rec, http.StatusMethodNotAllowed, "")
+	if rec.Header().Get("Allow") != "POST" {
+		t.Fatalf("Allow %q", rec.Header().Get("Allow"))
+	}
+	rec = f.do(httptest.NewRequest(http.MethodDelete, "/api/v1/leaderboard", nil))
+	wantError(t, rec, http.StatusMethodNotAllowed, "")
+
+	rec = f.get("/")
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "<title>Leaderboard</title>") ||
+		!strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("page: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+		t.Fatalf("CSP %q", csp)
+	}
+	for path, ct := range map[string]string{"/static/app.js": "text/javascript", "/static/style.css": "text/css"} {
+		rec := f.get(path)
+		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), ct) {
+			t.Fatalf("%s: %d %q", path, rec.Code, rec.Header().Get("Content-Type"))
+		}
+	}
+	for _, path := range []string{"/static/", "/static/nothing.js", "/index.html/x", "/other"} {
+		if rec := f.get(path); rec.Code != http.StatusNotFound {
+			t.Fatalf("%s: %d, want 404", path, rec.Code)
+		}
+	}
+}

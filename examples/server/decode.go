@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// fieldError is a 400 naming the part of the request that is wrong.
+type fieldError struct {
+	field string
+	msg   string
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+func badField(field, format string, args ...any) *fieldError {
+	return &fieldError{field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+// readBody reads at most maxBody bytes; a longer body is refused without
+// reading the rest.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *fieldError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, badField("body", "body over %d bytes", maxBody)
+	case err != nil:
+		return nil, badField("body", "could not read the body")
+	case len(body) == 0:
+		return nil, badField("body", "empty body; want {\"userId\": ..., \"score\": ...}")
+	}
+	return body, nil
+}
+
+// submitRequest is the body of POST /api/v1/scores.
+type submitRequest struct {
+	UserID string
+	Score  float64
+}
+
+// decodeSubmit reads {"userId": "...", "score": n} strictly: one object,
+// both fields once, nothing else. It walks the tokens itself rather than
+// calling json.Unmarshal so that every error can name its field, including
+// a literal such as NaN that is not JSON at all.
+func decodeSubmit(body []byte, minScore, maxScore float64) (submitRequest, *fieldError) {
+	var req submitRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return req, badField("body", "want a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return req, badField("body", "malformed JSON")
+		}
+		name, _ := t.(string) // an object's keys are strings
+		if name == "" {
+			return req, badField("body", "empty field name")
+		}
+		if seen[name] {
+			return req, badField(name, "%s given twice", name)
+		}
+		seen[name] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil || !valueEnds(body, dec) {
+			// NaN, Infinity, 0x10, 1_000: not JSON, but clearly this field's.
+			return req, badField(name, "%s is not a valid JSON value", name)
+		}
+		switch name {
+		case "userId":
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return req, badField(name, "userId must be a string")
+			}
+			if fe := checkUserID(s); fe != nil {
+				return req, fe
+			}
+			req.UserID = s
+		case "score":
+			f, fe := parseScore(raw, minScore, maxScore)
+			if fe != nil {
+				return req, fe
+			}
+			req.Score = f
+		default:
+			return req, badField(name, "unknown field %q", name)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return req, badField("body", "malformed JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return req, badField("body", "data after the JSON object")
+	}
+	switch {
+	case !seen["userId"]:
+		return req, badField("userId", "userId is required")
+	case !seen["score"]:
+		return req, badField("score", "score is required")
+	}
+	return req, nil
+}
+
+// valueEnds reports whether the value just decoded is followed by what may
+// follow a value in an object; otherwise the value was cut short ("0x10"
+// decodes as 0, then "x10" is left).
+func valueEnds(body []byte, dec *json.Decoder) bool {
+	for _, c := range body[dec.InputOffset():] {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case ',', '}':
+			return true
+		}
+		return false
+	}
+	return true // the end of the input: reported as truncated after
+}
+
+// parseScore takes a JSON number only: not a string holding one, not null.
+func parseScore(raw json.RawMessage, minScore, maxScore float64) (float64, *fieldError) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, badField("score", "score must be a number")
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, badField("score", "score %s is not a finite number", raw)
+	}
+	if f < minScore || f > maxScore {
+		return 0, badField("score", "score must be between %v and %v", minScore, maxScore)
+	}
+	return f, nil
+}
+
+// checkUserID allows 1..maxUserID bytes of printable UTF-8 without spaces:
+// ids show on a public page and in logs, where control characters, spaces
+// and look-alike blanks only cause trouble.
+func checkUserID(s string) *fieldError {
+	switch {
+	case s == "":
+		return badField("userId", "userId is empty")
+	case len(s) > maxUserID:
+		return badField("userId", "userId over %d bytes", maxUserID)
+	case !utf8.ValidString(s):
+		return badField("userId", "userId is not valid UTF-8")
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return badField("userId", "userId may not hold spaces or control characters")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/skiprank/leaderboard"
+)
+
+// The distribution chart is drawn from the best distSample entries: one
+// bounded read through the SDK, which is the whole board for most games
+// and the part that matters for the rest.
+const (
+	distSample = leaderboard.MaxN
+	distBins   = 20
+	distTTL    = time.Second
+)
+
+type bin struct {
+	From  float64 `json:"from"`
+	To    float64 `json:"to"` // exclusive, but for the last bin
+	Count int     `json:"count"`
+}
+
+type distResponse struct {
+	Window  string `json:"window"`
+	Period  string `json:"period"`
+	Total   int64  `json:"total"`   // members in the period
+	Sampled int    `json:"sampled"` // of them, the best ones counted in bins
+	Bins    []bin  `json:"bins"`
+}
+
+// distCache keeps each answer until the board changes (a change message
+// arrives) or distTTL passes, so a crowd of open pages costs Redis one read
+// per window per change message (at most one per publishEvery), not one per
+// page.
+type distCache struct {
+	mu      sync.Mutex
+	entries map[string]distCached
+}
+
+type distCached struct {
+	at  time.Time
+	gen uint64
+	res distResponse
+}
+
+// handleDistribution is GET /api/v1/distribution?window=&at=.
+func (s *server) handleDistribution(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	for k, vs := range v {
+		if k != "window" && k != "at" {
+			writeError(w, http.StatusBadRequest, "unknown parameter "+k, k)
+			return
+		}
+		if len(vs) > 1 {
+			writeError(w, http.StatusBadRequest, k+" given more than once", k)
+			return
+		}
+	}
+	win, at, fe := s.parseWindow(v)
+	if fe != nil {
+		writeError(w, http.StatusBadRequest, fe.msg, fe.field)
+		return
+	}
+	q := boardQuery{window: win, at: at}
+	period := win.Period(s.at(q)).ID
+	key := win.Name() + "/" + period
+	now, gen := time.Now(), s.hub.gen.Load()
+	s.dist.mu.Lock()
+	c, ok := s.dist.entries[key]
+	s.dist.mu.Unlock()
+	if ok && c.gen == gen && now.Sub(c.at) < distTTL {
+		writeJSON(w, http.StatusOK, c.res)
+		return
+	}
+	p, err := s.board.Page(r.Context(), 1, distSample, q.opts()...)
+	if err != nil {
+		s.sdkError(w, r, err, "")
+		return
+	}
+	res := distResponse{Window: win.Name(), Period: period, Total: p.Total, Sampled: len(p.Entries), Bins: histogram(p.Entries, distBins)}
+	s.dist.mu.Lock()
+	if s.dist.entries == nil || len(s.dist.entries) > 100 {
+		s.dist.entries = map[string]distCached{} // old periods pile up otherwise
+	}
+	s.dist.entries[key] = distCached{at: now, gen: gen, res: res}
+	s.dist.mu.Unlock()
+	writeJSON(w, http.StatusOK, res)
+}
+
+// histogram counts scores in n or n+1 bins of a round width (1, 2 or 5
+// times a power of ten) starting at a multiple of it, so the chart's labels
+// read well.
+func histogram(es []leaderboard.Entry, n int) []bin {
+	if len(es) == 0 {
+		return []bin{}
+	}
+	lo, hi := es[0].Score, es[0].Score
+	for _, e := range es {
+		lo, hi = math.Min(lo, e.Score), math.Max(hi, e.Score)
+	}
+	width := niceWidth((hi - lo) / float64(n))
+	start := math.Floor(lo/width) * width
+	count := int(math.Floor((hi-start)/width)) + 1
+	bins := make([]bin, count)
+	for i := range bins {
+		bins[i] = bin{From: start + float64(i)*width, To: start + float64(i+1)*width}
+	}
+	for _, e := range es {
+		i := min(int(math.Floor((e.Score-start)/width)), count-1)
+		bins[max(i, 0)].Count++
+	}
+	return bins
+}
+
+// niceWidth rounds w up to 1, 2 or 5 times a power of ten; at least 1e-9 so
+// that equal scores still make one bin.
+func niceWidth(w float64) float64 {
+	if !(w > 1e-9) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(w)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if w <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// How live updates reach the page: a submit marks the board changed; at most
+// every publishEvery each instance publishes one message on a Redis channel;
+// every instance subscribed to it wakes its server-sent-event streams, each
+// of which writes at most one event per streamEvery. So a burst of thousands
+// of submits costs Redis a few PUBLISHes and each browser a few refreshes a
+// second, and a page served by one instance sees scores sent to another.
+const (
+	publishEvery = 200 * time.Millisecond
+	streamEvery  = 250 * time.Millisecond
+	keepAlive    = 15 * time.Second
+	maxStreams   = 1000
+)
+
+// change is the message published on the channel: how many submits the
+// instance saw since its last message, and the latest of them.
+type change struct {
+	Count  int     `json:"count"`
+	UserID string  `json:"userId"`
+	Score  float64 `json:"score"`
+}
+
+// hub fans board changes out to the event streams of this instance.
+type hub struct {
+	client  rueidis.Client
+	channel string
+	log     *slog.Logger
+
+	gen atomic.Uint64 // counts the changes received, for caches
+
+	mu      sync.Mutex
+	pending change                     // submits not yet published
+	last    []byte                     // the latest message received
+	streams map[chan struct{}]struct{} // one per open stream, buffered 1
+	closed  bool
+}
+
+func newHub(client rueidis.Client, channel string, log *slog.Logger) *hub {
+	return &hub{client: client, channel: channel, log: log, streams: map[chan struct{}]struct{}{}}
+}
+
+// submitted records an accepted submit, to be published on the next tick.
+func (h *hub) submitted(user string, score float64) {
+	h.mu.Lock()
+	h.pending.Count++
+	h.pending.UserID, h.pending.Score = user, score
+	h.mu.Unlock()
+}
+
+// run publishes and receives changes until ctx ends.
+func (h *hub) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); h.publish(ctx) }()
+	go func() { defer wg.Done(); h.receive(ctx) }()
+	wg.Wait()
+}
+
+func (h *hub) publish(ctx context.Context) {
+	t := time.NewTicker(publishEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		c := h.pending
+		h.pending = change{}
+		h.mu.Unlock()
+		if c.Count == 0 {
+			continue
+		}
+		msg, _ := json.Marshal(c)
+		if err := h.client.Do(ctx, h.client.B().Publish().Channel(h.channel).Message(string(msg)).Build()).Error(); err != nil && ctx.Err() == nil {
+			// Pages miss one refresh at worst; they also poll slowly.
+			h.log.Warn("publish board change", "err", err)
+		}
+	}
+}
+
+// receive subscribes to the channel, resubscribing after an error until ctx
+// ends.
+func (h *hub) receive(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		start := time.Now()
+		// A connection of its own: miniredis, unlike Redis, refuses other
+		// commands on a subscribed connection even under RESP3. Closed, not
+		// returned to the pool, as it may still be subscribed.
+		dc, release := h.client.Dedicate()
+		err := dc.Receive(ctx, dc.B().Subscribe().Channel(h.channel).Build(), func(m rueidis.PubSubMessage) {
+			h.gen.Add(1) // before the streams wake, so their reads miss the caches
+			h.mu.Lock()
+			h.last = []byte(m.Message)
+			for s := range h.streams {
+				select {
+				case s <- struct{}{}:
+				default: // already woken; it will read the latest message
+				}
+			}
+			h.mu.Unlock()
+		})
+		dc.Close()
+		release()
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			backoff = 100 * time.Millisecond
+		}
+		h.log.Warn("board change subscription ended; resubscribing", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+// subscribe returns a stream's wake-up channel, or false when the hub is
+// closed or full.
+func (h *hub) subscribe() (chan struct{}, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || len(h.streams) >= maxStreams {
+		return nil, false
+	}
+	s := make(chan struct{}, 1)
+	h.streams[s] = struct{}{}
+	return s, true
+}
+
+// unsubscribe forgets a stream; after close it is a no-op.
+func (h *hub) unsubscribe(s chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.streams[s]; ok {
+		delete(h.streams, s)
+		close(s)
+	}
+}
+
+// latest returns the latest message received.
+func (h *hub) latest() []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
+}
+
+// close ends every stream: http.Server.Shutdown waits for handlers to
+// return, and an event stream would otherwise never do so.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for s := range h.streams {
+		delete(h.streams, s)
+		close(s)
+	}
+}
+
+// count returns the number of open streams.
+func (h *hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.streams)
+}
+
+// handleEvents streams "scores" events (server-sent events) to a page.
+func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	if len(r.URL.Query()) > 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q", firstKey(r.URL.Query())), firstKey(r.URL.Query()))
+		return
+	}
+	wake, ok := s.hub.subscribe()
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, "too many event streams, or shutting down", "")
+		return
+	}
+	defer s.hub.unsubscribe(wake)
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // a proxy must not hold events back
+	w.WriteHeader(http.StatusOK)
+
+	// The server's timeouts would cut the stream: no read deadline (the
+	// request has been read), and each write gets its own deadline, so a
+	// stalled reader is still dropped.
+	_ = rc.SetReadDeadline(time.Time{})
+	send := func(chunk string) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if _, err := fmt.Fprint(w, chunk); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send("retry: 2000\nevent: hello\ndata: {}\n\n") {
+		return
+	}
+	ping := time.NewTicker(keepAlive)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case _, open := <-wake:
+			if !open {
+				return // shutting down
+			}
+			data := s.hub.latest()
+			if data == nil {
+				data = []byte("{}")
+			}
+			if !send("event: scores\ndata: " + string(data) + "\n\n") {
+				return
+			}
+			// Coalesce: changes during the pause wake the stream once.
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(streamEvery):
+			}
+		case <-ping.C:
+			if !send(": keep-alive\n\n") {
+				return
+			}
+		}
+	}
+}

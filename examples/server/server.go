@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard"
+)
+
+// Route patterns; the metrics are labelled with them.
+const (
+	patternSubmit       = "POST /api/v1/scores"
+	patternBoard        = "GET /api/v1/leaderboard"
+	patternDistribution = "GET /api/v1/distribution"
+	patternEvents       = "GET /api/v1/events"
+	patternHealth       = "GET /healthz"
+	patternMetrics      = "GET /metrics"
+)
+
+// windows are the boards every submission goes to, by the name the API
+// uses; the first is the default.
+var windows = []leaderboard.Window{leaderboard.AllTime(), leaderboard.Daily(), leaderboard.Weekly(), leaderboard.Monthly()}
+
+// server is the HTTP service. It keeps no state of its own beyond caches:
+// any number of instances can share one Redis.
+type server struct {
+	cfg     config
+	log     *slog.Logger
+	client  rueidis.Client
+	board   *leaderboard.Leaderboard
+	now     func() time.Time
+	auth    *verifier
+	limiter *limiter
+	hub     *hub
+	metrics *metrics
+	dist    distCache
+}
+
+// newServer builds the service on client. now is time.Now outside tests.
+func newServer(cfg config, client rueidis.Client, log *slog.Logger, now func() time.Time) (*server, error) {
+	board, err := leaderboard.New(client, cfg.Board,
+		leaderboard.WithPolicy(leaderboard.KeepBest), // a player's best run counts
+		leaderboard.WithWindows(windows...),
+		leaderboard.WithClock(now),
+	)
+	if err != nil {
+		return nil, err
+	}
+	// The service's own keys (nonces, buckets) stay out of the board's hash
+	// tag, so they are never mistaken for board keys and spread over a
+	// cluster instead of piling onto the board's slot.
+	prefix := "lbsrv:" + cfg.Board + ":"
+	s := &server{
+		cfg:     cfg,
+		log:     log,
+		client:  client,
+		board:   board,
+		now:     now,
+		auth:    &verifier{keys: cfg.Keys, skew: cfg.Skew, now: now, client: client, prefix: prefix},
+		limiter: newLimiter(client, prefix, cfg.Rate, cfg.Burst),
+		hub:     newHub(client, prefix+"changes", log),
+	}
+	s.metrics = newMetrics(s.hub.count)
+	return s, nil
+}
+
+// run does the background work (live updates) until ctx ends.
+func (s *server) run(ctx context.Context) { s.hub.run(ctx) }
+
+// close ends the event streams so that a graceful shutdown can finish.
+func (s *server) close() { s.hub.close() }
+
+// handler routes every request.
+func (s *server) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(patternSubmit, s.handleSubmit)
+	mux.HandleFunc(patternBoard, s.handleBoard)
+	mux.HandleFunc(patternDistribution, s.handleDistribution)
+	mux.HandleFunc(patternEvents, s.handleEvents)
+	mux.HandleFunc(patternHealth, s.handleHealth)
+	mux.Handle(patternMetrics, s.metrics.handler())
+	page := pageHandler()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /static/", page)
+	// JSON instead of the mux's plain-text 404 and 405 under /api/.
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint", "")
+	})
+	for _, p := range []string{"/api/v1/scores", "/api/v1/leaderboard", "/api/v1/distribution", "/api/v1/events"} {
+		allow := "GET, HEAD"
+		if p == "/api/v1/scores" {
+			allow = "POST"
+		}
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method not allowed", "")
+		})
+	}
+	return s.metrics.instrument(s.logRequests(recoverPanics(s.log, securityHeaders(mux))))
+}
+
+// logRequests writes one structured line per request: at debug level for
+// successes, which are counted in /metrics anyway, and at info level for
+// the rest.
+func (s *server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		level := slog.LevelDebug
+		switch {
+		case rec.status >= 500:
+			level = slog.LevelError
+		case rec.status >= 400:
+			level = slog.LevelInfo
+		}
+		s.log.Log(r.Context(), level, "request",
+			"method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"duration", time.Since(start), "remote", r.RemoteAddr)
+	})
+}
+
+func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+				writeError(w, http.StatusInternalServerError, "internal error", "")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// securityHeaders keeps the page to its own scripts and styles, so a player
+// name can never become markup that runs.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// errorBody is every error the API answers.
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg, field string) {
+	writeJSON(w, status, errorBody{Error: msg, Field: field})
+}
+
+// handleHealth answers 200 while Redis answers a PING within a second.
+func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+	defer cancel()
+	if err := s.client.Do(ctx, s.client.B().Ping().Build()).Error(); err != nil {
+		s.log.Warn("health check", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "redis": "unreachable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "redis": "ok"})
+}
+
+// firstKey returns the alphabetically first key of a query, so that an
+// error about an unknown parameter is the same on every run.
+func firstKey(q url.Values) string {
+	ks := make([]string, 0, len(q))
+	for k := range q {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	if len(ks) == 0 {
+		return ""
+	}
+	return ks[0]
+}
