@@ -237,29 +237,27 @@ func sameValue(a, b string) bool {
 	return err1 == nil && err2 == nil && x == y
 }
 
+// scanHash reads a whole hash, field -> value, with HSCAN.
 func (lb *Leaderboard) scanHash(ctx context.Context, key string) (map[string]string, error) {
-	out := map[string]string{}
-	var cursor uint64
-	for {
-		e, err := lb.client.Do(ctx, lb.client.B().Hscan().Key(key).Cursor(cursor).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return nil, wrap("check", err)
-		}
-		for i := 0; i+1 < len(e.Elements); i += 2 {
-			out[e.Elements[i]] = e.Elements[i+1]
-		}
-		if e.Cursor == 0 {
-			return out, nil
-		}
-		cursor = e.Cursor
-	}
+	return lb.scanPairs(ctx, func(cursor uint64) rueidis.Completed {
+		return lb.client.B().Hscan().Key(key).Cursor(cursor).Count(1000).Build()
+	})
 }
 
+// scanSet reads a whole sorted set, member -> stored value, with ZSCAN.
 func (lb *Leaderboard) scanSet(ctx context.Context, key string) (map[string]string, error) {
+	return lb.scanPairs(ctx, func(cursor uint64) rueidis.Completed {
+		return lb.client.B().Zscan().Key(key).Cursor(cursor).Count(1000).Build()
+	})
+}
+
+// scanPairs runs a SCAN-style command to the end, collecting its flat
+// name, value, name, value replies.
+func (lb *Leaderboard) scanPairs(ctx context.Context, cmd func(cursor uint64) rueidis.Completed) (map[string]string, error) {
 	out := map[string]string{}
 	var cursor uint64
 	for {
-		e, err := lb.client.Do(ctx, lb.client.B().Zscan().Key(key).Cursor(cursor).Count(1000).Build()).AsScanEntry()
+		e, err := lb.client.Do(ctx, cmd(cursor)).AsScanEntry()
 		if err != nil {
 			return nil, wrap("check", err)
 		}
