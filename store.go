@@ -1,0 +1,77 @@
+package leaderboard
+
+import (
+	"context"
+	"time"
+)
+
+// Store is a durable record of every submission, the source of truth a
+// board is rebuilt from when Redis loses it. With WithStore, Submit appends
+// to the store first and writes Redis second. The pgstore module implements
+// it on PostgreSQL; a Store must be safe for concurrent use.
+type Store interface {
+	// Append records a submission durably before it reaches Redis. When
+	// s.ID is not empty and the store already holds a submission with that
+	// ID for s.Board, it records nothing and returns duplicate = true.
+	Append(ctx context.Context, s Submission) (duplicate bool, err error)
+
+	// Standings calls fn once for every member with a submission in
+	// q.Board whose time lies in [q.From, q.To) (zero From or To: no bound),
+	// with the member's standing aggregated as the board's policy makes it:
+	//
+	//	KeepBest    the best score (max on HighestFirst, min on LowestFirst),
+	//	            and the earliest time that best was reached
+	//	Replace     the score and time of the last submission appended
+	//	Accumulate  the sum of the scores, added in the order they were
+	//	            appended (floating-point sums depend on the order), and
+	//	            the time of the last submission appended
+	//
+	// Members may come in any order. An error from fn stops the stream and
+	// is returned.
+	Standings(ctx context.Context, q StandingsQuery, fn func(StoredStanding) error) error
+
+	// Seal records the final standings of a closed period, best first,
+	// exactly once: when the period was sealed before it records nothing
+	// and returns first = false.
+	Seal(ctx context.Context, board, window, period string, entries []Entry) (first bool, err error)
+
+	// Sealed returns a sealed period's standings, best first; ok is false
+	// when the period was never sealed.
+	Sealed(ctx context.Context, board, window, period string) (entries []Entry, ok bool, err error)
+}
+
+// Submission is one Submit as a Store records it.
+type Submission struct {
+	// Board is the board's name.
+	Board string
+	// ID is the idempotency key from WithID; empty for none.
+	ID string
+	// Member is the member submitted for.
+	Member string
+	// Score is the score as submitted (never a tie-break composite).
+	Score float64
+	// At is when the score was reached: WithTime, or the board's clock.
+	At time.Time
+}
+
+// StandingsQuery selects what Store.Standings aggregates.
+type StandingsQuery struct {
+	// Board is the board's name.
+	Board string
+	// Policy is how a member's submissions combine.
+	Policy Policy
+	// Order says which score is best under KeepBest.
+	Order Order
+	// From and To bound the submissions' times, [From, To); zero for none.
+	From, To time.Time
+}
+
+// StoredStanding is one member's aggregated standing from a Store.
+type StoredStanding struct {
+	// Member is the member's name.
+	Member string
+	// Score is the aggregated score.
+	Score float64
+	// At is when that score was reached (see Store.Standings).
+	At time.Time
+}
