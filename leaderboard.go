@@ -38,7 +38,14 @@ const (
 	MaxN = 1000
 	// MaxRadius is the largest radius for Around (2*MaxRadius+1 entries).
 	MaxRadius = 500
+	// MaxIDLen is the longest WithID id, in bytes.
+	MaxIDLen = 256
 )
+
+// ErrPending means a submission reached the store but not Redis: it is
+// durable, and reaches Redis when retried with the same WithID or at the
+// next Rebuild.
+var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 
 // Leaderboard is one named board: a sorted set per window period in Redis.
 // It holds no state of its own beyond its configuration and is safe for
@@ -55,6 +62,9 @@ type Leaderboard struct {
 	retained  bool       // retention was set; otherwise one period length
 	tb        *composite // nil: no tie-break
 	bounds    []float64  // shard bounds; none: unsharded
+	name      string
+	store     Store // nil: Redis alone
+	dedupe    time.Duration
 }
 
 // Entry is one member's place on a board.
@@ -88,6 +98,9 @@ type Result struct {
 	// Changed reports whether the stored score in the default window changed
 	// (KeepBest: a new personal best).
 	Changed bool
+	// Duplicate reports that the WithID id was applied before: nothing was
+	// written, and the standings are the member's current ones.
+	Duplicate bool
 	// Windows holds every configured window, in the order given to WithWindows.
 	Windows []WindowResult
 }
@@ -153,6 +166,9 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		retained:  c.hasRetention,
 		tb:        tb,
 		bounds:    c.shards,
+		name:      name,
+		store:     c.store,
+		dedupe:    c.dedupe,
 	}, nil
 }
 

@@ -115,8 +115,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 					}
 					_, err = board.Submit(ctx, strings.Repeat("y", lb.MaxMemberLen), 1, lb.WithTime(future.Add(time.Second)))
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "a time after the clock")
-					_, err = board.Submit(ctx, "p", 1, lb.WithID("retry-1"))
-					require.ErrorIs(t, err, lb.ErrInvalidArgument, "WithID is not yet supported")
+					for _, id := range []string{"", strings.Repeat("i", lb.MaxIDLen+1)} {
+						_, err = board.Submit(ctx, "p", 1, lb.WithID(id))
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "id of %d bytes", len(id))
+					}
 					_, err = board.Submit(ctx, "p", 1, nil)
 					require.ErrorIs(t, err, lb.ErrInvalidArgument)
 

@@ -91,6 +91,8 @@ type config struct {
 	retention    time.Duration
 	hasRetention bool
 	shards       []float64
+	store        Store
+	dedupe       time.Duration
 	errs         []error
 }
 
@@ -102,6 +104,32 @@ func defaultConfig() config {
 		windows: []Window{AllTime()},
 		now:     time.Now,
 		prefix:  "lb",
+		dedupe:  24 * time.Hour,
+	}
+}
+
+// WithStore makes a Store the board's durable source of truth: Submit
+// appends every submission to it before writing Redis, and Rebuild and
+// Verify read it. Default: none, Redis alone.
+func WithStore(s Store) Option {
+	return func(c *config) {
+		c.store = s
+		if s == nil {
+			c.errs = append(c.errs, fmt.Errorf("WithStore: nil store"))
+		}
+	}
+}
+
+// WithDedupeWindow sets how long Redis remembers a WithID id, so that a
+// retry within it is applied once. Default 24 hours. A longer window costs
+// memory per id (an entry in one sorted set per board); the store, when
+// there is one, remembers ids for good.
+func WithDedupeWindow(d time.Duration) Option {
+	return func(c *config) {
+		c.dedupe = d
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithDedupeWindow: %v is not positive", d))
+		}
 	}
 }
 
@@ -174,17 +202,22 @@ func WithRetention(d time.Duration) Option {
 type SubmitOption func(*submitConfig)
 
 type submitConfig struct {
-	id string
-	at time.Time
+	id    string
+	hasID bool
+	at    time.Time
 }
 
 // WithID makes a submission idempotent: a retried submission with the same id
-// is applied once.
+// is applied once, in the store (for good) and in Redis (within the board's
+// WithDedupeWindow), so a retry after a timeout never counts twice. A retry
+// that finds its id already applied writes nothing and returns the member's
+// current standing with Result.Duplicate set. Replay with the original
+// WithTime so tie-breaks keep the original reaching time. An id is 1 to
+// MaxIDLen bytes.
 //
-// Not yet supported: Submit refuses it with ErrInvalidArgument until the
-// durability work lands.
+// Not yet supported on sharded boards (ErrInvalidArgument).
 func WithID(id string) SubmitOption {
-	return func(c *submitConfig) { c.id = id }
+	return func(c *submitConfig) { c.id, c.hasID = id, true }
 }
 
 // WithTime sets when the score was reached, for replays and tie-breaks. It

@@ -409,13 +409,14 @@ func (lb *Leaderboard) zscoreCall(key, member string) scripts.Call {
 
 // submitSharded is Submit on a sharded board: the index first, then the
 // shards (see WithShards).
-func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+	out := res.Windows
 	value := formatScore(sub.score)
 	if lb.tb != nil {
 		value = strconv.FormatInt(sub.s, 10)
 	}
 	if lb.client.Mode() != rueidis.ClientModeCluster {
-		return lb.submitLocal(ctx, sub, value, live, where, out)
+		return lb.submitLocal(ctx, sub, value, live, where, res)
 	}
 	rows, err := lb.shardIndex(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t)
 	if err != nil {
@@ -445,7 +446,7 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 			}
 		}
 	}
-	res := scripts.ExecMulti(ctx, lb.client, calls)
+	results := scripts.ExecMulti(ctx, lb.client, calls)
 	var sweeps []scripts.Call
 	type sweep struct{ window, shard int }
 	var swept []sweep
@@ -455,12 +456,12 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 	for w, tg := range live {
 		replies[w] = make([]rueidis.RedisResult, n)
 		for i := 0; i < n; i++ {
-			replies[w][i] = res[at]
+			replies[w][i] = results[at]
 			at++
 			if i == moves[w].to || i == moves[w].from {
 				continue
 			}
-			if err := res[at].Error(); err == nil {
+			if err := results[at].Error(); err == nil {
 				sweeps = append(sweeps, lb.shardWriteCall(i, tg, []shardOp{{sweep: true, member: sub.member, version: rows[w][0].version}}))
 				swept = append(swept, sweep{w, i})
 			} else if !rueidis.IsRedisNil(err) {
@@ -528,7 +529,7 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 
 // submitLocal is Submit on a sharded board whose keys all live on one node:
 // one script, one round trip (see shard_local.lua).
-func (lb *Leaderboard) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult) error {
+func (lb *Leaderboard) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, res *Result) error {
 	n := len(lb.bounds) + 1
 	ks := make([]string, 0, len(live)*(2+2*n))
 	for _, tg := range live {
@@ -557,7 +558,7 @@ func (lb *Leaderboard) submitLocal(ctx context.Context, sub submission, value st
 	if err != nil {
 		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
-	return lb.submitReplies(replies, sub.member, live, where, out)
+	return lb.submitReplies(replies, sub.member, live, where, res)
 }
 
 // globalRank turns a rank inside shard s into a rank on the board: every

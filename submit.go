@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -41,8 +42,13 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		}
 		opt(&sc)
 	}
-	if sc.id != "" {
-		return Result{}, fmt.Errorf("%w: WithID is not yet supported", ErrInvalidArgument)
+	if sc.hasID {
+		switch {
+		case sc.id == "" || len(sc.id) > MaxIDLen:
+			return Result{}, fmt.Errorf("%w: WithID id of %d bytes, want 1..%d", ErrInvalidArgument, len(sc.id), MaxIDLen)
+		case lb.sharded():
+			return Result{}, fmt.Errorf("%w: WithID is not yet supported on sharded boards", ErrInvalidArgument)
+		}
 	}
 	now := lb.now()
 	at := now
@@ -53,7 +59,7 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		at = sc.at
 	}
 
-	sub := submission{member: member, score: score, stored: score}
+	sub := submission{member: member, score: score, stored: score, id: sc.id, at: now}
 	if lb.tb != nil {
 		var err error
 		if sub.s, err = lb.tb.scaled(score); err != nil {
@@ -81,16 +87,27 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		live = append(live, tg)
 		where = append(where, i)
 	}
+	if lb.store != nil {
+		// The store first: once it holds the submission, nothing that goes
+		// wrong in Redis can lose it.
+		if _, err := lb.store.Append(ctx, Submission{Board: lb.name, ID: sub.id, Member: member, Score: score, At: at}); err != nil {
+			return Result{}, fmt.Errorf("leaderboard: submit: store: %w (Redis was not written)", err)
+		}
+	}
 	if len(live) > 0 {
 		var err error
-		if lb.sharded() {
-			err = lb.submitSharded(ctx, sub, live, where, res.Windows)
-		} else if lb.txSubmits() {
+		switch {
+		case lb.sharded():
+			err = lb.submitSharded(ctx, sub, live, where, &res)
+		case lb.txSubmits() && sub.id == "":
 			err = lb.submitTx(ctx, sub, live, where, res.Windows)
-		} else {
-			err = lb.submitScript(ctx, sub, live, where, res.Windows)
+		default:
+			err = lb.submitScript(ctx, sub, live, where, &res)
 		}
 		if err != nil {
+			if lb.store != nil && !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision) {
+				return Result{}, fmt.Errorf("%w: %w", ErrPending, err)
+			}
 			return Result{}, err
 		}
 	}
@@ -105,6 +122,8 @@ type submission struct {
 	score  float64 // as submitted
 	stored float64 // what ZADD stores: the score, or its tie-break composite
 	s, t   int64   // with a tie-break: the scaled score and the time slot
+	id     string  // WithID; "" for none
+	at     time.Time
 }
 
 // txSubmits reports whether Submit can be a MULTI/EXEC of plain commands:
@@ -197,34 +216,48 @@ func (lb *Leaderboard) submitTx(ctx context.Context, sub submission, live []targ
 
 // submitScript runs a submission that must branch on what is stored (see
 // txSubmits and internal/scripts/submit.lua).
-func (lb *Leaderboard) submitScript(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+func (lb *Leaderboard) submitScript(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
 	member := sub.member
-	ks := make([]string, len(live))
-	args := make([]string, 0, 9+len(live))
+	ks := make([]string, len(live), len(live)+1)
+	args := make([]string, 0, 12+len(live))
 	args = append(args, member, formatScore(sub.score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
 	args = lb.tieBreakArgs(args, sub.t)
 	if lb.tb != nil {
 		args[1] = strconv.FormatInt(sub.s, 10)
 	}
+	now := sub.at.UnixMilli()
+	args = append(args, sub.id, strconv.FormatInt(now, 10), strconv.FormatInt(now+lb.dedupe.Milliseconds(), 10))
 	for i, tg := range live {
 		ks[i] = tg.key
 		args = append(args, strconv.FormatInt(tg.expire, 10))
+	}
+	if sub.id != "" {
+		ks = append(ks, lb.keys.IDs())
 	}
 	replies, err := scripts.Submit.Exec(ctx, lb.client, ks, args).ToArray()
 	if err != nil {
 		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
 	}
-	return lb.submitReplies(replies, member, live, where, out)
+	return lb.submitReplies(replies, member, live, where, res)
 }
 
 // submitReplies decodes six values a window of what submit.lua (and
-// shard_local.lua) return.
-func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member string, live []target, where []int, out []WindowResult) error {
+// shard_local.lua) return, and submit.lua's closing duplicate flag.
+func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member string, live []target, where []int, res *Result) error {
 	var err error
 	const perWindow = 6
+	if len(replies) == perWindow*len(live)+1 {
+		dup, err := replies[len(replies)-1].AsInt64()
+		if err != nil {
+			return wrap("submit", err)
+		}
+		res.Duplicate = dup == 1
+		replies = replies[:len(replies)-1]
+	}
 	if len(replies) != perWindow*len(live) {
 		return wrap("submit", fmt.Errorf("script returned %d values, want %d", len(replies), perWindow*len(live)))
 	}
+	out := res.Windows
 	for j := range live {
 		r := replies[perWindow*j : perWindow*(j+1)]
 		wr := &out[where[j]]

@@ -35,8 +35,10 @@ func BenchmarkSubmitPaths(b *testing.B) {
 		}
 	}
 	paths := map[string]func(context.Context, submission, []target, []int, []WindowResult) error{
-		"tx":     board.submitTx,
-		"script": board.submitScript,
+		"tx": board.submitTx,
+		"script": func(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+			return board.submitScript(ctx, sub, live, where, &Result{Windows: out})
+		},
 	}
 	for _, name := range []string{"tx", "script"} {
 		run := paths[name]

@@ -28,6 +28,14 @@ func (b Board) Shard(i int) Board {
 	return Board{base: b.base[:len(b.base)-1] + "#s" + strconv.Itoa(i) + "}"}
 }
 
+// IDs returns the key of the board's WithID ids: a sorted set of id -> unix
+// ms when it is forgotten.
+func (b Board) IDs() string { return b.base + ":ids" }
+
+// Marker returns the key whose presence says Redis holds the board as last
+// rebuilt (see Leaderboard.Present).
+func (b Board) Marker() string { return b.base + ":marker" }
+
 // Index returns the key of a sharded board's index for one period key: the
 // member -> stored value hash that is the truth the shards are built from,
 // in the board's own slot.

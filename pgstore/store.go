@@ -1,0 +1,491 @@
+// Package pgstore is a leaderboard.Store on PostgreSQL: the durable record
+// of every submission a board is rebuilt from when Redis loses it, and the
+// sealed standings of closed periods.
+//
+// Hand it a *pgxpool.Pool you built (it never builds or closes one), run
+// Migrate once at start-up, and give the store to the board:
+//
+//	store, err := pgstore.New(pool)
+//	if err != nil { ... }
+//	if err := store.Migrate(ctx); err != nil { ... }
+//	board, err := leaderboard.New(client, "arena", leaderboard.WithStore(store))
+//
+// # Tables
+//
+// With the default prefix "leaderboard_" (WithTablePrefix):
+//
+//	leaderboard_submissions        every submission, in append order (seq)
+//	leaderboard_sealed_periods     the closed periods sealed, one row each
+//	leaderboard_sealed_entries     their final standings
+//	leaderboard_schema_migrations  the migrations applied
+//
+// # Values
+//
+// Scores are stored as double precision: every float64 comes back exactly.
+// Times are stored as timestamptz, which keeps microseconds: Append and
+// AppendBatch truncate At to the microsecond, so Standings returns exactly
+// the time stored; times come back in UTC. Board names, ids and members are
+// text, so they must be valid UTF-8 without NUL bytes (refused with
+// leaderboard.ErrInvalidMember or leaderboard.ErrInvalidArgument otherwise).
+package pgstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/skiprank/leaderboard"
+)
+
+// DefaultTablePrefix is the prefix of every table name unless WithTablePrefix
+// sets another.
+const DefaultTablePrefix = "leaderboard_"
+
+// maxPrefixLen keeps every table and index name within PostgreSQL's 63 bytes.
+const maxPrefixLen = 30
+
+var prefixRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// Option configures a Store.
+type Option func(*config)
+
+type config struct {
+	prefix string
+}
+
+// WithTablePrefix sets the prefix of every table (and index) name; default
+// DefaultTablePrefix. It must be empty or a lower-case SQL identifier
+// ([a-z_][a-z0-9_]*) of at most 30 bytes. Tables go to the connection's
+// search_path; set it in the pool's config to use another schema.
+func WithTablePrefix(prefix string) Option {
+	return func(c *config) { c.prefix = prefix }
+}
+
+// Store is a leaderboard.Store on PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool        *pgxpool.Pool
+	prefix      string
+	lockKey     int64
+	tSubs       string
+	tPeriods    string
+	tEntries    string
+	tMigrations string
+}
+
+var _ leaderboard.Store = (*Store)(nil)
+
+// New returns a store on pool. It makes no call to the database; run Migrate
+// before the first use.
+func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("pgstore: new: %w: nil pool", leaderboard.ErrInvalidArgument)
+	}
+	c := config{prefix: DefaultTablePrefix}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("pgstore: new: %w: nil option", leaderboard.ErrInvalidArgument)
+		}
+		o(&c)
+	}
+	if c.prefix != "" && (len(c.prefix) > maxPrefixLen || !prefixRE.MatchString(c.prefix)) {
+		return nil, fmt.Errorf("pgstore: new: %w: table prefix %q: want [a-z_][a-z0-9_]* of at most %d bytes",
+			leaderboard.ErrInvalidArgument, c.prefix, maxPrefixLen)
+	}
+	return &Store{
+		pool:        pool,
+		prefix:      c.prefix,
+		lockKey:     advisoryLockKey(c.prefix),
+		tSubs:       c.prefix + "submissions",
+		tPeriods:    c.prefix + "sealed_periods",
+		tEntries:    c.prefix + "sealed_entries",
+		tMigrations: c.prefix + "schema_migrations",
+	}, nil
+}
+
+// checkText refuses what a PostgreSQL text column cannot hold.
+func checkText(what, s string, sentinel error) error {
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		return fmt.Errorf("%w: %s %q is not valid UTF-8 without NUL bytes", sentinel, what, s)
+	}
+	return nil
+}
+
+// prepare checks a submission and truncates its time to what timestamptz
+// keeps.
+func prepare(sub leaderboard.Submission) (leaderboard.Submission, error) {
+	if err := checkText("board", sub.Board, leaderboard.ErrInvalidArgument); err != nil {
+		return sub, err
+	}
+	if err := checkText("id", sub.ID, leaderboard.ErrInvalidArgument); err != nil {
+		return sub, err
+	}
+	if err := checkText("member", sub.Member, leaderboard.ErrInvalidMember); err != nil {
+		return sub, err
+	}
+	if math.IsNaN(sub.Score) || math.IsInf(sub.Score, 0) {
+		return sub, fmt.Errorf("%w: %v", leaderboard.ErrInvalidScore, sub.Score)
+	}
+	sub.At = sub.At.Truncate(time.Microsecond)
+	return sub, nil
+}
+
+// nullID is the id column's value: NULL for no id.
+func nullID(id string) pgtype.Text {
+	return pgtype.Text{String: id, Valid: id != ""}
+}
+
+// Append records s. With a non-empty ID already recorded for s.Board it
+// records nothing and returns duplicate = true; concurrent appends of one ID
+// record it once. s.At is truncated to the microsecond.
+func (s *Store) Append(ctx context.Context, sub leaderboard.Submission) (duplicate bool, err error) {
+	sub, err = prepare(sub)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: append: %w", err)
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO `+s.tSubs+` (board, id, member, score, at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (board, id) WHERE id IS NOT NULL DO NOTHING`,
+		sub.Board, nullID(sub.ID), sub.Member, sub.Score, sub.At)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: append: %w", err)
+	}
+	return tag.RowsAffected() == 0, nil
+}
+
+// batchChunk is how many submissions with ids one INSERT of AppendBatch
+// carries.
+const batchChunk = 20000
+
+// AppendBatch records subs in their order, as if appended one by one, in one
+// transaction: all or none. duplicates[i] reports that subs[i] was not
+// recorded because its ID was already recorded for its board, by an earlier
+// call or by an earlier element of subs. Each At is truncated to the
+// microsecond.
+//
+// A batch without ids is streamed with COPY; a batch with ids is inserted
+// with INSERT ... ON CONFLICT DO NOTHING in chunks. Either way it is the way
+// to bulk-load millions of submissions.
+func (s *Store) AppendBatch(ctx context.Context, subs []leaderboard.Submission) (duplicates []bool, err error) {
+	prepared := make([]leaderboard.Submission, len(subs))
+	withIDs := false
+	for i, sub := range subs {
+		if prepared[i], err = prepare(sub); err != nil {
+			return nil, fmt.Errorf("pgstore: append batch: submission %d: %w", i, err)
+		}
+		withIDs = withIDs || sub.ID != ""
+	}
+	duplicates = make([]bool, len(subs))
+	if len(subs) == 0 {
+		return duplicates, nil
+	}
+	if !withIDs {
+		if err := s.copySubmissions(ctx, prepared); err != nil {
+			return nil, fmt.Errorf("pgstore: append batch: %w", err)
+		}
+		return duplicates, nil
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for start := 0; start < len(prepared); start += batchChunk {
+			end := min(start+batchChunk, len(prepared))
+			if err := s.insertChunk(ctx, tx, prepared[start:end], duplicates[start:end]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: append batch: %w", err)
+	}
+	return duplicates, nil
+}
+
+// copySubmissions streams submissions without ids with COPY, which assigns
+// seq in row order.
+func (s *Store) copySubmissions(ctx context.Context, subs []leaderboard.Submission) error {
+	i := 0
+	row := make([]any, 4)
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{s.tSubs}, []string{"board", "member", "score", "at"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if i == len(subs) {
+				return nil, nil
+			}
+			sub := &subs[i]
+			i++
+			row[0], row[1], row[2], row[3] = sub.Board, sub.Member, sub.Score, sub.At
+			return row, nil
+		}))
+	return err
+}
+
+type boardID struct{ board, id string }
+
+// insertChunk inserts subs in their order (seq follows ORDER BY ord) and
+// marks in dup the ones ON CONFLICT skipped. Of several elements with one
+// (board, id), the first is the one inserted, if any.
+func (s *Store) insertChunk(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission, dup []bool) error {
+	boards := make([]string, len(subs))
+	ids := make([]pgtype.Text, len(subs))
+	members := make([]string, len(subs))
+	scores := make([]float64, len(subs))
+	ats := make([]time.Time, len(subs))
+	for i, sub := range subs {
+		boards[i], ids[i], members[i], scores[i], ats[i] = sub.Board, nullID(sub.ID), sub.Member, sub.Score, sub.At
+	}
+	rows, err := tx.Query(ctx, `WITH ins AS (
+	INSERT INTO `+s.tSubs+` (board, id, member, score, at)
+	SELECT b, i, m, s, a
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::timestamptz[]) WITH ORDINALITY AS u (b, i, m, s, a, ord)
+	ORDER BY ord
+	ON CONFLICT (board, id) WHERE id IS NOT NULL DO NOTHING
+	RETURNING board, id
+)
+SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, ats)
+	if err != nil {
+		return err
+	}
+	inserted := map[boardID]bool{}
+	var k boardID
+	_, err = pgx.ForEachRow(rows, []any{&k.board, &k.id}, func() error {
+		inserted[k] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, sub := range subs {
+		if sub.ID == "" {
+			continue
+		}
+		k := boardID{sub.Board, sub.ID}
+		if inserted[k] {
+			delete(inserted, k) // later elements with this id were skipped
+		} else {
+			dup[i] = true
+		}
+	}
+	return nil
+}
+
+// Standings streams every member's standing in q.Board over [q.From, q.To),
+// aggregated in PostgreSQL as the policy makes it (see leaderboard.Store),
+// best score first: descending on HighestFirst, ascending on LowestFirst.
+// Rows are read as they arrive, never all held in memory. An error from fn
+// stops the stream (the query is cancelled) and is returned as it is.
+func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn func(leaderboard.StoredStanding) error) error {
+	query, args, err := s.standingsSQL(q)
+	if err != nil {
+		return fmt.Errorf("pgstore: standings: %w", err)
+	}
+	// Cancelling stops the server instead of draining the rest of the rows
+	// when fn fails.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("pgstore: standings: %w", err)
+	}
+	defer rows.Close()
+	fast := binaryStandings(rows.FieldDescriptions())
+	for rows.Next() {
+		var st leaderboard.StoredStanding
+		if fast {
+			st, err = decodeStanding(rows.RawValues())
+		} else {
+			err = rows.Scan(&st.Member, &st.Score, &st.At)
+			st.At = st.At.UTC()
+		}
+		if err != nil {
+			cancel()
+			return fmt.Errorf("pgstore: standings: %w", err)
+		}
+		if err := fn(st); err != nil {
+			cancel()
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("pgstore: standings: %w", err)
+	}
+	return nil
+}
+
+// standingsSQL is the query of q: the board and the time bounds as
+// parameters, the policy's aggregation, best score first.
+func (s *Store) standingsSQL(q leaderboard.StandingsQuery) (string, []any, error) {
+	var best, dir string
+	switch q.Order {
+	case leaderboard.HighestFirst:
+		best, dir = "DESC", "DESC"
+	case leaderboard.LowestFirst:
+		best, dir = "ASC", "ASC"
+	default:
+		return "", nil, fmt.Errorf("%w: order %v", leaderboard.ErrInvalidArgument, q.Order)
+	}
+	where := "board = $1"
+	args := []any{q.Board}
+	if !q.From.IsZero() {
+		args = append(args, q.From)
+		where += fmt.Sprintf(" AND at >= $%d", len(args))
+	}
+	if !q.To.IsZero() {
+		args = append(args, q.To)
+		where += fmt.Sprintf(" AND at < $%d", len(args))
+	}
+	var inner string
+	switch q.Policy {
+	case leaderboard.KeepBest:
+		// The best score, and the earliest time it was reached.
+		inner = `SELECT DISTINCT ON (member) member, score, at
+	FROM ` + s.tSubs + ` WHERE ` + where + `
+	ORDER BY member, score ` + best + `, at`
+	case leaderboard.Replace:
+		// The last submission appended: the one no other follows.
+		inner = `SELECT member, score, at, lead(seq) OVER w IS NULL AS last
+	FROM ` + s.tSubs + ` WHERE ` + where + `
+	WINDOW w AS (PARTITION BY member ORDER BY seq)`
+	case leaderboard.Accumulate:
+		// A running sum in seq order adds the scores one by one in the
+		// order they were appended, as ZINCRBY did; the last row holds the
+		// total and the time of the last submission.
+		inner = `SELECT member, sum(score) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS score, at,
+		lead(seq) OVER w IS NULL AS last
+	FROM ` + s.tSubs + ` WHERE ` + where + `
+	WINDOW w AS (PARTITION BY member ORDER BY seq)`
+	default:
+		return "", nil, fmt.Errorf("%w: policy %v", leaderboard.ErrInvalidArgument, q.Policy)
+	}
+	query := "SELECT member, score, at FROM (\n\t" + inner + "\n) t"
+	if q.Policy != leaderboard.KeepBest {
+		query += " WHERE last"
+	}
+	return query + " ORDER BY score " + dir, args, nil
+}
+
+// binaryStandings reports whether the (member, score, at) columns came in
+// PostgreSQL's binary format, which decodeStanding reads without pgx's
+// per-value scanning.
+func binaryStandings(fds []pgconn.FieldDescription) bool {
+	return len(fds) == 3 &&
+		fds[0].DataTypeOID == pgtype.TextOID &&
+		fds[1].DataTypeOID == pgtype.Float8OID && fds[1].Format == pgx.BinaryFormatCode &&
+		fds[2].DataTypeOID == pgtype.TimestamptzOID && fds[2].Format == pgx.BinaryFormatCode
+}
+
+// pgEpochUnix is 2000-01-01 00:00:00 UTC, the zero of timestamptz, in Unix
+// seconds.
+const pgEpochUnix = 946684800
+
+var errBadRow = errors.New("malformed row")
+
+// decodeStanding reads one binary (text, float8, timestamptz) row.
+func decodeStanding(raw [][]byte) (leaderboard.StoredStanding, error) {
+	if len(raw) != 3 || raw[0] == nil || len(raw[1]) != 8 || len(raw[2]) != 8 {
+		return leaderboard.StoredStanding{}, errBadRow
+	}
+	us := int64(binary.BigEndian.Uint64(raw[2]))
+	sec, rem := us/1e6, us%1e6
+	if rem < 0 {
+		sec, rem = sec-1, rem+1e6
+	}
+	return leaderboard.StoredStanding{
+		Member: string(raw[0]), // text is UTF-8 bytes in either format
+		Score:  math.Float64frombits(binary.BigEndian.Uint64(raw[1])),
+		At:     time.Unix(pgEpochUnix+sec, rem*1e3).UTC(),
+	}, nil
+}
+
+// Seal records the final standings of a closed period exactly once, in one
+// transaction: when (board, window, period) was sealed before it writes
+// nothing and returns first = false. entries are stored in the order given
+// (best first) with their ranks; equal ranks (Competition) are fine.
+func (s *Store) Seal(ctx context.Context, board, window, period string, entries []leaderboard.Entry) (first bool, err error) {
+	for _, t := range []struct{ what, v string }{{"board", board}, {"window", window}, {"period", period}} {
+		if err := checkText(t.what, t.v, leaderboard.ErrInvalidArgument); err != nil {
+			return false, fmt.Errorf("pgstore: seal: %w", err)
+		}
+	}
+	for i, e := range entries {
+		if err := checkText("member", e.Member, leaderboard.ErrInvalidMember); err != nil {
+			return false, fmt.Errorf("pgstore: seal: entry %d: %w", i, err)
+		}
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// A concurrent Seal of the same period waits here for this
+		// transaction, then inserts nothing.
+		tag, err := tx.Exec(ctx, `INSERT INTO `+s.tPeriods+` (board, "window", period) VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING`, board, window, period)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		first = true
+		if len(entries) == 0 {
+			return nil
+		}
+		i := 0
+		row := make([]any, 7)
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{s.tEntries},
+			[]string{"board", "window", "period", "pos", "rank", "member", "score"},
+			pgx.CopyFromFunc(func() ([]any, error) {
+				if i == len(entries) {
+					return nil, nil
+				}
+				e := &entries[i]
+				i++
+				row[0], row[1], row[2], row[3], row[4], row[5], row[6] = board, window, period, int64(i), e.Rank, e.Member, e.Score
+				return row, nil
+			}))
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("pgstore: seal: %w", err)
+	}
+	return first, nil
+}
+
+// Sealed returns a sealed period's standings in the order they were sealed
+// (best first); ok is false when the period was never sealed.
+func (s *Store) Sealed(ctx context.Context, board, window, period string) (entries []leaderboard.Entry, ok bool, err error) {
+	// One statement, one snapshot: no rows means not sealed, one row of
+	// NULLs means sealed with no entries.
+	rows, err := s.pool.Query(ctx, `SELECT e.rank, e.member, e.score
+FROM `+s.tPeriods+` p
+LEFT JOIN `+s.tEntries+` e USING (board, "window", period)
+WHERE p.board = $1 AND p."window" = $2 AND p.period = $3
+ORDER BY e.pos`, board, window, period)
+	if err != nil {
+		return nil, false, fmt.Errorf("pgstore: sealed: %w", err)
+	}
+	var (
+		rank   pgtype.Int8
+		member pgtype.Text
+		score  pgtype.Float8
+	)
+	_, err = pgx.ForEachRow(rows, []any{&rank, &member, &score}, func() error {
+		ok = true
+		if rank.Valid {
+			entries = append(entries, leaderboard.Entry{Member: member.String, Score: score.Float64, Rank: rank.Int64})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("pgstore: sealed: %w", err)
+	}
+	if ok && entries == nil {
+		entries = []leaderboard.Entry{}
+	}
+	return entries, ok, nil
+}
