@@ -4,10 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
@@ -221,4 +228,279 @@ func TestStoreFirst(t *testing.T) {
 			require.Equal(t, fmt.Sprint(9.0), fmt.Sprint(store.subs[1].Score))
 		}
 	})
+}
+
+// wipe deletes every key of a board, shards included: what a Redis restart
+// without persistence does to it.
+func wipe(t *testing.T, b *testredis.Backend, name string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#s*"} {
+		for _, k := range b.Keys(t, pattern) {
+			require.NoError(t, b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error())
+		}
+	}
+}
+
+// boardView is everything a reader sees of a board, for before/after
+// comparisons.
+func boardView(t *testing.T, board *lb.Leaderboard, queries ...[]lb.Query) []any {
+	t.Helper()
+	ctx := context.Background()
+	var out []any
+	for _, q := range queries {
+		top, err := board.Top(ctx, 1000, q...)
+		require.NoError(t, err)
+		n, err := board.Count(ctx, q...)
+		require.NoError(t, err)
+		out = append(out, top, n)
+		for _, e := range top {
+			st, err := board.Rank(ctx, e.Member, q...)
+			require.NoError(t, err)
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func TestRebuildAfterWipe(t *testing.T) {
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Hour), Resolution: time.Second, MaxScore: 1e6, Decimals: 1})
+	require.NoError(t, err)
+	variants := map[string][]lb.Option{
+		"keepbest":         {},
+		"accumulate":       {lb.WithPolicy(lb.Accumulate), lb.WithRanking(lb.Competition)},
+		"replace-lowest":   {lb.WithPolicy(lb.Replace), lb.WithOrder(lb.LowestFirst)},
+		"tiebreak":         {lb.WithTieBreak(tb), lb.WithPolicy(lb.Accumulate)},
+		"sharded":          {lb.WithShards(-2, 0, 3), lb.WithPolicy(lb.Accumulate)},
+		"sharded-tiebreak": {lb.WithShards(1, 2), lb.WithTieBreak(tb)},
+	}
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for name, opts := range variants {
+			t.Run(name, func(t *testing.T) {
+				store := newMemStore()
+				clock := future.Add(-36 * time.Hour) // yesterday's day stays live
+				board, bname := newBoard(t, b, append(opts, lb.WithStore(store), lb.WithWindows(lb.AllTime(), lb.Daily()),
+					lb.WithClock(func() time.Time { return clock }))...)
+				t.Cleanup(func() { wipe(t, b, bname) })
+				present, err := board.Present(ctx)
+				require.NoError(t, err)
+				require.False(t, present, "a board never rebuilt has no marker")
+				_, err = board.Rebuild(ctx)
+				require.NoError(t, err)
+				present, err = board.Present(ctx)
+				require.NoError(t, err)
+				require.True(t, present)
+
+				vals := []float64{-3, -1, 0, 0.5, 1, 2.5, 4, 7}
+				for i := 0; i < 120; i++ {
+					if i == 60 {
+						clock = future // the next day
+					}
+					m := fmt.Sprintf("p%d", (i*7)%23)
+					_, err := board.Submit(ctx, m, vals[(i*5)%len(vals)], lb.WithTime(clock.Add(-time.Duration(i%5)*time.Minute)))
+					require.NoError(t, err)
+				}
+				day1 := []lb.Query{lb.In(lb.Daily()), lb.At(future.Add(-36 * time.Hour))}
+				views := [][]lb.Query{nil, {lb.In(lb.Daily())}, day1}
+				before := boardView(t, board, views...)
+				reports, err := board.Verify(ctx)
+				require.NoError(t, err)
+				require.Len(t, reports, 3, "all time, today, yesterday")
+				for _, r := range reports {
+					require.True(t, r.Clean(), "%+v", r)
+				}
+
+				wipe(t, b, bname)
+				present, err = board.Present(ctx)
+				require.NoError(t, err)
+				require.False(t, present, "the wipe must show")
+				reports, err = board.Verify(ctx)
+				require.NoError(t, err)
+				require.False(t, reports[0].Clean())
+				require.Equal(t, reports[0].StoreMembers, reports[0].MissingCount)
+
+				var progress []lb.RebuildProgress
+				rep, err := board.Rebuild(ctx, lb.WithProgress(func(p lb.RebuildProgress) { progress = append(progress, p) }))
+				require.NoError(t, err)
+				require.Equal(t, 3, rep.Periods)
+				require.Empty(t, rep.Refused)
+				require.NotEmpty(t, progress)
+				require.True(t, progress[len(progress)-1].Done)
+				require.Equal(t, 3, progress[len(progress)-1].PeriodsDone)
+				require.Equal(t, before, boardView(t, board, views...), "the rebuilt board reads as before")
+				reports, err = board.Verify(ctx)
+				require.NoError(t, err)
+				for _, r := range reports {
+					require.True(t, r.Clean(), "%+v", r)
+				}
+				if strings.HasPrefix(name, "sharded") {
+					checks, err := board.Check(ctx, false)
+					require.NoError(t, err)
+					for _, c := range checks {
+						require.True(t, c.Clean(), "%+v", c)
+					}
+				}
+
+				// Verify sees a member Redis lost and one it holds wrong.
+				c := b.Client.Client
+				top, err := board.Top(ctx, 2)
+				require.NoError(t, err)
+				if !strings.HasPrefix(name, "sharded") {
+					require.NoError(t, c.Do(ctx, c.B().Zrem().Key("lb:{"+bname+"}:alltime").Member(top[0].Member).Build()).Error())
+					require.NoError(t, c.Do(ctx, c.B().Zadd().Key("lb:{"+bname+"}:alltime").ScoreMember().ScoreMember(12345, top[1].Member).Build()).Error())
+					reports, err = board.Verify(ctx)
+					require.NoError(t, err)
+					require.Equal(t, []string{top[0].Member}, reports[0].Missing)
+					require.Equal(t, []string{top[1].Member}, reports[0].Different)
+					require.Equal(t, int64(0), reports[0].Extra)
+				}
+			})
+		}
+	})
+}
+
+func TestSealClosedPeriods(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		store := newMemStore()
+		clock := future.Add(-24 * time.Hour)
+		board, _ := newBoard(t, b, lb.WithStore(store), lb.WithWindows(lb.Daily(), lb.AllTime()),
+			lb.WithClock(func() time.Time { return clock }))
+		for i, m := range []string{"ann", "bob", "cy"} {
+			_, err := board.Submit(ctx, m, float64(10*(i+1)))
+			require.NoError(t, err)
+		}
+		var hooked []lb.SealedPeriod
+		hook := func(_ context.Context, p lb.SealedPeriod) error { hooked = append(hooked, p); return nil }
+		sealed, err := board.Seal(ctx, hook)
+		require.NoError(t, err)
+		require.Empty(t, sealed, "nothing has closed yet")
+
+		day := lb.Daily().Period(clock)
+		clock = future // the day is over
+		sealed, err = board.Seal(ctx, hook)
+		require.NoError(t, err)
+		want := lb.SealedPeriod{Window: "daily", Period: day.ID, Entries: []lb.Entry{{Member: "cy", Score: 30, Rank: 1}, {Member: "bob", Score: 20, Rank: 2}, {Member: "ann", Score: 10, Rank: 3}}}
+		require.Equal(t, []lb.SealedPeriod{want}, sealed)
+		require.Equal(t, []lb.SealedPeriod{want}, hooked)
+
+		sealed, err = board.Seal(ctx, hook)
+		require.NoError(t, err)
+		require.Empty(t, sealed, "sealed once")
+		require.Len(t, hooked, 1, "the hook runs once")
+
+		entries, ok, err := board.Sealed(ctx, lb.At(day.Start))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, want.Entries, entries)
+		_, ok, err = board.Sealed(ctx)
+		require.NoError(t, err)
+		require.False(t, ok, "today is not sealed")
+	})
+}
+
+// TestRebuildAfterRedisKilled runs a submit load against a redis-server of
+// its own, kills it (SIGKILL) in the middle, starts it again empty, and
+// rebuilds: every submission the store holds (all that were acknowledged,
+// and those that failed with ErrPending) is back with its exact score.
+func TestRebuildAfterRedisKilled(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if testredis.InCI() {
+			t.Fatal("redis-server is required under CI=true")
+		}
+		t.Skip("no redis-server on PATH")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+		require.NoError(t, cmd.Start())
+		require.Eventually(t, func() bool {
+			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{fmt.Sprintf("127.0.0.1:%d", port)}, DisableCache: true})
+			if err != nil {
+				return false
+			}
+			defer c.Close()
+			return c.Do(context.Background(), c.B().Ping().Build()).Error() == nil
+		}, 5*time.Second, 20*time.Millisecond)
+		return cmd
+	}
+	server := start()
+	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{fmt.Sprintf("127.0.0.1:%d", port)}, DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(client.Close)
+	store := newMemStore()
+	board, err := lb.New(client, "fault", lb.WithPolicy(lb.Accumulate), lb.WithStore(store), lb.WithWindows(lb.AllTime(), lb.Daily()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+
+	var acked, pending, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, err := board.Submit(ctx, fmt.Sprintf("p%d", (w*31+i)%40), float64(1+i%5), lb.WithID(fmt.Sprintf("%d-%d", w, i)))
+				switch {
+				case err == nil:
+					acked.Add(1)
+				case errors.Is(err, lb.ErrPending):
+					pending.Add(1)
+				default:
+					failed.Add(1)
+					t.Errorf("submit: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, server.Process.Signal(syscall.SIGKILL))
+	_ = server.Wait()
+	time.Sleep(100 * time.Millisecond)
+	server = start() // empty: no persistence
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	require.Zero(t, failed.Load())
+	require.Positive(t, acked.Load())
+	t.Logf("acknowledged %d, pending %d", acked.Load(), pending.Load())
+	require.Equal(t, int(acked.Load()+pending.Load()), store.count(), "the store holds every submission that returned")
+
+	present, err := board.Present(ctx)
+	require.NoError(t, err)
+	require.False(t, present, "the restart must show")
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+
+	want := map[string]float64{}
+	for _, s := range store.subs {
+		want[s.Member] += s.Score
+	}
+	top, err := board.Top(ctx, 1000)
+	require.NoError(t, err)
+	require.Len(t, top, len(want))
+	for _, e := range top {
+		require.Equal(t, want[e.Member], e.Score, e.Member)
+	}
+	reports, err := board.Verify(ctx)
+	require.NoError(t, err)
+	for _, r := range reports {
+		require.True(t, r.Clean(), "%+v", r)
+	}
 }

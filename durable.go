@@ -1,0 +1,527 @@
+package leaderboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+)
+
+// rebuildBatch is how many members one ZADD of a rebuild carries, and
+// rebuildPipeline how many such commands share a round trip.
+const (
+	rebuildBatch    = 1000
+	rebuildPipeline = 16
+)
+
+// RebuildOption configures Rebuild.
+type RebuildOption func(*rebuildConfig)
+
+type rebuildConfig struct {
+	progress func(RebuildProgress)
+}
+
+// WithProgress calls fn as a rebuild goes: after every batch of members
+// and at the end of every period, from the goroutine that called Rebuild.
+func WithProgress(fn func(RebuildProgress)) RebuildOption {
+	return func(c *rebuildConfig) { c.progress = fn }
+}
+
+// RebuildProgress tells how far a Rebuild is.
+type RebuildProgress struct {
+	// Window and Period name the period being rebuilt.
+	Window, Period string
+	// Members is how many members of that period are written so far.
+	Members int64
+	// PeriodsDone counts the periods finished, of Periods in all.
+	PeriodsDone, Periods int
+	// Done reports that this period is finished and swapped in.
+	Done bool
+}
+
+// RebuildReport is what Rebuild did.
+type RebuildReport struct {
+	// Periods is how many window periods were rebuilt.
+	Periods int
+	// Members is how many members were written, over all periods.
+	Members int64
+	// Refused lists "window/period/member" for the standings the board
+	// cannot hold (an Accumulate total that overflowed, a score outside a
+	// tie-break's range), which were left out.
+	Refused []string
+}
+
+// Present reports whether Redis still holds the board as last rebuilt: a
+// marker key that Rebuild writes and nothing else does, so that a wipe
+// (a restart without persistence, FLUSHALL, a failover to an empty replica)
+// shows even after new submissions arrive. A service calls it at start-up
+// and on a timer, and calls Rebuild when it reports false. A board that was
+// never rebuilt reports false: rebuild it once from its (possibly empty)
+// store to start. One round trip.
+func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
+	n, err := lb.client.Do(ctx, lb.client.B().Exists().Key(lb.keys.Marker()).Build()).AsInt64()
+	return n == 1, wrap("present", err)
+}
+
+// Rebuild rebuilds every live period of every window (the current one and
+// the closed ones still within their retention) from the store: each into
+// fresh keys, swapped in with RENAME, so readers see the old board or the
+// new one, never a half-built one. Members are written in pipelined batches
+// of 1,000; WithProgress reports how far it is. On a sharded board it
+// rebuilds the index and every shard (each shard's swap is atomic, the
+// shards of one period are swapped one after another). It then writes the
+// marker that Present looks for.
+//
+// Submissions that reach Redis while a period is being rebuilt are in the
+// store, but the swap replaces them in Redis: run Rebuild before serving
+// writes (at start-up, on Present reporting false), or run it again after.
+// Without a store it returns ErrInvalidArgument.
+func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (RebuildReport, error) {
+	var cfg rebuildConfig
+	for _, o := range opts {
+		if o == nil {
+			return RebuildReport{}, fmt.Errorf("%w: nil rebuild option", ErrInvalidArgument)
+		}
+		o(&cfg)
+	}
+	if lb.store == nil {
+		return RebuildReport{}, fmt.Errorf("%w: Rebuild needs a store (WithStore)", ErrInvalidArgument)
+	}
+	now := lb.now()
+	var all []target
+	for _, w := range lb.windows {
+		ps, err := lb.livePeriods(w, now)
+		if err != nil {
+			return RebuildReport{}, err
+		}
+		all = append(all, ps...)
+	}
+	var rep RebuildReport
+	for i, tg := range all {
+		n, err := lb.rebuildPeriod(ctx, tg, &rep, func(members int64, done bool) {
+			if cfg.progress != nil {
+				cfg.progress(RebuildProgress{Window: tg.window.Name(), Period: tg.period.ID, Members: members,
+					PeriodsDone: i + boolInt(done), Periods: len(all), Done: done})
+			}
+		})
+		if err != nil {
+			return rep, err
+		}
+		rep.Periods++
+		rep.Members += n
+	}
+	err := lb.client.Do(ctx, lb.client.B().Set().Key(lb.keys.Marker()).Value(strconv.FormatInt(now.UnixMilli(), 10)).Build()).Error()
+	return rep, wrap("rebuild", err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// livePeriods lists w's current period and the closed ones whose keys
+// still live at now, newest first.
+func (lb *Leaderboard) livePeriods(w Window, now time.Time) ([]target, error) {
+	var out []target
+	t := now
+	for range 10_000 { // bounds a window whose periods never end
+		tg, err := lb.target(w, t)
+		if err != nil {
+			return nil, err
+		}
+		if tg.expire != 0 && tg.expire <= now.UnixMilli() {
+			break
+		}
+		out = append(out, tg)
+		if tg.expire == 0 || tg.period.Start.IsZero() {
+			break
+		}
+		t = tg.period.Start.Add(-time.Nanosecond)
+	}
+	return out, nil
+}
+
+// storedValue is what Redis holds for an aggregated standing: the score, or
+// its tie-break composite.
+func (lb *Leaderboard) storedValue(st StoredStanding) (float64, error) {
+	if math.IsNaN(st.Score) || math.IsInf(st.Score, 0) {
+		return 0, fmt.Errorf("%w: %v", ErrInvalidScore, st.Score)
+	}
+	if lb.tb == nil {
+		return st.Score, nil
+	}
+	s, err := lb.tb.scaled(st.Score)
+	if err != nil {
+		return 0, err
+	}
+	slot, err := lb.tb.slot(st.At)
+	if err != nil {
+		return 0, err
+	}
+	return lb.tb.encode(s, slot, lb.high()), nil
+}
+
+func (lb *Leaderboard) query(tg target) StandingsQuery {
+	return StandingsQuery{Board: lb.name, Policy: lb.policy, Order: lb.order, From: tg.period.Start, To: tg.period.End}
+}
+
+// rebuildKeys are the keys one period rebuilds, each with the fresh key it
+// is built in first (same slot).
+func (lb *Leaderboard) rebuildKeys(tg target) (zsets, hashes []string) {
+	if !lb.sharded() {
+		return []string{tg.key}, nil
+	}
+	for i := 0; i <= len(lb.bounds); i++ {
+		k := lb.shardKey(i, tg)
+		zsets = append(zsets, k)
+		hashes = append(hashes, keys.Versions(k))
+	}
+	idx := keys.Index(tg.key)
+	return zsets, append(hashes, idx, keys.Versions(idx))
+}
+
+func fresh(key string) string { return key + ":rebuild" }
+
+func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *RebuildReport, progress func(int64, bool)) (int64, error) {
+	b := lb.client.B()
+	zsets, hashes := lb.rebuildKeys(tg)
+	var clear rueidis.Commands
+	for _, k := range append(append([]string(nil), zsets...), hashes...) {
+		clear = append(clear, b.Del().Key(fresh(k)).Build())
+	}
+	for _, r := range lb.client.DoMulti(ctx, clear...) {
+		if err := r.Error(); err != nil {
+			return 0, wrap("rebuild", err)
+		}
+	}
+
+	var pending rueidis.Commands
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		for _, r := range lb.client.DoMulti(ctx, pending...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
+	// One argument list per key being built; a full one becomes a command.
+	zadd := make([][]string, len(zsets))
+	hset := make([][]string, len(hashes))
+	var members int64
+	add := func(keyIdx int, hash bool, field, value string) error {
+		var list *[]string
+		var key, cmd string
+		if hash {
+			list, key, cmd = &hset[keyIdx], hashes[keyIdx], "HSET"
+			*list = append(*list, field, value)
+		} else {
+			list, key, cmd = &zadd[keyIdx], zsets[keyIdx], "ZADD"
+			*list = append(*list, value, field)
+		}
+		if len(*list) < 2*rebuildBatch {
+			return nil
+		}
+		pending = append(pending, b.Arbitrary(cmd).Keys(fresh(key)).Args(*list...).Build())
+		*list = (*list)[:0]
+		if len(pending) >= rebuildPipeline {
+			return flush()
+		}
+		return nil
+	}
+	err := lb.store.Standings(ctx, lb.query(tg), func(st StoredStanding) error {
+		v, err := lb.storedValue(st)
+		if err != nil {
+			if errors.Is(err, ErrInvalidScore) || errors.Is(err, ErrPrecision) {
+				rep.Refused = append(rep.Refused, tg.window.Name()+"/"+tg.period.ID+"/"+st.Member)
+				return nil
+			}
+			return err
+		}
+		value := formatScore(v)
+		if !lb.sharded() {
+			err = add(0, false, st.Member, value)
+		} else {
+			s := lb.shardOf(v)
+			err = errors.Join(add(s, false, st.Member, value), add(s, true, st.Member, "1"),
+				add(len(hashes)-2, true, st.Member, value), add(len(hashes)-1, true, st.Member, "1"))
+		}
+		if err != nil {
+			return err
+		}
+		members++
+		if members%rebuildBatch == 0 {
+			progress(members, false)
+		}
+		return nil
+	})
+	if err != nil {
+		return members, fmt.Errorf("leaderboard: rebuild %s/%s: %w", tg.window.Name(), tg.period.ID, err)
+	}
+	for i, list := range zadd {
+		if len(list) > 0 {
+			pending = append(pending, b.Arbitrary("ZADD").Keys(fresh(zsets[i])).Args(list...).Build())
+		}
+	}
+	for i, list := range hset {
+		if len(list) > 0 {
+			pending = append(pending, b.Arbitrary("HSET").Keys(fresh(hashes[i])).Args(list...).Build())
+		}
+	}
+	if err := flush(); err != nil {
+		return members, wrap("rebuild", err)
+	}
+	// The swap: each key's fresh copy replaces it in one step, or the key
+	// goes when the period has no members (or that shard none).
+	// One transaction per key: on a Cluster the keys of a sharded board
+	// live in different slots, which one pipeline of transactions may not mix.
+	for _, k := range append(append([]string(nil), zsets...), hashes...) {
+		for _, r := range lb.client.DoMulti(ctx, lb.swapCmds(k, tg.expire)...) {
+			if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
+				return members, wrap("rebuild", err)
+			}
+		}
+	}
+	progress(members, true)
+	return members, nil
+}
+
+// swapCmds replaces key with its fresh copy in one script-free step: a
+// transaction that deletes the key and renames the copy (RENAME fails on a
+// missing source, so the DEL keeps an empty rebuild right), then sets the
+// expiry.
+func (lb *Leaderboard) swapCmds(key string, expire int64) rueidis.Commands {
+	b := lb.client.B()
+	cmds := rueidis.Commands{
+		b.Multi().Build(),
+		b.Del().Key(key).Build(),
+		b.Eval().Script("if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('RENAME', KEYS[1], KEYS[2]) end return false").
+			Numkeys(2).Key(fresh(key), key).Build(),
+	}
+	if expire != 0 {
+		cmds = append(cmds, b.Pexpireat().Key(key).MillisecondsTimestamp(expire).Build())
+	}
+	return append(cmds, b.Exec().Build())
+}
+
+// VerifyReport is what Verify found in one window period.
+type VerifyReport struct {
+	// Window and Period name the period compared.
+	Window, Period string
+	// StoreMembers and RedisMembers count the members on each side.
+	StoreMembers, RedisMembers int64
+	// Missing lists members the store has and Redis lacks; Different, those
+	// whose stored value differs. At most VerifySample names each; the
+	// counts are exact.
+	Missing, Different []string
+	// MissingCount and DifferentCount count them all.
+	MissingCount, DifferentCount int64
+	// Extra counts members Redis has and the store lacks.
+	Extra int64
+}
+
+// VerifySample is how many names a VerifyReport lists per kind.
+const VerifySample = 100
+
+// Clean reports whether Redis and the store agree.
+func (r VerifyReport) Clean() bool {
+	return r.MissingCount == 0 && r.DifferentCount == 0 && r.Extra == 0
+}
+
+// Verify compares the store with Redis for every live period of every
+// window: member counts, and every member's stored value (the composite
+// under a tie-break), read back in batches of 1,000. The basis of an alarm;
+// it reads whole periods, so run it from a maintenance job. Without a store
+// it returns ErrInvalidArgument.
+func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
+	if lb.store == nil {
+		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
+	}
+	now := lb.now()
+	var out []VerifyReport
+	for _, w := range lb.windows {
+		ps, err := lb.livePeriods(w, now)
+		if err != nil {
+			return nil, err
+		}
+		for _, tg := range ps {
+			r, err := lb.verifyPeriod(ctx, tg)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyReport, error) {
+	r := VerifyReport{Window: tg.window.Name(), Period: tg.period.ID}
+	// The index holds a sharded board's values; shards are Check's business.
+	key := tg.key
+	read := func(members []string) rueidis.Completed {
+		return lb.client.B().Zmscore().Key(key).Member(members...).Build()
+	}
+	count := lb.client.B().Zcard().Key(key).Build()
+	if lb.sharded() {
+		key = keys.Index(tg.key)
+		read = func(members []string) rueidis.Completed {
+			return lb.client.B().Hmget().Key(key).Field(members...).Build()
+		}
+		count = lb.client.B().Hlen().Key(key).Build()
+	}
+	var matched int64
+	members := make([]string, 0, rebuildBatch)
+	want := make([]float64, 0, rebuildBatch)
+	check := func() error {
+		if len(members) == 0 {
+			return nil
+		}
+		got, err := lb.client.Do(ctx, read(members)).ToArray()
+		if err != nil {
+			return err
+		}
+		for i, m := range got {
+			v, ok, err := optFloat(&m)
+			switch {
+			case err != nil:
+				return err
+			case !ok:
+				r.MissingCount++
+				if len(r.Missing) < VerifySample {
+					r.Missing = append(r.Missing, members[i])
+				}
+			case v != want[i]:
+				matched++
+				r.DifferentCount++
+				if len(r.Different) < VerifySample {
+					r.Different = append(r.Different, members[i])
+				}
+			default:
+				matched++
+			}
+		}
+		members, want = members[:0], want[:0]
+		return nil
+	}
+	err := lb.store.Standings(ctx, lb.query(tg), func(st StoredStanding) error {
+		v, err := lb.storedValue(st)
+		if err != nil {
+			return nil // Rebuild leaves it out too, and reports it
+		}
+		r.StoreMembers++
+		members, want = append(members, st.Member), append(want, v)
+		if len(members) == rebuildBatch {
+			return check()
+		}
+		return nil
+	})
+	if err == nil {
+		err = check()
+	}
+	if err != nil {
+		return r, fmt.Errorf("leaderboard: verify %s/%s: %w", tg.window.Name(), tg.period.ID, err)
+	}
+	if r.RedisMembers, err = lb.client.Do(ctx, count).AsInt64(); err != nil {
+		return r, wrap("verify", err)
+	}
+	r.Extra = r.RedisMembers - matched
+	return r, nil
+}
+
+// SealedPeriod is a closed period's final standings, as sealed into the store.
+type SealedPeriod struct {
+	// Window and Period name the period.
+	Window, Period string
+	// Entries are its final standings, best first.
+	Entries []Entry
+}
+
+// Seal seals every closed period whose key still lives (the ones within
+// their retention) into the store, each exactly once, and runs hook once for
+// each period it seals first (rewards, notifications); periods sealed
+// before, and periods nobody played, are skipped. It returns what it sealed. Run it from a job shortly
+// after each reset: a period whose key expired before it was sealed is
+// gone. The hook runs after the seal is recorded, so a hook that fails is
+// not run again for that period: it returns the error, and the hook must
+// make its own retries. Without a store it returns ErrInvalidArgument.
+func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) ([]SealedPeriod, error) {
+	if lb.store == nil {
+		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
+	}
+	now := lb.now()
+	var out []SealedPeriod
+	for _, w := range lb.windows {
+		ps, err := lb.livePeriods(w, now)
+		if err != nil {
+			return out, err
+		}
+		for _, tg := range ps {
+			if tg.expire == 0 || now.Before(tg.period.End) {
+				continue // never closes, or still open
+			}
+			if _, sealed, err := lb.store.Sealed(ctx, lb.name, w.Name(), tg.period.ID); err != nil {
+				return out, fmt.Errorf("leaderboard: seal: store: %w", err)
+			} else if sealed {
+				continue
+			}
+			sp := SealedPeriod{Window: w.Name(), Period: tg.period.ID}
+			for n := 1; ; n++ {
+				p, err := lb.Page(ctx, n, MaxN, In(w), At(tg.period.Start))
+				if err != nil {
+					return out, err
+				}
+				sp.Entries = append(sp.Entries, p.Entries...)
+				if len(p.Entries) < MaxN {
+					break
+				}
+			}
+			if len(sp.Entries) == 0 {
+				continue // nobody played: nothing to keep or reward
+			}
+			first, err := lb.store.Seal(ctx, lb.name, w.Name(), tg.period.ID, sp.Entries)
+			if err != nil {
+				return out, fmt.Errorf("leaderboard: seal: store: %w", err)
+			}
+			if !first {
+				continue // another process sealed it meanwhile
+			}
+			out = append(out, sp)
+			if hook != nil {
+				if err := hook(ctx, sp); err != nil {
+					return out, fmt.Errorf("leaderboard: seal hook for %s/%s: %w", sp.Window, sp.Period, err)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Sealed returns the final standings of the period the queries pick (the
+// default window's current period without At), as sealed into the store,
+// long after its Redis key expired; ok is false when it was never sealed.
+func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry, ok bool, err error) {
+	if lb.store == nil {
+		return nil, false, fmt.Errorf("%w: Sealed needs a store (WithStore)", ErrInvalidArgument)
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return nil, false, err
+	}
+	entries, ok, err = lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID)
+	if err != nil {
+		return nil, false, fmt.Errorf("leaderboard: sealed: store: %w", err)
+	}
+	return entries, ok, nil
+}
