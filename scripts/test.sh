@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's one test command. It starts what the tests need that is not
 # already answering (a local redis-server on 127.0.0.1:6379, a 3-master Redis
-# Cluster on 127.0.0.1:7000-7002, Debian's Chromium for the browser test),
+# Cluster on 127.0.0.1:7000-7002, PostgreSQL on 127.0.0.1:5432, Debian's
+# Chromium for the browser test),
 # then runs the linters, every test with the
 # race detector against miniredis, real Redis and the Cluster, and a short run
 # of every fuzz target.
@@ -101,6 +102,38 @@ if ! cluster_ok "${first%:*}" "${first#*:}"; then
     sleep 0.1
   done
   [ $ok = 1 ] || { echo "the Redis Cluster did not reach cluster_state:ok" >&2; exit 1; }
+fi
+
+# PostgreSQL for pgstore and the durability tests: the machine's cluster on
+# 127.0.0.1:5432, started (or installed, as root, from Debian's packages) when
+# it does not answer, with a database "test" that trusts local connections.
+export PGSTORE_DSN="${PGSTORE_DSN:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
+pg_up() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
+if ! pg_up; then
+  if ! command -v pg_ctlcluster >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "installing postgresql with apt-get"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    else
+      echo "PostgreSQL is needed on 127.0.0.1:5432 (Debian: apt-get install postgresql)" >&2
+      exit 1
+    fi
+  fi
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  echo "starting PostgreSQL $version"
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  for _ in $(seq 100); do pg_up && break; sleep 0.1; done
+  pg_up || { echo "PostgreSQL did not start on 127.0.0.1:5432" >&2; exit 1; }
+fi
+if ! psql "$PGSTORE_DSN" -qtAc 'select 1' >/dev/null 2>&1; then
+  # A fresh install: trust local TCP connections and create the database.
+  if [ "$(id -u)" = 0 ]; then
+    hba=$(su postgres -c "psql -qtAc 'show hba_file'")
+    grep -q '^host all all 127.0.0.1/32 trust' "$hba" || sed -i '1i host all all 127.0.0.1/32 trust' "$hba"
+    su postgres -c "psql -qtAc 'select pg_reload_conf()'" >/dev/null
+    su postgres -c "createdb test" 2>/dev/null || true
+  fi
+  psql "$PGSTORE_DSN" -qtAc 'select 1' >/dev/null || { echo "cannot connect to $PGSTORE_DSN" >&2; exit 1; }
 fi
 
 # Debian's Chromium for the example server's browser test.
