@@ -122,50 +122,59 @@ func TestSubmitWithIDAppliesOnce(t *testing.T) {
 		ctx := context.Background()
 		for _, withStore := range []bool{false, true} {
 			store := newMemStore()
-			opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily())}
-			if withStore {
-				opts = append(opts, lb.WithStore(store))
-			}
-			board, _ := newBoard(t, b, opts...)
-			_, err := board.Submit(ctx, "p", 10)
-			require.NoError(t, err)
+			for _, sharded := range []bool{false, true} {
+				opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily())}
+				if withStore {
+					opts = append(opts, lb.WithStore(store))
+				}
+				if sharded {
+					opts = append(opts, lb.WithShards(12, 17))
+				}
+				board, name := newBoard(t, b, opts...)
+				t.Cleanup(func() { wipe(t, b, name) })
+				_, err := board.Submit(ctx, "p", 10)
+				require.NoError(t, err)
 
-			var wg sync.WaitGroup
-			results := make([]lb.Result, 5)
-			errs := make([]error, 5)
-			for i := range results {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					results[i], errs[i] = board.Submit(ctx, "p", 5, lb.WithID("match-42"))
-				}()
-			}
-			wg.Wait()
-			applied := 0
-			for i, r := range results {
-				require.NoError(t, errs[i])
-				if !r.Duplicate {
-					applied++
-					require.True(t, r.Changed)
-				} else {
-					require.False(t, r.Changed)
-					require.Equal(t, 15.0, r.Score, "a duplicate reports the current standing")
+				var wg sync.WaitGroup
+				results := make([]lb.Result, 5)
+				errs := make([]error, 5)
+				for i := range results {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						results[i], errs[i] = board.Submit(ctx, "p", 5, lb.WithID("match-42"))
+					}()
+				}
+				wg.Wait()
+				applied := 0
+				for i, r := range results {
+					require.NoError(t, errs[i])
+					if !r.Duplicate {
+						applied++
+						require.True(t, r.Changed)
+					} else {
+						require.False(t, r.Changed)
+						require.Equal(t, 15.0, r.Score, "a duplicate reports the current standing")
+					}
+				}
+				require.Equal(t, 1, applied)
+				for _, w := range []lb.Window{lb.AllTime(), lb.Daily()} {
+					st, err := board.Rank(ctx, "p", lb.In(w))
+					require.NoError(t, err)
+					require.Equal(t, 15.0, st.Score, w.Name())
+				}
+				if withStore {
+					require.Equal(t, 2, store.count(), "the store keeps the id once")
+				}
+				// Another id is another submission.
+				res, err := board.Submit(ctx, "p", 5, lb.WithID("match-43"))
+				require.NoError(t, err)
+				require.False(t, res.Duplicate)
+				require.Equal(t, 20.0, res.Score)
+				if withStore {
+					store = newMemStore()
 				}
 			}
-			require.Equal(t, 1, applied)
-			for _, w := range []lb.Window{lb.AllTime(), lb.Daily()} {
-				st, err := board.Rank(ctx, "p", lb.In(w))
-				require.NoError(t, err)
-				require.Equal(t, 15.0, st.Score, w.Name())
-			}
-			if withStore {
-				require.Equal(t, 2, store.count(), "the store keeps the id once")
-			}
-			// Another id is another submission.
-			res, err := board.Submit(ctx, "p", 5, lb.WithID("match-43"))
-			require.NoError(t, err)
-			require.False(t, res.Duplicate)
-			require.Equal(t, 20.0, res.Score)
 		}
 	})
 }

@@ -214,8 +214,6 @@ type submitConfig struct {
 // current standing with Result.Duplicate set. Replay with the original
 // WithTime so tie-breaks keep the original reaching time. An id is 1 to
 // MaxIDLen bytes.
-//
-// Not yet supported on sharded boards (ErrInvalidArgument).
 func WithID(id string) SubmitOption {
 	return func(c *submitConfig) { c.id, c.hasID = id, true }
 }

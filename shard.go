@@ -321,13 +321,24 @@ type indexRow struct {
 // shardIndex runs the first step of a write (see shard_index.lua) and
 // returns rows[window][member].
 func (lb *Leaderboard) shardIndex(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
-	ks := make([]string, 0, 2*len(live))
-	args := make([]string, 0, 7+len(live)+2*len(members))
+	rows, _, err := lb.shardIndexID(ctx, mode, live, members, values, slot, submission{})
+	return rows, err
+}
+
+// shardIndexID is shardIndex with a Submit's WithID id (sub.id), reporting
+// whether the id was applied before.
+func (lb *Leaderboard) shardIndexID(ctx context.Context, mode string, live []target, members, values []string, slot int64, sub submission) ([][]indexRow, bool, error) {
+	ks := make([]string, 0, 2*len(live)+1)
+	args := make([]string, 0, 10+len(live)+2*len(members))
 	args = lb.tieBreakArgs(append(args, mode, lb.policyArg(), flag(lb.high())), slot)
+	args = lb.idArgs(args, sub)
 	for _, tg := range live {
 		idx := keys.Index(tg.key)
 		ks = append(ks, idx, keys.Versions(idx))
 		args = append(args, strconv.FormatInt(tg.expire, 10))
+	}
+	if sub.id != "" {
+		ks = append(ks, lb.keys.IDs())
 	}
 	for i, m := range members {
 		args = append(args, m)
@@ -337,10 +348,18 @@ func (lb *Leaderboard) shardIndex(ctx context.Context, mode string, live []targe
 	}
 	r, err := scripts.ShardIndex.Exec(ctx, lb.client, ks, args).ToArray()
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	dup := false
+	if sub.id != "" && len(r) > 0 {
+		flag, err := r[len(r)-1].AsInt64()
+		if err != nil {
+			return nil, false, err
+		}
+		dup, r = flag == 1, r[:len(r)-1]
 	}
 	if len(r) != 4*len(live)*len(members) {
-		return nil, fmt.Errorf("index script returned %d values, want %d", len(r), 4*len(live)*len(members))
+		return nil, false, fmt.Errorf("index script returned %d values, want %d", len(r), 4*len(live)*len(members))
 	}
 	rows := make([][]indexRow, len(live))
 	for w := range live {
@@ -349,20 +368,20 @@ func (lb *Leaderboard) shardIndex(ctx context.Context, mode string, live []targe
 			v := r[4*(w*len(members)+j):]
 			row := &rows[w][j]
 			if row.prev, row.had, err = optString(&v[0]); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if row.now, row.has, err = optString(&v[1]); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if row.version, err = v[2].AsInt64(); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if row.count, err = v[3].AsInt64(); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	}
-	return rows, nil
+	return rows, dup, nil
 }
 
 func optString(m *rueidis.RedisMessage) (string, bool, error) {
@@ -418,10 +437,11 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 	if lb.client.Mode() != rueidis.ClientModeCluster {
 		return lb.submitLocal(ctx, sub, value, live, where, res)
 	}
-	rows, err := lb.shardIndex(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t)
+	rows, dup, err := lb.shardIndexID(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t, sub)
 	if err != nil {
 		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
+	res.Duplicate = dup
 	n := len(lb.bounds) + 1
 	calls := make([]scripts.Call, 0, n*len(live))
 	type move struct{ from, to int }
@@ -553,6 +573,10 @@ func (lb *Leaderboard) submitLocal(ctx context.Context, sub submission, value st
 	}
 	for _, tg := range live {
 		args = append(args, strconv.FormatInt(tg.expire, 10))
+	}
+	args = lb.idArgs(args, sub)
+	if sub.id != "" {
+		ks = append(ks, lb.keys.IDs())
 	}
 	replies, err := scripts.ShardLocal.Exec(ctx, lb.client, ks, args).ToArray()
 	if err != nil {

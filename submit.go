@@ -42,13 +42,8 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		}
 		opt(&sc)
 	}
-	if sc.hasID {
-		switch {
-		case sc.id == "" || len(sc.id) > MaxIDLen:
-			return Result{}, fmt.Errorf("%w: WithID id of %d bytes, want 1..%d", ErrInvalidArgument, len(sc.id), MaxIDLen)
-		case lb.sharded():
-			return Result{}, fmt.Errorf("%w: WithID is not yet supported on sharded boards", ErrInvalidArgument)
-		}
+	if sc.hasID && (sc.id == "" || len(sc.id) > MaxIDLen) {
+		return Result{}, fmt.Errorf("%w: WithID id of %d bytes, want 1..%d", ErrInvalidArgument, len(sc.id), MaxIDLen)
 	}
 	now := lb.now()
 	at := now
@@ -225,8 +220,7 @@ func (lb *Leaderboard) submitScript(ctx context.Context, sub submission, live []
 	if lb.tb != nil {
 		args[1] = strconv.FormatInt(sub.s, 10)
 	}
-	now := sub.at.UnixMilli()
-	args = append(args, sub.id, strconv.FormatInt(now, 10), strconv.FormatInt(now+lb.dedupe.Milliseconds(), 10))
+	args = lb.idArgs(args, sub)
 	for i, tg := range live {
 		ks[i] = tg.key
 		args = append(args, strconv.FormatInt(tg.expire, 10))
@@ -272,14 +266,20 @@ func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member stri
 		if err != nil {
 			return wrap("submit", err)
 		}
-		after, err := r[2].AsFloat64()
+		after, ranked, err := optFloat(&r[2])
 		if err != nil {
 			return wrap("submit", err)
 		}
 		if had {
 			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prevRank}
 		}
-		wr.Changed = !had || lb.plain(prev) != lb.plain(after)
+		if !ranked {
+			// A duplicate WithID retry for a member removed since: nothing
+			// was written, and the member has no standing.
+			wr.Standing = Standing{Entry: Entry{Member: member}, Total: total}
+			continue
+		}
+		wr.Changed = !res.Duplicate && (!had || lb.plain(prev) != lb.plain(after))
 		wr.Standing = lb.standing(member, lb.plain(after), rank, worse, total)
 	}
 	return nil
@@ -388,6 +388,13 @@ func (lb *Leaderboard) submitManyScript(ctx context.Context, scores map[string]f
 	}
 	err := scripts.Many.Exec(ctx, lb.client, ks, args).Error()
 	return lb.scriptErr("submit many", err, "a total")
+}
+
+// idArgs appends a write script's WithID arguments: the id ('' for none),
+// now, and when Redis forgets the id, in unix ms.
+func (lb *Leaderboard) idArgs(args []string, sub submission) []string {
+	now := sub.at.UnixMilli()
+	return append(args, sub.id, strconv.FormatInt(now, 10), strconv.FormatInt(now+lb.dedupe.Milliseconds(), 10))
 }
 
 // tieBreakArgs appends the tie-break's part of a write script's arguments:

@@ -280,6 +280,8 @@ SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, a
 // Standings streams every member's standing in q.Board over [q.From, q.To),
 // aggregated in PostgreSQL as the policy makes it (see leaderboard.Store),
 // best score first: descending on HighestFirst, ascending on LowestFirst.
+// The bounds are compared with the stored, microsecond times exactly (a
+// bound with a fraction of a microsecond is rounded up).
 // Rows are read as they arrive, never all held in memory. An error from fn
 // stops the stream (the query is cancelled) and is returned as it is.
 func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn func(leaderboard.StoredStanding) error) error {
@@ -335,11 +337,11 @@ func (s *Store) standingsSQL(q leaderboard.StandingsQuery) (string, []any, error
 	where := "board = $1"
 	args := []any{q.Board}
 	if !q.From.IsZero() {
-		args = append(args, q.From)
+		args = append(args, ceilMicro(q.From))
 		where += fmt.Sprintf(" AND at >= $%d", len(args))
 	}
 	if !q.To.IsZero() {
-		args = append(args, q.To)
+		args = append(args, ceilMicro(q.To))
 		where += fmt.Sprintf(" AND at < $%d", len(args))
 	}
 	var inner string
@@ -370,6 +372,17 @@ func (s *Store) standingsSQL(q leaderboard.StandingsQuery) (string, []any, error
 		query += " WHERE last"
 	}
 	return query + " ORDER BY score " + dir, args, nil
+}
+
+// ceilMicro rounds t up to the microsecond: for a stored (whole
+// microsecond) time at, at >= t exactly when at >= ceilMicro(t), and
+// at < t exactly when at < ceilMicro(t).
+func ceilMicro(t time.Time) time.Time {
+	c := t.Truncate(time.Microsecond)
+	if c.Before(t) {
+		c = c.Add(time.Microsecond)
+	}
+	return c
 }
 
 // binaryStandings reports whether the (member, score, at) columns came in

@@ -11,16 +11,33 @@
 -- ARGV[2]   policy, ARGV[3] '1' when higher scores rank first, ARGV[4..7]
 --           the tie-break's slots, time slot, reversal and largest |score|
 --           (see apply in common.lua)
--- ARGV[7+w] absolute expiry of window period w in unix milliseconds, '0' for none
+-- ARGV[8]   idempotency id ('submit' only), '' for none; then the last KEY
+--           is the board's id set, ARGV[9] now in unix ms, ARGV[10] when the
+--           id is to be forgotten
+-- ARGV[10+w] absolute expiry of window period w in unix milliseconds, '0' for none
 -- then      'submit': member, value, member, value, ...; else: members
 --
 -- Returns per window, per member: previous stored value or nil, stored
 -- value or nil (removed, or never there), version, members in the index
--- after the whole call (repeated per member for a flat reply).
+-- after the whole call (repeated per member for a flat reply); then, with an
+-- id, 1 when it was seen before and nothing was written, else 0.
 local mode, policy, high = ARGV[1], ARGV[2], ARGV[3] == '1'
 local slots, t, rev, maxs = num(ARGV[4]), num(ARGV[5]), ARGV[6] == '1', num(ARGV[7])
-local nw = #KEYS / 2
-local first = 7 + nw + 1
+local id = ARGV[8]
+local nk = #KEYS
+local dup = false
+if id ~= '' then
+  local ids = KEYS[nk]
+  nk = nk - 1
+  redis.call('ZREMRANGEBYSCORE', ids, '-inf', ARGV[9])
+  dup = redis.call('ZSCORE', ids, id) ~= false
+  if not dup then
+    redis.call('ZADD', ids, ARGV[10], id)
+    redis.call('PEXPIREAT', ids, ARGV[10])
+  end
+end
+local nw = nk / 2
+local first = 10 + nw + 1
 local step = 1
 if mode == 'submit' then step = 2 end
 
@@ -34,7 +51,9 @@ for w = 1, nw do
     local member = ARGV[j]
     local p = redis.call('HGET', idx, member)
     local v, code
-    if mode == 'submit' then
+    if dup then
+      v = p
+    elseif mode == 'submit' then
       v, code = apply(p, ARGV[j + 1], policy, high, slots, t, rev, maxs)
       if v == false then return redis.error_reply(code .. ' ' .. idx .. ' ' .. member) end
       if v == nil then v = p end
@@ -65,9 +84,9 @@ for w = 1, nw do
     end
     rows[#rows + 1] = {p or false, v or false, version}
   end
-  if ARGV[7 + w] ~= '0' then
-    redis.call('PEXPIREAT', idx, ARGV[7 + w])
-    redis.call('PEXPIREAT', ver, ARGV[7 + w])
+  if not dup and ARGV[10 + w] ~= '0' then
+    redis.call('PEXPIREAT', idx, ARGV[10 + w])
+    redis.call('PEXPIREAT', ver, ARGV[10 + w])
   end
   local count = redis.call('HLEN', idx)
   for _, r in ipairs(rows) do
@@ -76,5 +95,8 @@ for w = 1, nw do
     out[#out + 1] = r[3]
     out[#out + 1] = count
   end
+end
+if id ~= '' then
+  if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end
 end
 return out

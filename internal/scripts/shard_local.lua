@@ -10,11 +10,14 @@
 --           the tie-break's slots, time slot, reversal and largest |score|
 --           (see apply in common.lua), ARGV[10] 10^decimals of the
 --           tie-break, ARGV[11] number of shards, then the shards - 1
---           bounds, then one absolute expiry per window ('0' for none)
+--           bounds, then one absolute expiry per window ('0' for none),
+--           then the idempotency id ('' for none; then the last KEY is the
+--           board's id set), now in unix ms, and when the id is forgotten
 --
 -- Returns what submit.lua returns, six values per window, for the board as
 -- a whole: previous stored value or nil, previous rank, stored value, rank,
--- members, members strictly worse (-1 when not competition).
+-- members, members strictly worse (-1 when not competition); then 1 when
+-- the id was seen before and nothing was written, else 0.
 local member, value, policy = ARGV[1], ARGV[2], ARGV[3]
 local high, comp = ARGV[4] == '1', ARGV[5] == '1'
 local slots, t, rev, maxs = num(ARGV[6]), num(ARGV[7]), ARGV[8] == '1', num(ARGV[9])
@@ -23,7 +26,20 @@ local bounds = {}
 for i = 1, nshards - 1 do bounds[i] = num(ARGV[11 + i]) end
 local firstexp = 11 + nshards
 local per = 2 + 2 * nshards
-local nw = #KEYS / per
+local nk = #KEYS
+local nw = math.floor(nk / per)
+local idarg = firstexp + nw
+local id = ARGV[idarg]
+local dup = false
+if id ~= '' then
+  local ids = KEYS[nk]
+  redis.call('ZREMRANGEBYSCORE', ids, '-inf', ARGV[idarg + 1])
+  dup = redis.call('ZSCORE', ids, id) ~= false
+  if not dup then
+    redis.call('ZADD', ids, ARGV[idarg + 2], id)
+    redis.call('PEXPIREAT', ids, ARGV[idarg + 2])
+  end
+end
 
 -- The shard of a stored value: the number of bounds at or below its plain
 -- score; shards are numbered from 0 as in Go.
@@ -72,9 +88,11 @@ local prev, store = {}, {}
 for k = 1, nw do
   local w = (k - 1) * per + 1
   prev[k] = redis.call('HGET', KEYS[w], member)
-  local v, code = apply(prev[k], value, policy, high, slots, t, rev, maxs)
-  if v == false then return redis.error_reply(code .. ' ' .. KEYS[w]) end
-  store[k] = v
+  if not dup then
+    local v, code = apply(prev[k], value, policy, high, slots, t, rev, maxs)
+    if v == false then return redis.error_reply(code .. ' ' .. KEYS[w]) end
+    store[k] = v
+  end
 end
 
 local out = {}
@@ -89,7 +107,22 @@ for k = 1, nw do
     end
   end
   local v = store[k] or p
-  local to = shard_of(v)
+  local to = 0
+  if v then to = shard_of(v) end
+  if dup then
+    -- A retry already applied: report the standing, write nothing.
+    local rank, worst = 0, -1
+    if p and redis.call('ZSCORE', KEYS[w + 2 + 2 * to], member) then
+      rank, worst = standing(w, to)
+    end
+    local n = #out
+    out[n + 1] = p or false
+    out[n + 2] = prank
+    out[n + 3] = p or false
+    out[n + 4] = rank
+    out[n + 5] = redis.call('HLEN', idx)
+    out[n + 6] = worst
+  else
   local version = tonumber(redis.call('HGET', ver, member) or '0')
   if store[k] then
     version = redis.call('HINCRBY', ver, member, 1)
@@ -123,5 +156,7 @@ for k = 1, nw do
   out[n + 4] = rank
   out[n + 5] = redis.call('HLEN', idx)
   out[n + 6] = worst
+  end
 end
+if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end
 return out

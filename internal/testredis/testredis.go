@@ -155,8 +155,11 @@ func (b *Backend) BoardName(t testing.TB) string {
 	name = name + "." + hex.EncodeToString(r[:]) + "." + itoa(seq.Add(1))
 	t.Cleanup(func() {
 		ctx := context.Background()
-		for _, k := range b.Keys(t, "*{"+name+"}*") {
-			_ = b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error()
+		// The board's own keys and its shards' ({name#s3}).
+		for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#s*"} {
+			for _, k := range b.Keys(t, pattern) {
+				_ = b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error()
+			}
 		}
 	})
 	return name

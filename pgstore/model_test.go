@@ -1,0 +1,179 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skiprank/leaderboard"
+)
+
+// The model test appends a random workload and compares Standings, for every
+// policy, order and time range, with a plain Go model that replays the
+// submissions in append order, as Redis would have.
+
+// modelScores has ties, values whose float sum depends on the order of
+// addition (0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1; 1e16 + 1 + 1 loses both
+// ones, 1 + 1 + 1e16 does not), negatives and zero.
+var modelScores = []float64{0.1, 0.2, 0.3, 0.7, 1, 3, 1e16, -1e16, -0.1, 0, 2.5, 1e-9}
+
+type standingModel struct {
+	score float64
+	at    time.Time
+	seen  bool
+}
+
+// modelStandings replays subs (in append order) through policy and order,
+// keeping only the submissions whose time lies in [from, to).
+func modelStandings(subs []leaderboard.Submission, board string, policy leaderboard.Policy, order leaderboard.Order, from, to time.Time) map[string]leaderboard.StoredStanding {
+	m := map[string]*standingModel{}
+	for _, s := range subs {
+		if s.Board != board || (!from.IsZero() && s.At.Before(from)) || (!to.IsZero() && !s.At.Before(to)) {
+			continue
+		}
+		st := m[s.Member]
+		if st == nil {
+			st = &standingModel{}
+			m[s.Member] = st
+		}
+		switch {
+		case !st.seen:
+			st.score, st.at, st.seen = s.Score, s.At, true
+		case policy == leaderboard.Replace:
+			st.score, st.at = s.Score, s.At
+		case policy == leaderboard.Accumulate:
+			st.score += s.Score // sequential float64 addition, as ZINCRBY does
+			st.at = s.At
+		default: // KeepBest
+			better := s.Score > st.score
+			if order == leaderboard.LowestFirst {
+				better = s.Score < st.score
+			}
+			if better || (s.Score == st.score && s.At.Before(st.at)) {
+				st.score, st.at = s.Score, s.At
+			}
+		}
+	}
+	out := map[string]leaderboard.StoredStanding{}
+	for member, st := range m {
+		out[member] = leaderboard.StoredStanding{Member: member, Score: st.score, At: st.at}
+	}
+	return out
+}
+
+func TestStandingsMatchModel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	rng := rand.New(rand.NewPCG(5, 2026))
+
+	// Few members and few distinct times: many submissions per member,
+	// equal times, equal scores; times in no particular order.
+	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	times := make([]time.Time, 12)
+	for i := range times {
+		times[i] = base.Add(time.Duration(i)*time.Hour + time.Duration(rng.IntN(1000))*time.Nanosecond)
+	}
+	var subs []leaderboard.Submission
+	for range 3000 {
+		subs = append(subs, leaderboard.Submission{
+			Board:  []string{"arena", "other"}[rng.IntN(4)/3],
+			Member: fmt.Sprintf("player:%d", rng.IntN(40)),
+			Score:  modelScores[rng.IntN(len(modelScores))],
+			At:     times[rng.IntN(len(times))],
+		})
+	}
+	// Append one by one and in batches of every size, with and without ids
+	// (the two AppendBatch paths), keeping the append order.
+	for i := 0; i < len(subs); {
+		n := 1 + rng.IntN(200)
+		n = min(n, len(subs)-i)
+		chunk := subs[i : i+n]
+		switch rng.IntN(3) {
+		case 0:
+			for _, sub := range chunk {
+				dup, err := s.Append(ctx, sub)
+				require.NoError(t, err)
+				require.False(t, dup)
+			}
+		case 1:
+			dups, err := s.AppendBatch(ctx, chunk)
+			require.NoError(t, err)
+			require.Equal(t, make([]bool, n), dups)
+		case 2:
+			withIDs := make([]leaderboard.Submission, n)
+			for j, sub := range chunk {
+				withIDs[j] = sub
+				withIDs[j].ID = fmt.Sprintf("id-%d", i+j)
+			}
+			dups, err := s.AppendBatch(ctx, withIDs)
+			require.NoError(t, err)
+			require.Equal(t, make([]bool, n), dups)
+		}
+		i += n
+	}
+	for i := range subs {
+		subs[i].At = subs[i].At.Truncate(time.Microsecond) // what the store keeps
+	}
+
+	ranges := [][2]time.Time{
+		{},
+		{times[3], {}},
+		{{}, times[7]},
+		{times[2], times[9]},
+		{times[5], times[5]}, // empty
+		{times[5], times[5].Add(time.Microsecond)},
+	}
+	orderMatters := false
+	for _, board := range []string{"arena", "other", "nobody"} {
+		for _, policy := range []leaderboard.Policy{leaderboard.KeepBest, leaderboard.Replace, leaderboard.Accumulate} {
+			for _, order := range []leaderboard.Order{leaderboard.HighestFirst, leaderboard.LowestFirst} {
+				for _, r := range ranges {
+					q := leaderboard.StandingsQuery{Board: board, Policy: policy, Order: order, From: r[0], To: r[1]}
+					want := modelStandings(subs, board, policy, order, r[0], r[1])
+					got := standings(t, s, q)
+					require.Equal(t, len(want), len(got), "%+v", q)
+					for member, w := range want {
+						g, ok := got[member]
+						require.True(t, ok, "%+v: %s missing", q, member)
+						require.True(t, w.Score == g.Score, "%+v: %s score %v, want %v", q, member, g.Score, w.Score)
+						require.True(t, w.At.Equal(g.At), "%+v: %s at %v, want %v", q, member, g.At, w.At)
+					}
+					if policy == leaderboard.Accumulate && board == "arena" && r == ranges[0] {
+						orderMatters = orderMatters || sumsDependOnOrder(subs, board, want)
+					}
+				}
+			}
+		}
+	}
+	require.True(t, orderMatters, "the workload should hold sums that differ when added in another order")
+}
+
+// sumsDependOnOrder reports whether adding some member's scores in reverse
+// append order gives another total than want: the model test then tells
+// sequential addition from any other.
+func sumsDependOnOrder(subs []leaderboard.Submission, board string, want map[string]leaderboard.StoredStanding) bool {
+	rev := map[string]float64{}
+	seen := map[string]bool{}
+	for i := len(subs) - 1; i >= 0; i-- {
+		s := subs[i]
+		if s.Board != board {
+			continue
+		}
+		if !seen[s.Member] {
+			rev[s.Member], seen[s.Member] = s.Score, true
+		} else {
+			rev[s.Member] += s.Score
+		}
+	}
+	for member, w := range want {
+		if rev[member] != w.Score {
+			return true
+		}
+	}
+	return false
+}
