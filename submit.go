@@ -390,7 +390,7 @@ func (lb *Leaderboard) submitManyScript(ctx context.Context, scores map[string]f
 	return lb.scriptErr("submit many", err, "a total")
 }
 
-// idArgs appends a write script's WithID arguments: the id (” for none),
+// idArgs appends a write script's WithID arguments: the id (empty for none),
 // now, and when Redis forgets the id, in unix ms.
 func (lb *Leaderboard) idArgs(args []string, sub submission) []string {
 	now := sub.at.UnixMilli()
