@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/durabletest"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -409,107 +404,8 @@ func TestSealClosedPeriods(t *testing.T) {
 	})
 }
 
-// TestRebuildAfterRedisKilled runs a submit load against a redis-server of
-// its own, kills it (SIGKILL) in the middle, starts it again empty, and
-// rebuilds: every submission the store holds (all that were acknowledged,
-// and those that failed with ErrPending) is back with its exact score.
+// TestRebuildAfterRedisKilled: see durabletest.KillAndRebuild; pgstore runs
+// the same test against PostgreSQL.
 func TestRebuildAfterRedisKilled(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if testredis.InCI() {
-			t.Fatal("redis-server is required under CI=true")
-		}
-		t.Skip("no redis-server on PATH")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-		require.NoError(t, cmd.Start())
-		require.Eventually(t, func() bool {
-			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{fmt.Sprintf("127.0.0.1:%d", port)}, DisableCache: true})
-			if err != nil {
-				return false
-			}
-			defer c.Close()
-			return c.Do(context.Background(), c.B().Ping().Build()).Error() == nil
-		}, 5*time.Second, 20*time.Millisecond)
-		return cmd
-	}
-	server := start()
-	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
-
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{fmt.Sprintf("127.0.0.1:%d", port)}, DisableCache: true})
-	require.NoError(t, err)
-	t.Cleanup(client.Close)
-	store := newMemStore()
-	board, err := lb.New(client, "fault", lb.WithPolicy(lb.Accumulate), lb.WithStore(store), lb.WithWindows(lb.AllTime(), lb.Daily()))
-	require.NoError(t, err)
-	ctx := context.Background()
-	_, err = board.Rebuild(ctx)
-	require.NoError(t, err)
-
-	var acked, pending, failed atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_, err := board.Submit(ctx, fmt.Sprintf("p%d", (w*31+i)%40), float64(1+i%5), lb.WithID(fmt.Sprintf("%d-%d", w, i)))
-				switch {
-				case err == nil:
-					acked.Add(1)
-				case errors.Is(err, lb.ErrPending):
-					pending.Add(1)
-				default:
-					failed.Add(1)
-					t.Errorf("submit: %v", err)
-					return
-				}
-			}
-		}()
-	}
-	time.Sleep(300 * time.Millisecond)
-	require.NoError(t, server.Process.Signal(syscall.SIGKILL))
-	_ = server.Wait()
-	time.Sleep(100 * time.Millisecond)
-	server = start() // empty: no persistence
-	time.Sleep(200 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	require.Zero(t, failed.Load())
-	require.Positive(t, acked.Load())
-	t.Logf("acknowledged %d, pending %d", acked.Load(), pending.Load())
-	require.Equal(t, int(acked.Load()+pending.Load()), store.count(), "the store holds every submission that returned")
-
-	present, err := board.Present(ctx)
-	require.NoError(t, err)
-	require.False(t, present, "the restart must show")
-	_, err = board.Rebuild(ctx)
-	require.NoError(t, err)
-
-	want := map[string]float64{}
-	for _, s := range store.subs {
-		want[s.Member] += s.Score
-	}
-	top, err := board.Top(ctx, 1000)
-	require.NoError(t, err)
-	require.Len(t, top, len(want))
-	for _, e := range top {
-		require.Equal(t, want[e.Member], e.Score, e.Member)
-	}
-	reports, err := board.Verify(ctx)
-	require.NoError(t, err)
-	for _, r := range reports {
-		require.True(t, r.Clean(), "%+v", r)
-	}
+	durabletest.KillAndRebuild(t, newMemStore(), "fault")
 }
