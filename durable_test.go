@@ -104,6 +104,17 @@ func (s *memStore) Sealed(_ context.Context, board, window, period string) ([]lb
 	return e, ok, nil
 }
 
+func (s *memStore) AppendBatch(ctx context.Context, subs []lb.Submission) ([]bool, error) {
+	dup := make([]bool, len(subs))
+	for i, sub := range subs {
+		var err error
+		if dup[i], err = s.Append(ctx, sub); err != nil {
+			return nil, err
+		}
+	}
+	return dup, nil
+}
+
 func (s *memStore) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -305,6 +316,7 @@ func TestRebuildAfterWipe(t *testing.T) {
 					_, err := board.Submit(ctx, m, vals[(i*5)%len(vals)], lb.WithTime(clock.Add(-time.Duration(i%5)*time.Minute)))
 					require.NoError(t, err)
 				}
+				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"bulk1": 2, "bulk2": 0.5, "p3": 1}))
 				day1 := []lb.Query{lb.In(lb.Daily()), lb.At(future.Add(-36 * time.Hour))}
 				views := [][]lb.Query{nil, {lb.In(lb.Daily())}, day1}
 				before := boardView(t, board, views...)

@@ -75,3 +75,10 @@ type StoredStanding struct {
 	// At is when that score was reached (see Store.Standings).
 	At time.Time
 }
+
+// BatchAppender is a Store that records many submissions in one call;
+// SubmitMany uses it when the store has it. duplicates[i] reports that
+// subs[i] carried an ID the store already held.
+type BatchAppender interface {
+	AppendBatch(ctx context.Context, subs []Submission) (duplicates []bool, err error)
+}

@@ -288,7 +288,9 @@ func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member stri
 // SubmitMany applies the board's policy to many members' scores in every
 // configured window's current period, atomically, in one round trip. It is
 // the bulk load: it reports no standings. Every member and score is checked
-// first; one bad entry refuses the whole batch and nothing is written.
+// first; one bad entry refuses the whole batch and nothing is written. With
+// a store, the batch goes to the store first (in one call when it is a
+// BatchAppender), stamped with the board's clock.
 func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64) error {
 	for m, s := range scores {
 		if err := checkMember(m); err != nil {
@@ -307,6 +309,11 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		return nil
 	}
 	now := lb.now()
+	if lb.store != nil {
+		if err := lb.appendMany(ctx, scores, now); err != nil {
+			return fmt.Errorf("leaderboard: submit many: store: %w (Redis was not written)", err)
+		}
+	}
 	live := make([]target, 0, len(lb.windows))
 	for _, w := range lb.windows {
 		tg, err := lb.target(w, now)
@@ -359,6 +366,25 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	cmds = append(cmds, b.Exec().Build())
 	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
 	return wrap("submit many", err)
+}
+
+// appendMany records a SubmitMany batch in the store, in one call when the
+// store takes batches (BatchAppender).
+func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64, at time.Time) error {
+	subs := make([]Submission, 0, len(scores))
+	for m, s := range scores {
+		subs = append(subs, Submission{Board: lb.name, Member: m, Score: s, At: at})
+	}
+	if ba, ok := lb.store.(BatchAppender); ok {
+		_, err := ba.AppendBatch(ctx, subs)
+		return err
+	}
+	for _, sub := range subs {
+		if _, err := lb.store.Append(ctx, sub); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // submitManyScript runs SubmitMany where a transaction of ZADDs cannot:
