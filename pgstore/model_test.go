@@ -2,7 +2,9 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -67,8 +69,11 @@ func modelStandings(subs []leaderboard.Submission, board string, policy leaderbo
 
 func TestStandingsMatchModel(t *testing.T) {
 	t.Parallel()
+	testModel(t, newStore(t), 3000)
+}
+
+func testModel(t *testing.T, s *Store, n int) {
 	ctx := context.Background()
-	s := newStore(t)
 	rng := rand.New(rand.NewPCG(5, 2026))
 
 	// Few members and few distinct times: many submissions per member,
@@ -79,7 +84,7 @@ func TestStandingsMatchModel(t *testing.T) {
 		times[i] = base.Add(time.Duration(i)*time.Hour + time.Duration(rng.IntN(1000))*time.Nanosecond)
 	}
 	var subs []leaderboard.Submission
-	for range 3000 {
+	for range n {
 		subs = append(subs, leaderboard.Submission{
 			Board:  []string{"arena", "other"}[rng.IntN(4)/3],
 			Member: fmt.Sprintf("player:%d", rng.IntN(40)),
@@ -176,4 +181,64 @@ func sumsDependOnOrder(subs []leaderboard.Submission, board string, want map[str
 		}
 	}
 	return false
+}
+
+// TestAccumulateOverflow: sums that overflow float64 (Redis refused the
+// submission that overflowed, the store holds it) fail PostgreSQL's float8
+// addition; Standings then sums in Go and returns ±Inf for those members.
+func TestAccumulateOverflow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	big := 1.7e308
+	var subs []leaderboard.Submission
+	add := func(member string, score float64, hour int) {
+		subs = append(subs, leaderboard.Submission{Board: "arena", Member: member, Score: score, At: t0.Add(time.Duration(hour) * time.Hour)})
+	}
+	add("up", big, 0)
+	add("fine", 0.1, 0)
+	add("up", big, 2) // +Inf from here
+	add("down", -big, 1)
+	add("fine", 0.2, 1)
+	add("down", -big, 3)
+	add("up", -big, 4) // stays +Inf
+	add("fine", 0.3, 4)
+	add("later", big, 5)
+	_, err := s.AppendBatch(ctx, subs)
+	require.NoError(t, err)
+
+	for _, r := range [][2]time.Time{{}, {t0.Add(time.Hour), {}}, {{}, t0.Add(3 * time.Hour)}, {t0.Add(2 * time.Hour), t0.Add(5 * time.Hour)}} {
+		q := leaderboard.StandingsQuery{Board: "arena", Policy: leaderboard.Accumulate, From: r[0], To: r[1]}
+		want := modelStandings(subs, "arena", leaderboard.Accumulate, leaderboard.HighestFirst, r[0], r[1])
+		got := map[string]leaderboard.StoredStanding{}
+		require.NoError(t, s.Standings(ctx, q, func(st leaderboard.StoredStanding) error {
+			got[st.Member] = st
+			return nil
+		}))
+		require.Equal(t, want, got, "%v", r)
+	}
+	got := map[string]leaderboard.StoredStanding{}
+	require.NoError(t, s.Standings(ctx, leaderboard.StandingsQuery{Board: "arena", Policy: leaderboard.Accumulate}, func(st leaderboard.StoredStanding) error {
+		got[st.Member] = st
+		return nil
+	}))
+	require.True(t, math.IsInf(got["up"].Score, 1))
+	require.True(t, math.IsInf(got["down"].Score, -1))
+	a, b, c := 0.1, 0.2, 0.3 // variables: constants would add exactly
+	require.Equal(t, a+b+c, got["fine"].Score)
+
+	// An error from fn still stops the stream and comes back as it is.
+	stop := errors.New("stop")
+	calls := 0
+	err = s.Standings(ctx, leaderboard.StandingsQuery{Board: "arena", Policy: leaderboard.Accumulate}, func(leaderboard.StoredStanding) error {
+		calls++
+		return stop
+	})
+	require.Equal(t, stop, err)
+	require.Equal(t, 1, calls)
+
+	// The other policies never add.
+	for _, p := range []leaderboard.Policy{leaderboard.KeepBest, leaderboard.Replace} {
+		require.Len(t, standings(t, s, leaderboard.StandingsQuery{Board: "arena", Policy: p}), 4)
+	}
 }

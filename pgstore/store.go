@@ -133,6 +133,12 @@ func prepare(sub leaderboard.Submission) (leaderboard.Submission, error) {
 	if err := checkText("member", sub.Member, leaderboard.ErrInvalidMember); err != nil {
 		return sub, err
 	}
+	if sub.Board == "" {
+		return sub, fmt.Errorf("%w: empty board", leaderboard.ErrInvalidArgument)
+	}
+	if sub.Member == "" {
+		return sub, fmt.Errorf("%w: empty member", leaderboard.ErrInvalidMember)
+	}
 	if math.IsNaN(sub.Score) || math.IsInf(sub.Score, 0) {
 		return sub, fmt.Errorf("%w: %v", leaderboard.ErrInvalidScore, sub.Score)
 	}
@@ -145,9 +151,9 @@ func nullID(id string) pgtype.Text {
 	return pgtype.Text{String: id, Valid: id != ""}
 }
 
-// Append records s. With a non-empty ID already recorded for s.Board it
+// Append records sub. With a non-empty ID already recorded for sub.Board it
 // records nothing and returns duplicate = true; concurrent appends of one ID
-// record it once. s.At is truncated to the microsecond.
+// record it once. sub.At is truncated to the microsecond.
 func (s *Store) Append(ctx context.Context, sub leaderboard.Submission) (duplicate bool, err error) {
 	sub, err = prepare(sub)
 	if err != nil {
@@ -280,25 +286,54 @@ SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, a
 // Standings streams every member's standing in q.Board over [q.From, q.To),
 // aggregated in PostgreSQL as the policy makes it (see leaderboard.Store),
 // best score first: descending on HighestFirst, ascending on LowestFirst.
-// The bounds are compared with the stored, microsecond times exactly (a
-// bound with a fraction of a microsecond is rounded up).
 // Rows are read as they arrive, never all held in memory. An error from fn
 // stops the stream (the query is cancelled) and is returned as it is.
+// The bounds are compared with the stored, microsecond times exactly (a
+// bound with a fraction of a microsecond is rounded up).
+//
+// Accumulate sums overflowing float64 (which Redis refused, so they are in
+// the store but not on the board) make PostgreSQL's sum fail; Standings then
+// adds the scores in Go instead, with IEEE arithmetic, and such members come
+// with a score of ±Inf. In that case alone members come in name
+// order rather than best first.
 func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn func(leaderboard.StoredStanding) error) error {
-	query, args, err := s.standingsSQL(q)
+	from, args, err := s.standingsFrom(q)
 	if err != nil {
 		return fmt.Errorf("pgstore: standings: %w", err)
 	}
+	query, err := standingsSQL(q, from)
+	if err != nil {
+		return fmt.Errorf("pgstore: standings: %w", err)
+	}
+	n, err := s.stream(ctx, query, args, fn)
+	var pgErr *pgconn.PgError
+	if q.Policy == leaderboard.Accumulate && n == 0 && errors.As(err, &pgErr) && pgErr.Code == codeOutOfRange {
+		// Nothing was streamed yet: the final sort holds every row back
+		// until the sums are done.
+		err = s.accumulateInGo(ctx, from, args, fn)
+	}
+	return err
+}
+
+// codeOutOfRange is SQLSTATE numeric_value_out_of_range, which float8
+// addition raises on overflow.
+const codeOutOfRange = "22003"
+
+// stream runs a (member, score, at) query and calls fn for every row. It
+// returns how many rows fn was called with; an error from fn comes back as
+// it is, any other wrapped with the operation's name.
+func (s *Store) stream(ctx context.Context, query string, args []any, fn func(leaderboard.StoredStanding) error) (int, error) {
 	// Cancelling stops the server instead of draining the rest of the rows
 	// when fn fails.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("pgstore: standings: %w", err)
+		return 0, fmt.Errorf("pgstore: standings: %w", err)
 	}
 	defer rows.Close()
 	fast := binaryStandings(rows.FieldDescriptions())
+	n := 0
 	for rows.Next() {
 		var st leaderboard.StoredStanding
 		if fast {
@@ -309,31 +344,53 @@ func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn 
 		}
 		if err != nil {
 			cancel()
-			return fmt.Errorf("pgstore: standings: %w", err)
+			return n, fmt.Errorf("pgstore: standings: %w", err)
 		}
+		n++
 		if err := fn(st); err != nil {
 			cancel()
-			return err
+			return n, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("pgstore: standings: %w", err)
+		return n, fmt.Errorf("pgstore: standings: %w", err)
+	}
+	return n, nil
+}
+
+// accumulateInGo is Accumulate's Standings with the sums done in Go: the
+// submissions in (member, seq) order, one running sum per member.
+func (s *Store) accumulateInGo(ctx context.Context, from string, args []any, fn func(leaderboard.StoredStanding) error) error {
+	var (
+		cur     leaderboard.StoredStanding
+		started bool
+	)
+	_, err := s.stream(ctx, "SELECT member, score, at "+from+" ORDER BY member, seq", args, func(sub leaderboard.StoredStanding) error {
+		if started && sub.Member == cur.Member {
+			cur.Score += sub.Score
+			cur.At = sub.At
+			return nil
+		}
+		if started {
+			if err := fn(cur); err != nil {
+				return err
+			}
+		}
+		cur, started = sub, true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if started {
+		return fn(cur)
 	}
 	return nil
 }
 
-// standingsSQL is the query of q: the board and the time bounds as
-// parameters, the policy's aggregation, best score first.
-func (s *Store) standingsSQL(q leaderboard.StandingsQuery) (string, []any, error) {
-	var best, dir string
-	switch q.Order {
-	case leaderboard.HighestFirst:
-		best, dir = "DESC", "DESC"
-	case leaderboard.LowestFirst:
-		best, dir = "ASC", "ASC"
-	default:
-		return "", nil, fmt.Errorf("%w: order %v", leaderboard.ErrInvalidArgument, q.Order)
-	}
+// standingsFrom is the FROM and WHERE clauses of q, with their arguments:
+// the board and the time bounds.
+func (s *Store) standingsFrom(q leaderboard.StandingsQuery) (string, []any, error) {
 	where := "board = $1"
 	args := []any{q.Board}
 	if !q.From.IsZero() {
@@ -344,34 +401,47 @@ func (s *Store) standingsSQL(q leaderboard.StandingsQuery) (string, []any, error
 		args = append(args, ceilMicro(q.To))
 		where += fmt.Sprintf(" AND at < $%d", len(args))
 	}
+	return "FROM " + s.tSubs + " WHERE " + where, args, nil
+}
+
+// standingsSQL is the query of q over from: the policy's aggregation, best
+// score first.
+func standingsSQL(q leaderboard.StandingsQuery, from string) (string, error) {
+	var best string
+	switch q.Order {
+	case leaderboard.HighestFirst:
+		best = "DESC"
+	case leaderboard.LowestFirst:
+		best = "ASC"
+	default:
+		return "", fmt.Errorf("%w: order %v", leaderboard.ErrInvalidArgument, q.Order)
+	}
 	var inner string
 	switch q.Policy {
 	case leaderboard.KeepBest:
 		// The best score, and the earliest time it was reached.
-		inner = `SELECT DISTINCT ON (member) member, score, at
-	FROM ` + s.tSubs + ` WHERE ` + where + `
-	ORDER BY member, score ` + best + `, at`
+		inner = "SELECT DISTINCT ON (member) member, score, at " + from +
+			" ORDER BY member, score " + best + ", at"
 	case leaderboard.Replace:
-		// The last submission appended: the one no other follows.
-		inner = `SELECT member, score, at, lead(seq) OVER w IS NULL AS last
-	FROM ` + s.tSubs + ` WHERE ` + where + `
-	WINDOW w AS (PARTITION BY member ORDER BY seq)`
+		// The last submission appended. Members in descending order let
+		// PostgreSQL walk the (board, member, seq) index backwards.
+		inner = "SELECT DISTINCT ON (member) member, score, at " + from +
+			" ORDER BY member DESC, seq DESC"
 	case leaderboard.Accumulate:
 		// A running sum in seq order adds the scores one by one in the
-		// order they were appended, as ZINCRBY did; the last row holds the
-		// total and the time of the last submission.
-		inner = `SELECT member, sum(score) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS score, at,
-		lead(seq) OVER w IS NULL AS last
-	FROM ` + s.tSubs + ` WHERE ` + where + `
-	WINDOW w AS (PARTITION BY member ORDER BY seq)`
+		// order they were appended, as ZINCRBY did; the member's last row
+		// (no next one) holds the total and the last submission's time.
+		// One window for both, in (board, member, seq) index order.
+		inner = "SELECT member, sum(score) OVER w AS score, at, lead(seq) OVER w IS NULL AS last " + from +
+			" WINDOW w AS (PARTITION BY member ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
 	default:
-		return "", nil, fmt.Errorf("%w: policy %v", leaderboard.ErrInvalidArgument, q.Policy)
+		return "", fmt.Errorf("%w: policy %v", leaderboard.ErrInvalidArgument, q.Policy)
 	}
-	query := "SELECT member, score, at FROM (\n\t" + inner + "\n) t"
-	if q.Policy != leaderboard.KeepBest {
+	query := "SELECT member, score, at FROM (" + inner + ") t"
+	if q.Policy == leaderboard.Accumulate {
 		query += " WHERE last"
 	}
-	return query + " ORDER BY score " + dir, args, nil
+	return query + " ORDER BY score " + best, nil
 }
 
 // ceilMicro rounds t up to the microsecond: for a stored (whole

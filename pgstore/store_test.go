@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -77,6 +80,28 @@ func TestMigrateTwiceAndConcurrently(t *testing.T) {
 	dup, err := s.Append(ctx, leaderboard.Submission{Board: "b", ID: "x", Member: "m", Score: 1, At: t0})
 	require.NoError(t, err)
 	require.False(t, dup)
+}
+
+// TestLongestPrefix: every table, index and sequence name fits in
+// PostgreSQL's 63 bytes with the longest prefix allowed.
+func TestLongestPrefix(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	prefix := randomPrefix()
+	prefix += strings.Repeat("x", maxPrefixLen-len(prefix))
+	s, err := New(testPool(t), WithTablePrefix(prefix))
+	require.NoError(t, err)
+	t.Cleanup(func() { dropTables(t, s) })
+	require.NoError(t, s.Migrate(ctx))
+	require.NoError(t, s.Migrate(ctx))
+	_, err = s.AppendBatch(ctx, []leaderboard.Submission{{Board: "b", ID: "1", Member: "m", Score: 1, At: t0}})
+	require.NoError(t, err)
+	first, err := s.Seal(ctx, "b", "daily", "2026-11-30", []leaderboard.Entry{{Member: "m", Score: 1, Rank: 1}})
+	require.NoError(t, err)
+	require.True(t, first)
+	var n int
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname LIKE $1", prefix+"%").Scan(&n))
+	require.GreaterOrEqual(t, n, 10, "tables, indexes and the sequence")
 }
 
 func TestMigrationsAreNumbered(t *testing.T) {
@@ -174,6 +199,8 @@ func TestAppendRefusesWhatTextCannotHold(t *testing.T) {
 		{"invalid UTF-8 member", func(s *leaderboard.Submission) { s.Member = "a\xffb" }, leaderboard.ErrInvalidMember},
 		{"NUL board", func(s *leaderboard.Submission) { s.Board = "a\x00" }, leaderboard.ErrInvalidArgument},
 		{"invalid UTF-8 id", func(s *leaderboard.Submission) { s.ID = "\xc3" }, leaderboard.ErrInvalidArgument},
+		{"empty member", func(s *leaderboard.Submission) { s.Member = "" }, leaderboard.ErrInvalidMember},
+		{"empty board", func(s *leaderboard.Submission) { s.Board = "" }, leaderboard.ErrInvalidArgument},
 		{"NaN", func(s *leaderboard.Submission) { s.Score = math.NaN() }, leaderboard.ErrInvalidScore},
 		{"+Inf", func(s *leaderboard.Submission) { s.Score = math.Inf(1) }, leaderboard.ErrInvalidScore},
 	}
@@ -191,16 +218,39 @@ func TestAppendRefusesWhatTextCannotHold(t *testing.T) {
 
 func TestTimesAndScoresRoundTrip(t *testing.T) {
 	t.Parallel()
+	testRoundTrip(t, newStore(t))
+}
+
+// TestSimpleProtocol runs the round trip and the model on a pool that sends
+// and reads every value as text (pgx's simple protocol, as behind some
+// connection poolers), which Standings scans the slow way.
+func TestSimpleProtocol(t *testing.T) {
+	t.Parallel()
+	testPool(t)
+	cfg, err := pgxpool.ParseConfig(poolDSN)
+	require.NoError(t, err)
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	s, err := New(p, WithTablePrefix(randomPrefix()))
+	require.NoError(t, err)
+	t.Cleanup(func() { dropTables(t, s) })
+	require.NoError(t, s.Migrate(context.Background()))
+	testRoundTrip(t, s)
+	testModel(t, s, 500)
+}
+
+func testRoundTrip(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	tokyo := time.FixedZone("JST", 9*3600)
 	times := []time.Time{
 		time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC), // nanoseconds: truncated
 		time.Date(2026, 3, 29, 1, 59, 59, 999999999, tokyo),
 		time.Date(1999, 12, 31, 23, 59, 59, 999999500, time.UTC), // before PostgreSQL's epoch
 		time.Date(1969, 7, 20, 20, 17, 40, 1500, time.UTC),       // before Unix's
-		time.Now(),                                               // with a monotonic reading
-		{},                                                       // year 1
+		time.Now(), // with a monotonic reading
+		{},         // year 1
 	}
 	scores := []float64{0.1, -0.3, math.MaxFloat64, math.SmallestNonzeroFloat64, -math.MaxFloat64, 1e-300, 123456789.123456789}
 	for i, at := range times {

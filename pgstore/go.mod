@@ -1,0 +1,24 @@
+module github.com/skiprank/leaderboard/pgstore
+
+go 1.25.0
+
+replace github.com/skiprank/leaderboard => ../
+
+require (
+	github.com/jackc/pgx/v5 v5.13.0
+	github.com/redis/rueidis v1.0.79
+	github.com/skiprank/leaderboard v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/yuin/gopher-lua v1.1.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
