@@ -415,7 +415,12 @@ func (lb *Leaderboard) shardWriteCall(i int, tg target, ops []shardOp) scripts.C
 		}
 		args = append(args, op, o.member, strconv.FormatInt(o.version, 10), o.value)
 	}
-	return scripts.Call{Script: scripts.ShardWrite, Keys: []string{key, keys.Versions(key)}, Args: args}
+	ks := []string{key, keys.Versions(key)}
+	if lb.client.Mode() != rueidis.ClientModeCluster {
+		// One node: the put can see the index (see shard_write.lua).
+		ks = append(ks, keys.Versions(keys.Index(tg.key)))
+	}
+	return scripts.Call{Script: scripts.ShardWrite, Keys: ks, Args: args}
 }
 
 func (lb *Leaderboard) zcardCall(key string) scripts.Call {

@@ -5,7 +5,11 @@
 -- whatever order the writes land in. A delete leaves its version behind as a
 -- tombstone for that reason.
 --
--- KEYS[1]  the shard's sorted set, KEYS[2] its version hash (same slot)
+-- KEYS[1]  the shard's sorted set, KEYS[2] its version hash (same slot);
+-- KEYS[3]  on a single node only: the index's version hash. A put older than
+--          the index's version is skipped: on one node Submit writes index
+--          and shards at once (shard_local.lua) and leaves no tombstone in
+--          the shards the member is not in, which a late put could land in.
 -- ARGV[1]  '1' when higher scores rank first, ARGV[2] '1' for competition
 --          ranks, ARGV[3] tie-break slots ('0' for none)
 -- ARGV[4]  absolute expiry in unix milliseconds, '0' for none
@@ -32,7 +36,11 @@ for j = 5, #ARGV, 4 do
   local op, member, version, value = ARGV[j], ARGV[j + 1], num(ARGV[j + 2]), ARGV[j + 3]
   local before = rank(member)
   local seen = tonumber(redis.call('HGET', ver, member) or '0')
-  if version > seen and (op ~= 'sweep' or before > 0) then
+  local current = version
+  if KEYS[3] and op == 'put' then
+    current = tonumber(redis.call('HGET', KEYS[3], member) or '0')
+  end
+  if version > seen and version >= current and (op ~= 'sweep' or before > 0) then
     redis.call('HSET', ver, member, version)
     if op == 'put' then
       redis.call('ZADD', key, value, member)
