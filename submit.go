@@ -448,7 +448,10 @@ func (lb *Leaderboard) scriptErr(op string, err error, what string) error {
 }
 
 // Remove deletes members from every window's current period, atomically, in
-// one round trip. Members that are not ranked are ignored.
+// one round trip. Members that are not ranked are ignored. Remove touches
+// Redis only: a board with a store gets removed members back at the next
+// Rebuild, so delete their submissions from the store too to remove them
+// for good.
 func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 	for _, m := range members {
 		if err := checkMember(m); err != nil {
