@@ -309,11 +309,6 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		return nil
 	}
 	now := lb.now()
-	if lb.store != nil {
-		if err := lb.appendMany(ctx, scores, now); err != nil {
-			return fmt.Errorf("leaderboard: submit many: store: %w (Redis was not written)", err)
-		}
-	}
 	live := make([]target, 0, len(lb.windows))
 	for _, w := range lb.windows {
 		tg, err := lb.target(w, now)
@@ -322,18 +317,33 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		}
 		live = append(live, tg)
 	}
-	if lb.sharded() {
-		var slot int64
-		if lb.tb != nil {
-			var err error
-			if slot, err = lb.tb.slot(now); err != nil {
-				return err
-			}
+	var slot int64
+	if lb.tb != nil {
+		var err error
+		if slot, err = lb.tb.slot(now); err != nil {
+			return err
 		}
+	}
+	if lb.store == nil {
+		return lb.submitMany(ctx, scores, live, slot)
+	}
+	if err := lb.appendMany(ctx, scores, now); err != nil {
+		return fmt.Errorf("leaderboard: submit many: store: %w (Redis was not written)", err)
+	}
+	err := lb.submitMany(ctx, scores, live, slot)
+	if err != nil && !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision) {
+		return fmt.Errorf("%w: %w", ErrPending, err)
+	}
+	return err
+}
+
+// submitMany writes a checked SubmitMany batch to Redis.
+func (lb *Leaderboard) submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
+	if lb.sharded() {
 		return lb.submitManySharded(ctx, scores, live, slot)
 	}
 	if lb.policy == Accumulate || lb.tb != nil {
-		return lb.submitManyScript(ctx, scores, live, now)
+		return lb.submitManyScript(ctx, scores, live, slot)
 	}
 	b := lb.client.B()
 	// Redis parses a command's arguments into one buffer: chunks keep any one
@@ -389,14 +399,7 @@ func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64
 
 // submitManyScript runs SubmitMany where a transaction of ZADDs cannot:
 // see internal/scripts/many.lua.
-func (lb *Leaderboard) submitManyScript(ctx context.Context, scores map[string]float64, live []target, now time.Time) error {
-	var slot int64
-	if lb.tb != nil {
-		var err error
-		if slot, err = lb.tb.slot(now); err != nil {
-			return err
-		}
-	}
+func (lb *Leaderboard) submitManyScript(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
 	ks := make([]string, len(live))
 	args := make([]string, 0, 5+len(live)+2*len(scores))
 	args = lb.tieBreakArgs(append(args, lb.policyArg()), slot)
