@@ -94,3 +94,13 @@ local function apply(p, value, policy, high, slots, t, rev, maxs)
   return nil
 end
 
+-- Whether a WithID id was applied before, within the dedupe window; when it
+-- was not, records it until forget (unix ms). ids is the board's id set.
+local function seen_before(ids, id, now, forget)
+  redis.call('ZREMRANGEBYSCORE', ids, '-inf', now)
+  if redis.call('ZSCORE', ids, id) then return true end
+  redis.call('ZADD', ids, forget, id)
+  redis.call('PEXPIREAT', ids, forget)
+  return false
+end
+

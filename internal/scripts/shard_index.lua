@@ -27,14 +27,8 @@ local id = ARGV[8]
 local nk = #KEYS
 local dup = false
 if id ~= '' then
-  local ids = KEYS[nk]
+  dup = seen_before(KEYS[nk], id, ARGV[9], ARGV[10])
   nk = nk - 1
-  redis.call('ZREMRANGEBYSCORE', ids, '-inf', ARGV[9])
-  dup = redis.call('ZSCORE', ids, id) ~= false
-  if not dup then
-    redis.call('ZADD', ids, ARGV[10], id)
-    redis.call('PEXPIREAT', ids, ARGV[10])
-  end
 end
 local nw = nk / 2
 local first = 10 + nw + 1

@@ -32,13 +32,7 @@ local idarg = firstexp + nw
 local id = ARGV[idarg]
 local dup = false
 if id ~= '' then
-  local ids = KEYS[nk]
-  redis.call('ZREMRANGEBYSCORE', ids, '-inf', ARGV[idarg + 1])
-  dup = redis.call('ZSCORE', ids, id) ~= false
-  if not dup then
-    redis.call('ZADD', ids, ARGV[idarg + 2], id)
-    redis.call('PEXPIREAT', ids, ARGV[idarg + 2])
-  end
+  dup = seen_before(KEYS[nk], id, ARGV[idarg + 1], ARGV[idarg + 2])
 end
 
 -- The shard of a stored value: the number of bounds at or below its plain

@@ -32,14 +32,8 @@ local id = ARGV[10]
 local nk = #KEYS
 local dup = false
 if id ~= '' then
-  local ids = KEYS[nk]
+  dup = seen_before(KEYS[nk], id, ARGV[11], ARGV[12])
   nk = nk - 1
-  redis.call('ZREMRANGEBYSCORE', ids, '-inf', ARGV[11])
-  dup = redis.call('ZSCORE', ids, id) ~= false
-  if not dup then
-    redis.call('ZADD', ids, ARGV[12], id)
-    redis.call('PEXPIREAT', ids, ARGV[12])
-  end
 end
 
 local function rank(key, v)
