@@ -1,0 +1,622 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// BenchmarkRebuild measures issue 5's rebuild figures in one run: it loads
+// LB_BENCH_MEMBERS members (default 1,000,000) into a fresh store with
+// AppendBatch (COPY, one submission per member, random whole scores), then
+// measures, each as members/s:
+//
+//	standings               Store.Standings alone, no Redis: what Rebuild
+//	                        reads (KeepBest aggregated, ORDER BY score)
+//	standings-member-order  the same aggregation without the final sort
+//	table-scan              the plain rows: no aggregation, no sort
+//	rebuild                 board.Rebuild of an all-time board into a real
+//	                        Redis (REDIS_URL), its keys deleted before each run
+//	zadd-ceiling/score      the ceiling: the same members, read into memory
+//	                        beforehand (not timed), written with plain ZADDs
+//	                        of 1,000 members, 16 per DoMulti, one DoMulti
+//	                        after the other, as Rebuild does, best first
+//	                        (the order Rebuild writes in)
+//	zadd-ceiling/table      the same in table order (random scores)
+//	zadd-ceiling/score-2-in-flight  best first, two DoMultis on their way at once
+//	zadd-ceiling/4-sorted-runs      four runs, each best first, one after another
+//	proto/...               prototypes of a faster rebuild, not the SDK's code:
+//	  serial                Rebuild's loop (read, then write each pipeline
+//	                        and wait), without the swap
+//	  overlap               the same, with the pipelines sent by another
+//	                        goroutine while the next is read
+//	  score-index/...       serial and overlap reading rows that come best
+//	                        first from an index (board, score DESC) INCLUDE
+//	                        (member, at), with no sort: what a table of
+//	                        standings kept up to date by Append would give
+//	  client-sort           standings in member order, sorted best first in
+//	                        Go, then written
+//
+// Beside members/s it reports the CPU seconds per op of this process
+// (client-cpu-s), of the Redis server (INFO cpu; redis-cpu-s) and of the
+// rest of the machine (host-other-cpu-s: PostgreSQL, when nothing else
+// runs), read from /proc where there is one, and for the reads how long
+// the first row took (first-row-s). With LB_BENCH_CPUPROFILE=dir it writes
+// one CPU profile of this process per sub-benchmark there, covering the
+// timed part only (not the load).
+//
+//	go test -run '^$' -bench Rebuild -benchtime 3x -timeout 30m .
+//	LB_BENCH_MEMBERS=10000000 go test -run '^$' -bench Rebuild -benchtime 1x -timeout 60m .
+//
+// It needs PostgreSQL and a real Redis (skips without them), works on
+// tables and a board of its own, and drops them after. It is a benchmark
+// only: the test command does not run it.
+func BenchmarkRebuild(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv("LB_BENCH_MEMBERS"); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(b, err, "LB_BENCH_MEMBERS")
+	}
+	ctx := context.Background()
+	testPool(b) // skips without PostgreSQL
+
+	// A pool of its own with one connection, so one backend serves every
+	// query.
+	cfg, err := pgxpool.ParseConfig(poolDSN)
+	require.NoError(b, err)
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(b, err)
+	b.Cleanup(pool.Close)
+	s, err := New(pool, WithTablePrefix(randomPrefix()))
+	require.NoError(b, err)
+	require.NoError(b, s.Migrate(ctx))
+	b.Cleanup(func() { dropTables(b, s) })
+
+	testredis.Real(b) // skips without a real Redis
+	// A client of its own whose timeout outlasts deleting a board of
+	// millions of members: DEL frees them before it answers.
+	opt, err := rueidis.ParseURL(testredis.URL())
+	require.NoError(b, err)
+	opt.DisableCache = true
+	opt.ConnWriteTimeout = 5 * time.Minute
+	client, err := rueidis.NewClient(opt)
+	require.NoError(b, err)
+	b.Cleanup(client.Close)
+	name := fmt.Sprintf("bench-rebuild-%08x", rand.Uint32())
+	wipe := func() { deleteBoardKeys(b, client, name) }
+	b.Cleanup(wipe)
+
+	loadMembers(b, s, name, n)
+
+	board, err := leaderboard.New(client, name, leaderboard.WithStore(s)) // KeepBest, all-time
+	require.NoError(b, err)
+	q := leaderboard.StandingsQuery{Board: name, Policy: leaderboard.KeepBest, Order: leaderboard.HighestFirst}
+	from, args, err := s.standingsFrom(q)
+	require.NoError(b, err)
+	memberOrder := "SELECT DISTINCT ON (member) member, score, at " + from + " ORDER BY member, score DESC, at"
+	tableScan := "SELECT member, score, at " + from
+	nothing := func() {}
+
+	// The reads report too how long PostgreSQL took to send the first row:
+	// a sort holds every row back until it is done.
+	read := func(b *testing.B, query string) {
+		var first time.Duration
+		measure(b, client, int64(n), nothing, func() int64 {
+			start, got := time.Now(), int64(0)
+			fn := func(leaderboard.StoredStanding) error {
+				if got == 0 {
+					first += time.Since(start)
+				}
+				got++
+				return nil
+			}
+			if query == "" {
+				require.NoError(b, s.Standings(ctx, q, fn))
+			} else {
+				_, err := s.stream(ctx, query, args, fn)
+				require.NoError(b, err)
+			}
+			return got
+		})
+		b.ReportMetric(first.Seconds()/float64(b.N), "first-row-s/op")
+	}
+	b.Run("standings", func(b *testing.B) { read(b, "") })
+	b.Run("standings-member-order", func(b *testing.B) { read(b, memberOrder) })
+	b.Run("table-scan", func(b *testing.B) { read(b, tableScan) })
+	// Rebuild, and the longest a PING from another connection waited
+	// meanwhile: how long Redis was blocked at worst.
+	rebuild := func(b *testing.B, setup func()) {
+		var stall time.Duration
+		measure(b, client, int64(n), setup, func() int64 {
+			stop := pinger(b, &stall)
+			defer stop()
+			rep, err := board.Rebuild(ctx)
+			require.NoError(b, err)
+			return rep.Members
+		})
+		b.ReportMetric(float64(stall.Milliseconds()), "max-stall-ms")
+		key := "lb:{" + name + "}:alltime"
+		card, err := client.Do(ctx, client.B().Zcard().Key(key).Build()).AsInt64()
+		require.NoError(b, err)
+		require.Equal(b, int64(n), card)
+	}
+	// Into empty keys, as after a loss.
+	b.Run("rebuild", func(b *testing.B) { rebuild(b, wipe) })
+	// Over the board as rebuilt before (after Verify found a difference):
+	// the swap deletes the old sorted set.
+	b.Run("rebuild-present", func(b *testing.B) {
+		rebuild(b, func() {
+			if ok, err := board.Present(ctx); err != nil || !ok {
+				_, err := board.Rebuild(ctx)
+				require.NoError(b, err)
+			}
+		})
+	})
+
+	// The ceiling: the members in memory, as ZADD arguments.
+	ceiling := func(b *testing.B, query string) {
+		pairs := readPairs(ctx, b, s, query, args, n)
+		key := "lb:{" + name + "}:ceiling"
+		measure(b, client, int64(n), wipe, func() int64 {
+			return zaddAll(ctx, b, client, key, pairs)
+		})
+	}
+	b.Run("zadd-ceiling/score", func(b *testing.B) {
+		ceiling(b, "SELECT member, score, at FROM ("+memberOrder+") t ORDER BY score DESC")
+	})
+	b.Run("zadd-ceiling/table", func(b *testing.B) { ceiling(b, tableScan) })
+
+	b.Run("zadd-ceiling/score-2-in-flight", func(b *testing.B) {
+		pairs := readPairs(ctx, b, s, "SELECT member, score, at FROM ("+memberOrder+") t ORDER BY score DESC", args, n)
+		key := "lb:{" + name + "}:ceiling"
+		measure(b, client, int64(n), wipe, func() int64 {
+			return zaddInFlight(ctx, b, client, key, pairs, 2)
+		})
+	})
+
+	// Four runs, each best first, one after the other: what Redis pays for
+	// writing the output of four partitioned sorts instead of one.
+	b.Run("zadd-ceiling/4-sorted-runs", func(b *testing.B) {
+		pairs := readPairs(ctx, b, s, "SELECT member, score, at FROM ("+memberOrder+") t ORDER BY hashtext(member) & 3, score DESC", args, n)
+		key := "lb:{" + name + "}:ceiling"
+		measure(b, client, int64(n), wipe, func() int64 {
+			return zaddAll(ctx, b, client, key, pairs)
+		})
+	})
+
+	// Prototypes of a faster rebuild (not the SDK's code).
+	b.Run("proto/serial", func(b *testing.B) {
+		key := "lb:{" + name + "}:proto"
+		measure(b, client, int64(n), wipe, func() int64 {
+			return overlapQuery(ctx, b, client, s, "", args, key, false)
+		})
+	})
+	b.Run("proto/overlap", func(b *testing.B) {
+		key := "lb:{" + name + "}:proto"
+		measure(b, client, int64(n), wipe, func() int64 {
+			return overlapQuery(ctx, b, client, s, "", args, key, true)
+		})
+	})
+	// What a table of standings kept up to date by Append (one row per
+	// member, indexed by score) would give: with one submission per member
+	// the submissions are those standings, so an index-only scan in score
+	// order streams them best first with no sort, overlapped with Redis.
+	b.Run("proto/score-index", func(b *testing.B) {
+		_, err := pool.Exec(ctx, "CREATE INDEX bench_score_idx ON "+s.tSubs+" (board, score DESC) INCLUDE (member, at)")
+		require.NoError(b, err)
+		_, err = pool.Exec(ctx, "VACUUM (ANALYZE) "+s.tSubs)
+		require.NoError(b, err)
+		defer func() {
+			_, err := pool.Exec(ctx, "DROP INDEX bench_score_idx")
+			require.NoError(b, err)
+		}()
+		query := "SELECT member, score, at " + from + " ORDER BY score DESC"
+		var plan string
+		require.NoError(b, pool.QueryRow(ctx, "EXPLAIN "+query, args...).Scan(&plan))
+		b.Logf("plan: %s", plan)
+		key := "lb:{" + name + "}:proto"
+		b.Run("serial", func(b *testing.B) {
+			measure(b, client, int64(n), wipe, func() int64 {
+				return overlapQuery(ctx, b, client, s, query, args, key, false)
+			})
+		})
+		b.Run("overlap", func(b *testing.B) {
+			measure(b, client, int64(n), wipe, func() int64 {
+				return overlapQuery(ctx, b, client, s, query, args, key, true)
+			})
+		})
+	})
+	b.Run("proto/client-sort", func(b *testing.B) {
+		key := "lb:{" + name + "}:proto"
+		measure(b, client, int64(n), wipe, func() int64 {
+			return clientSortRebuild(ctx, b, client, s, memberOrder, args, key)
+		})
+	})
+}
+
+// pinger PINGs the real Redis from a connection of its own, one PING after
+// the other, until stop is called, and keeps the longest wait in *stall.
+func pinger(b *testing.B, stall *time.Duration) (stop func()) {
+	opt, err := rueidis.ParseURL(testredis.URL())
+	require.NoError(b, err)
+	opt.DisableCache = true
+	opt.ConnWriteTimeout = 5 * time.Minute
+	c, err := rueidis.NewClient(opt)
+	require.NoError(b, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			start := time.Now()
+			if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
+				return
+			}
+			*stall = max(*stall, time.Since(start))
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		c.Close()
+	}
+}
+
+// readPairs reads a query's rows into memory as ZADD arguments: score,
+// member, ...
+func readPairs(ctx context.Context, b *testing.B, s *Store, query string, args []any, n int) []string {
+	pairs := make([]string, 0, 2*n)
+	_, err := s.stream(ctx, query, args, func(st leaderboard.StoredStanding) error {
+		pairs = append(pairs, formatScore(st.Score), st.Member)
+		return nil
+	})
+	require.NoError(b, err)
+	require.Len(b, pairs, 2*n)
+	return pairs
+}
+
+// zaddInFlight is zaddAll with up to inFlight DoMultis of rebuildPipeline
+// ZADDs on their way at once, so Redis need not wait while the next one is
+// built.
+func zaddInFlight(ctx context.Context, b *testing.B, client rueidis.Client, key string, pairs []string, inFlight int) int64 {
+	pipelines := make(chan rueidis.Commands, inFlight)
+	errs := make(chan error, inFlight)
+	for range inFlight {
+		go func() {
+			var err error
+			for cmds := range pipelines {
+				for _, r := range client.DoMulti(ctx, cmds...) {
+					if e := r.Error(); e != nil && err == nil {
+						err = e
+					}
+				}
+			}
+			errs <- err
+		}()
+	}
+	cmds := make(rueidis.Commands, 0, rebuildPipeline)
+	for start := 0; start < len(pairs); start += 2 * rebuildBatch {
+		end := min(start+2*rebuildBatch, len(pairs))
+		cmds = append(cmds, client.B().Arbitrary("ZADD").Keys(key).Args(pairs[start:end]...).Build())
+		if len(cmds) == rebuildPipeline {
+			pipelines <- cmds
+			cmds = make(rueidis.Commands, 0, rebuildPipeline)
+		}
+	}
+	if len(cmds) > 0 {
+		pipelines <- cmds
+	}
+	close(pipelines)
+	for range inFlight {
+		require.NoError(b, <-errs)
+	}
+	return int64(len(pairs) / 2)
+}
+
+// clientSortRebuild is a prototype of a rebuild whose store does not sort by
+// score: the standings come in member order (PostgreSQL's DISTINCT ON
+// without the final ORDER BY score), are sorted best first here, and
+// written as Rebuild does. It holds the period in memory.
+func clientSortRebuild(ctx context.Context, b *testing.B, client rueidis.Client, s *Store, query string, args []any, key string) int64 {
+	type standing struct {
+		score  float64
+		member string
+	}
+	var rows []standing
+	_, err := s.stream(ctx, query, args, func(st leaderboard.StoredStanding) error {
+		rows = append(rows, standing{st.Score, st.Member})
+		return nil
+	})
+	require.NoError(b, err)
+	slices.SortFunc(rows, func(x, y standing) int { return cmp.Compare(y.score, x.score) })
+	pairs := make([]string, 0, 2*len(rows))
+	for _, r := range rows {
+		pairs = append(pairs, formatScore(r.score), r.member)
+	}
+	return zaddAll(ctx, b, client, key, pairs)
+}
+
+// rebuildBatch and rebuildPipeline are the root package's sizes: members per
+// ZADD, and ZADDs per DoMulti.
+const (
+	rebuildBatch    = 1000
+	rebuildPipeline = 16
+)
+
+// formatScore is the root package's: the shortest text Redis parses back to
+// the same float64.
+func formatScore(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// zaddAll writes pairs (score, member, ...) to key with ZADDs of
+// rebuildBatch members, rebuildPipeline commands per DoMulti, one DoMulti
+// after the other.
+func zaddAll(ctx context.Context, b *testing.B, client rueidis.Client, key string, pairs []string) int64 {
+	cmds := make(rueidis.Commands, 0, rebuildPipeline)
+	flush := func() {
+		for _, r := range client.DoMulti(ctx, cmds...) {
+			require.NoError(b, r.Error())
+		}
+		cmds = cmds[:0]
+	}
+	for start := 0; start < len(pairs); start += 2 * rebuildBatch {
+		end := min(start+2*rebuildBatch, len(pairs))
+		cmds = append(cmds, client.B().Arbitrary("ZADD").Keys(key).Args(pairs[start:end]...).Build())
+		if len(cmds) == rebuildPipeline {
+			flush()
+		}
+	}
+	if len(cmds) > 0 {
+		flush()
+	}
+	return int64(len(pairs) / 2)
+}
+
+// overlapQuery is a prototype of a rebuild that overlaps its two halves:
+// this goroutine streams the standings from PostgreSQL and cuts them into
+// ZADD commands, another sends each pipeline of 16 to Redis while the next
+// one is being read. The key is written directly (no swap): the swap costs
+// the same either way.
+//
+// With an empty query it reads Store.Standings of the board (args[0]).
+// With overlap false, this goroutine sends each pipeline itself and waits
+// for it, as Rebuild does.
+func overlapQuery(ctx context.Context, b *testing.B, client rueidis.Client, s *Store, query string, args []any, key string, overlap bool) int64 {
+	send := func(cmds rueidis.Commands) error {
+		for _, r := range client.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	pipelines := make(chan rueidis.Commands, 4)
+	done := make(chan error, 1)
+	if overlap {
+		go func() {
+			var err error
+			for cmds := range pipelines {
+				if e := send(cmds); e != nil && err == nil {
+					err = e
+				}
+			}
+			done <- err
+		}()
+	}
+	var members int64
+	var sendErr error
+	zargs := make([]string, 0, 2*rebuildBatch)
+	cmds := make(rueidis.Commands, 0, rebuildPipeline)
+	flush := func() {
+		if overlap {
+			pipelines <- cmds
+			cmds = make(rueidis.Commands, 0, rebuildPipeline)
+			return
+		}
+		if err := send(cmds); err != nil && sendErr == nil {
+			sendErr = err
+		}
+		cmds = cmds[:0]
+	}
+	cut := func() {
+		cmds = append(cmds, client.B().Arbitrary("ZADD").Keys(key).Args(zargs...).Build())
+		zargs = make([]string, 0, 2*rebuildBatch) // the command keeps the old slice
+		if len(cmds) == rebuildPipeline {
+			flush()
+		}
+	}
+	fn := func(st leaderboard.StoredStanding) error {
+		zargs = append(zargs, formatScore(st.Score), st.Member)
+		members++
+		if len(zargs) == 2*rebuildBatch {
+			cut()
+		}
+		return nil
+	}
+	var err error
+	if query == "" {
+		err = s.Standings(ctx, leaderboard.StandingsQuery{Board: args[0].(string), Policy: leaderboard.KeepBest, Order: leaderboard.HighestFirst}, fn)
+	} else {
+		_, err = s.stream(ctx, query, args, fn)
+	}
+	if len(zargs) > 0 {
+		cut()
+	}
+	if len(cmds) > 0 {
+		flush()
+	}
+	require.NoError(b, err)
+	if overlap {
+		close(pipelines)
+		sendErr = <-done
+	}
+	require.NoError(b, sendErr)
+	return members
+}
+
+// measure runs op b.N times, each after setup (not timed), checks that every
+// run handled want members, and reports members/s and the CPU seconds per
+// op spent by this process, by Redis, and by the rest of the machine.
+func measure(b *testing.B, client rueidis.Client, want int64, setup func(), op func() int64) {
+	b.Helper()
+	if dir := os.Getenv("LB_BENCH_CPUPROFILE"); dir != "" {
+		name := strings.NewReplacer("/", "_").Replace(b.Name()) + ".pprof"
+		f, err := os.Create(filepath.Join(dir, name))
+		require.NoError(b, err)
+		defer f.Close()
+		require.NoError(b, pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+	var used cpuUse
+	b.ResetTimer()
+	b.StopTimer()
+	for range b.N {
+		setup()
+		before := sampleCPU(b, client)
+		b.StartTimer()
+		got := op()
+		b.StopTimer()
+		used = used.add(sampleCPU(b, client).sub(before))
+		require.Equal(b, want, got, "members handled")
+	}
+	b.ReportMetric(float64(want)*float64(b.N)/b.Elapsed().Seconds(), "members/s")
+	if used.ok {
+		per := func(d float64) float64 { return d / float64(b.N) }
+		b.ReportMetric(per(used.client), "client-cpu-s/op")
+		b.ReportMetric(per(used.redis), "redis-cpu-s/op")
+		b.ReportMetric(per(max(used.host-used.client-used.redis, 0)), "host-other-cpu-s/op")
+	}
+}
+
+// cpuUse is CPU time in seconds: of this process, of the Redis server, and
+// of the whole machine (every core's non-idle time).
+type cpuUse struct {
+	client, redis, host float64
+	ok                  bool
+}
+
+func (a cpuUse) sub(c cpuUse) cpuUse {
+	return cpuUse{a.client - c.client, a.redis - c.redis, a.host - c.host, a.ok && c.ok}
+}
+
+func (a cpuUse) add(c cpuUse) cpuUse {
+	return cpuUse{a.client + c.client, a.redis + c.redis, a.host + c.host, c.ok}
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc's CPU times.
+const clockTicks = 100
+
+// sampleCPU reads the CPU counters; ok is false where /proc or INFO cpu
+// cannot be read.
+func sampleCPU(b *testing.B, client rueidis.Client) cpuUse {
+	var u cpuUse
+	self, err1 := os.ReadFile("/proc/self/stat")
+	host, err2 := os.ReadFile("/proc/stat")
+	info, err3 := client.Do(context.Background(), client.B().Info().Section("cpu").Build()).ToString()
+	if err1 != nil || err2 != nil || err3 != nil {
+		return u
+	}
+	// /proc/self/stat: utime and stime are fields 14 and 15, counted after
+	// the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(self[strings.LastIndexByte(string(self), ')')+1:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	u.client = (ut + st) / clockTicks
+	// /proc/stat's first line: cpu user nice system idle iowait irq softirq steal ...
+	line, _, _ := strings.Cut(string(host), "\n")
+	for i, v := range strings.Fields(line)[1:] {
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is in user already
+			continue
+		}
+		x, _ := strconv.ParseFloat(v, 64)
+		u.host += x / clockTicks
+	}
+	for _, l := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			x, _ := strconv.ParseFloat(v, 64)
+			u.redis += x
+		}
+	}
+	u.ok = true
+	return u
+}
+
+// loadMembers appends n submissions without ids to board, one per member
+// ("player:<i>"), with random whole scores below 10^9, with AppendBatch
+// (COPY), then vacuums and analyzes the table so that every measured read
+// finds it as an old table would be, not freshly written.
+func loadMembers(b *testing.B, s *Store, board string, n int) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(uint64(n), 5))
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := time.Now()
+	const chunk = 200_000
+	subs := make([]leaderboard.Submission, 0, chunk)
+	for i := 0; i < n; i += chunk {
+		subs = subs[:0]
+		for j := i; j < min(i+chunk, n); j++ {
+			subs = append(subs, leaderboard.Submission{
+				Board:  board,
+				Member: "player:" + strconv.Itoa(j),
+				Score:  float64(rng.IntN(1_000_000_000)),
+				At:     at.Add(time.Duration(j) * time.Microsecond),
+			})
+		}
+		_, err := s.AppendBatch(ctx, subs)
+		require.NoError(b, err)
+	}
+	loaded := time.Since(start)
+	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) "+s.tSubs)
+	require.NoError(b, err)
+	b.Logf("loaded %d members with AppendBatch in %v (%.0f rows/s), vacuumed in %v",
+		n, loaded.Round(time.Millisecond), float64(n)/loaded.Seconds(), (time.Since(start) - loaded).Round(time.Millisecond))
+}
+
+// deleteBoardKeys deletes every key of the board on the real Redis, with
+// DEL, which frees a key's members before it answers (UNLINK would free
+// them in the background, during the next measurement). It logs the DELs
+// that block Redis for more than a second.
+func deleteBoardKeys(b *testing.B, client rueidis.Client, board string) {
+	ctx := context.Background()
+	var cursor uint64
+	for {
+		e, err := client.Do(ctx, client.B().Scan().Cursor(cursor).Match("lb:{"+board+"}:*").Count(1000).Build()).AsScanEntry()
+		require.NoError(b, err)
+		for _, k := range e.Elements {
+			card, _ := client.Do(ctx, client.B().Zcard().Key(k).Build()).AsInt64() // 0 for other types
+			start := time.Now()
+			require.NoError(b, client.Do(ctx, client.B().Del().Key(k).Build()).Error())
+			if d := time.Since(start); d > time.Second {
+				b.Logf("DEL %s (%d members) blocked Redis for %v", k, card, d.Round(time.Millisecond))
+			}
+		}
+		if e.Cursor == 0 {
+			return
+		}
+		cursor = e.Cursor
+	}
+}
