@@ -298,14 +298,16 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 }
 
 // swapCmds replaces key with its fresh copy in one script-free step: a
-// transaction that deletes the key and renames the copy (RENAME fails on a
-// missing source, so the DEL keeps an empty rebuild right), then sets the
+// transaction that unlinks the key and renames the copy (RENAME fails on a
+// missing source, so the UNLINK keeps an empty rebuild right), then sets the
 // expiry.
 func (lb *Leaderboard) swapCmds(key string, expire int64) rueidis.Commands {
 	b := lb.client.B()
 	cmds := rueidis.Commands{
 		b.Multi().Build(),
-		b.Del().Key(key).Build(),
+		// UNLINK, not DEL: freeing a large old set would block Redis for
+		// seconds (3.7 s at 10M members, BENCHMARKS.md).
+		b.Unlink().Key(key).Build(),
 		b.Eval().Script("if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('RENAME', KEYS[1], KEYS[2]) end return false").
 			Numkeys(2).Key(fresh(key), key).Build(),
 	}
