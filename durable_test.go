@@ -136,8 +136,7 @@ func TestSubmitWithIDAppliesOnce(t *testing.T) {
 				if sharded {
 					opts = append(opts, lb.WithShards(12, 17))
 				}
-				board, name := newBoard(t, b, opts...)
-				t.Cleanup(func() { wipe(t, b, name) })
+				board, _ := newBoard(t, b, opts...)
 				_, err := board.Submit(ctx, "p", 10)
 				require.NoError(t, err)
 
@@ -245,18 +244,6 @@ func TestStoreFirst(t *testing.T) {
 	})
 }
 
-// wipe deletes every key of a board, shards included: what a Redis restart
-// without persistence does to it.
-func wipe(t *testing.T, b *testredis.Backend, name string) {
-	t.Helper()
-	ctx := context.Background()
-	for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#s*"} {
-		for _, k := range b.Keys(t, pattern) {
-			require.NoError(t, b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error())
-		}
-	}
-}
-
 // boardView is everything a reader sees of a board, for before/after
 // comparisons.
 func boardView(t *testing.T, board *lb.Leaderboard, queries ...[]lb.Query) []any {
@@ -297,7 +284,6 @@ func TestRebuildAfterWipe(t *testing.T) {
 				clock := future.Add(-36 * time.Hour) // yesterday's day stays live
 				board, bname := newBoard(t, b, append(opts, lb.WithStore(store), lb.WithWindows(lb.AllTime(), lb.Daily()),
 					lb.WithClock(func() time.Time { return clock }))...)
-				t.Cleanup(func() { wipe(t, b, bname) })
 				present, err := board.Present(ctx)
 				require.NoError(t, err)
 				require.False(t, present, "a board never rebuilt has no marker")
@@ -327,7 +313,7 @@ func TestRebuildAfterWipe(t *testing.T) {
 					require.True(t, r.Clean(), "%+v", r)
 				}
 
-				wipe(t, b, bname)
+				b.Wipe(t, bname)
 				present, err = board.Present(ctx)
 				require.NoError(t, err)
 				require.False(t, present, "the wipe must show")

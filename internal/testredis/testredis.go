@@ -153,16 +153,22 @@ func (b *Backend) BoardName(t testing.TB) string {
 		name = name[len(name)-60:]
 	}
 	name = name + "." + hex.EncodeToString(r[:]) + "." + itoa(seq.Add(1))
-	t.Cleanup(func() {
-		ctx := context.Background()
-		// The board's own keys and its shards' ({name#s3}).
-		for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#s*"} {
-			for _, k := range b.Keys(t, pattern) {
-				_ = b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error()
+	t.Cleanup(func() { b.Wipe(t, name) })
+	return name
+}
+
+// Wipe deletes every key of a board, its shards' ({name#s3}) included:
+// what a Redis restart without persistence does to it.
+func (b *Backend) Wipe(t testing.TB, name string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#s*"} {
+		for _, k := range b.Keys(t, pattern) {
+			if err := b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error(); err != nil {
+				t.Errorf("wipe %s: %v", k, err)
 			}
 		}
-	})
-	return name
+	}
 }
 
 // Keys lists the keys matching a glob pattern, with SCAN so a shared Redis is
