@@ -1,0 +1,358 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
+)
+
+// batchSize is how many members one SubmitMany of the load, and one ZADD of
+// the ceiling, carries.
+const batchSize = 1000
+
+// poolSize is how many pre-drawn arguments (members, batches, friend lists)
+// the operations pick from, so that drawing them costs the measured calls
+// nothing.
+const poolSize = 1 << 14
+
+// bench is one board under test, and the plain sorted sets holding the same
+// members that the raw versions of every operation read and write.
+type bench struct {
+	cfg     config
+	c       *conn
+	name    string
+	board   *leaderboard.Leaderboard
+	windows []leaderboard.Window
+	// raw are the plain sorted sets, one per window, in the windows' order.
+	raw []rawKey
+
+	members []string             // a pool of random members
+	scores  []float64            // a pool of random submitted values
+	batches []map[string]float64 // SubmitMany batches
+	friends [][]string           // Among lists of 50
+}
+
+// rawKey is one plain sorted set of the raw versions.
+type rawKey struct {
+	key    string
+	window string
+	expire time.Time // zero: never
+}
+
+func newBench(cfg config, c *conn) (*bench, error) {
+	b := &bench{cfg: cfg, c: c, name: randomName()}
+	opts := []leaderboard.Option{
+		leaderboard.WithKeyPrefix(cfg.prefix),
+		leaderboard.WithPolicy(cfg.policy),
+		leaderboard.WithOrder(cfg.order),
+	}
+	now := time.Now()
+	rawBoard := keys.NewBoard(cfg.prefix, b.name+"-raw")
+	for _, name := range cfg.windows {
+		w, _ := windowByName(name)
+		b.windows = append(b.windows, w)
+		p := w.Period(now)
+		rk := rawKey{key: rawBoard.Period(w.Name(), p.ID), window: w.Name()}
+		if !p.End.IsZero() {
+			rk.expire = p.End.Add(24 * time.Hour)
+		}
+		b.raw = append(b.raw, rk)
+	}
+	opts = append(opts, leaderboard.WithWindows(b.windows...))
+	if cfg.shards > 0 {
+		bounds := make([]float64, cfg.shards-1)
+		for i := range bounds {
+			bounds[i] = float64(cfg.scoreMax) * float64(i+1) / float64(cfg.shards)
+		}
+		opts = append(opts, leaderboard.WithShards(bounds...))
+	}
+	if cfg.tieBreak != "none" {
+		o := leaderboard.TimeOrder{
+			Epoch:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			Resolution: time.Second,
+			// Room for Accumulate totals well past one submission.
+			MaxScore: float64(cfg.scoreMax) * 100,
+		}
+		var tb leaderboard.TieBreak
+		var err error
+		if cfg.tieBreak == "earlier" {
+			tb, err = leaderboard.EarlierFirst(o)
+		} else {
+			tb, err = leaderboard.LaterFirst(o)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("-tiebreak %s with -score-max %d: %w", cfg.tieBreak, cfg.scoreMax, err)
+		}
+		opts = append(opts, leaderboard.WithTieBreak(tb))
+	}
+	board, err := leaderboard.New(c.rue, b.name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	b.board = board
+
+	r := rand.New(rand.NewPCG(cfg.seed, 0x62656e6368))
+	b.members = make([]string, poolSize)
+	b.scores = make([]float64, poolSize)
+	for i := range b.members {
+		b.members[i] = member(r.IntN(cfg.members))
+		if cfg.policy == leaderboard.Accumulate {
+			b.scores[i] = float64(r.IntN(100))
+		} else {
+			b.scores[i] = float64(r.IntN(cfg.scoreMax))
+		}
+	}
+	b.batches = make([]map[string]float64, 16)
+	for i := range b.batches {
+		m := make(map[string]float64, batchSize)
+		for len(m) < batchSize && len(m) < cfg.members {
+			m[member(r.IntN(cfg.members))] = b.scores[r.IntN(poolSize)]
+		}
+		b.batches[i] = m
+	}
+	b.friends = make([][]string, 256)
+	for i := range b.friends {
+		f := make([]string, 50)
+		for j := range f {
+			f[j] = member(r.IntN(cfg.members))
+		}
+		b.friends[i] = f
+	}
+	return b, nil
+}
+
+func member(i int) string { return "player:" + strconv.Itoa(i) }
+
+// loadScore is member i's score as loaded: the same for the board and the
+// raw sets, whatever the order the batches run in.
+func (b *bench) loadScore(i int) float64 {
+	x := uint64(i) ^ b.cfg.seed*0x9e3779b97f4a7c15
+	// splitmix64
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x % uint64(b.cfg.scoreMax))
+}
+
+// loadReport is what loading cost.
+type loadReport struct {
+	// SDK and Raw are the wall times of loading with SubmitMany and with
+	// plain pipelined ZADDs (the ceiling).
+	SDK, Raw time.Duration
+	// SDKBytes and RawBytes are the growth of Redis's used_memory (all
+	// nodes) across each load; -1 when INFO memory is not available.
+	SDKBytes, RawBytes int64
+}
+
+// load writes the members into the board with SubmitMany and into the raw
+// sets with ZADDs, batchSize members a call, cfg.loadConcurrency calls in
+// flight, and measures both.
+func (b *bench) load(ctx context.Context, progress io.Writer) (loadReport, error) {
+	var rep loadReport
+	m0, memOK := b.c.usedMemory(ctx)
+	var err error
+	rep.SDK, err = b.loadWith(ctx, progress, "SubmitMany", func(ctx context.Context, lo, hi int) error {
+		batch := make(map[string]float64, hi-lo)
+		for i := lo; i < hi; i++ {
+			batch[member(i)] = b.loadScore(i)
+		}
+		return b.board.SubmitMany(ctx, batch)
+	})
+	if err != nil {
+		return rep, fmt.Errorf("load with SubmitMany: %w", err)
+	}
+	m1, _ := b.c.usedMemory(ctx)
+	rep.Raw, err = b.loadWith(ctx, progress, "raw ZADD", func(ctx context.Context, lo, hi int) error {
+		bd := b.c.rue.B()
+		cmds := make(rueidis.Commands, 0, len(b.raw))
+		for _, rk := range b.raw {
+			z := bd.Zadd().Key(rk.key).ScoreMember()
+			for i := lo; i < hi; i++ {
+				z = z.ScoreMember(b.loadScore(i), member(i))
+			}
+			cmds = append(cmds, z.Build())
+		}
+		for _, r := range b.c.rue.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("load with ZADD: %w", err)
+	}
+	m2, _ := b.c.usedMemory(ctx)
+	rep.SDKBytes, rep.RawBytes = -1, -1
+	if memOK {
+		rep.SDKBytes, rep.RawBytes = m1-m0, m2-m1
+	}
+	for _, rk := range b.raw {
+		if !rk.expire.IsZero() {
+			if err := b.c.rue.Do(ctx, b.c.rue.B().Pexpireat().Key(rk.key).MillisecondsTimestamp(rk.expire.UnixMilli()).Build()).Error(); err != nil {
+				return rep, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+func (b *bench) loadWith(ctx context.Context, progress io.Writer, what string, write func(ctx context.Context, lo, hi int) error) (time.Duration, error) {
+	n := b.cfg.members
+	bar := progressbar.NewOptions64(int64(n),
+		progressbar.OptionSetWriter(progress),
+		progressbar.OptionSetDescription("load "+what),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("members"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }),
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	start := time.Now()
+	for range b.cfg.loadConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(batchSize)) - batchSize
+				if lo >= n || ctx.Err() != nil {
+					return
+				}
+				hi := min(lo+batchSize, n)
+				if err := write(ctx, lo, hi); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				_ = bar.Add(hi - lo)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	_ = bar.Finish()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return elapsed, firstErr
+}
+
+// describe is the board's configuration in a line.
+func (b *bench) describe() string {
+	s := fmt.Sprintf("%d members, windows %v, policy %s, order %s", b.cfg.members, b.cfg.windows,
+		policyName(b.cfg.policy), orderName(b.cfg.order))
+	if b.cfg.shards > 0 {
+		s += fmt.Sprintf(", %d shards", b.cfg.shards)
+	}
+	if b.cfg.tieBreak != "none" {
+		s += ", tie-break " + b.cfg.tieBreak + " first"
+	}
+	return s + fmt.Sprintf(", scores in [0, %d)", b.cfg.scoreMax)
+}
+
+func policyName(p leaderboard.Policy) string {
+	switch p {
+	case leaderboard.KeepBest:
+		return "KeepBest"
+	case leaderboard.Replace:
+		return "Replace"
+	case leaderboard.Accumulate:
+		return "Accumulate"
+	}
+	return "?"
+}
+
+func orderName(o leaderboard.Order) string {
+	if o == leaderboard.LowestFirst {
+		return "LowestFirst"
+	}
+	return "HighestFirst"
+}
+
+// worker is one goroutine's state while measuring: its own random source.
+type worker struct {
+	r *rand.Rand
+}
+
+func (w *worker) pick(n int) int { return w.r.IntN(n) }
+
+// impl is one way of doing an operation.
+type impl struct {
+	// name is "sdk" or the baseline's name.
+	name string
+	// units is how many members one call handles (ops/s times units is
+	// members/s).
+	units int
+	call  func(ctx context.Context, w *worker) error
+}
+
+// operation is one operation with its SDK version first and its baselines.
+type operation struct {
+	name, desc string
+	impls      []impl
+}
+
+// errCheck turns a result that cannot be right into an error, so that a
+// baseline doing less than the SDK cannot go unnoticed.
+var errCheck = errors.New("unexpected reply")
+
+func (b *bench) high() bool { return b.cfg.order == leaderboard.HighestFirst }
+
+// operation builds the named operation's implementations.
+func (b *bench) operation(name string) operation {
+	switch name {
+	case "submit":
+		return b.submitOp()
+	case "submit-many":
+		return b.submitManyOp()
+	case "top":
+		return b.topOp()
+	case "rank":
+		return b.rankOp()
+	case "around":
+		return b.aroundOp()
+	case "page":
+		return b.pageOp(1)
+	case "page-deep":
+		return b.pageOp(max(1, b.cfg.members/2/pageSize))
+	case "among":
+		return b.amongOp()
+	case "count":
+		return b.countOp()
+	}
+	panic("unknown operation " + name)
+}
+
+// withBaselines keeps only the SDK when -compare=false.
+func (b *bench) withBaselines(op operation) operation {
+	if !b.cfg.compare {
+		op.impls = op.impls[:1]
+	}
+	return op
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// figure is one implementation of one operation measured at one
+// concurrency.
+type figure struct {
+	op, impl string
+	conc     int
+	// calls is how many calls finished in elapsed; units the members one
+	// call handles.
+	calls   int64
+	units   int
+	elapsed time.Duration
+	// p50, p99 and p999 are the calls' latency percentiles.
+	p50, p99, p999 time.Duration
+	// allocs and bytes are this process's heap allocations per call.
+	allocs, bytes float64
+	// redisCPU is Redis's CPU time per call (user + system, every node), in
+	// microseconds; NaN when INFO cpu is not available (miniredis).
+	redisCPU float64
+}
+
+func (f figure) opsPerSec() float64 { return float64(f.calls) / f.elapsed.Seconds() }
+
+// warmup is how long an implementation runs before it is measured: scripts
+// get loaded, connections opened, the allocator warmed.
+func warmup(d time.Duration) time.Duration { return min(d/5, time.Second) }
+
+// measure runs im from conc goroutines for d and measures it.
+func measure(ctx context.Context, c *conn, im impl, conc int, d time.Duration) (figure, error) {
+	if _, _, err := drive(ctx, im, conc, warmup(d), false); err != nil {
+		return figure{}, err
+	}
+	runtime.GC()
+	cpu0, cpuErr := c.redisCPU(ctx)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	lat, elapsed, err := drive(ctx, im, conc, d, true)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		return figure{}, err
+	}
+	f := figure{calls: int64(len(lat)), units: im.units, elapsed: elapsed, redisCPU: math.NaN()}
+	if cpuErr == nil {
+		if cpu1, err := c.redisCPU(ctx); err == nil {
+			f.redisCPU = (cpu1 - cpu0) * 1e6 / float64(f.calls)
+		}
+	}
+	f.allocs = float64(m1.Mallocs-m0.Mallocs) / float64(f.calls)
+	f.bytes = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(f.calls)
+	slices.Sort(lat)
+	f.p50, f.p99, f.p999 = percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 0.999)
+	return f, nil
+}
+
+// percentile is the nearest-rank percentile of sorted latencies.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// drive calls im from conc goroutines until d has passed and returns every
+// call's latency (when record is set) and the wall time until the last call
+// ended. The first error stops every goroutine and is returned.
+func drive(ctx context.Context, im impl, conc int, d time.Duration, record bool) ([]time.Duration, time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		all      []time.Duration
+		firstErr error
+	)
+	start := time.Now()
+	deadline := start.Add(d)
+	for g := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{r: rand.New(rand.NewPCG(uint64(g), uint64(start.UnixNano())))}
+			var lat []time.Duration
+			if record {
+				lat = make([]time.Duration, 0, 1<<14)
+			}
+			t0 := time.Now()
+			for t0.Before(deadline) && ctx.Err() == nil {
+				err := im.call(ctx, w)
+				t1 := time.Now()
+				if record {
+					lat = append(lat, t1.Sub(t0))
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				t0 = t1
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	if errors.Is(firstErr, errCheck) {
+		firstErr = fmt.Errorf("%w: the reply does not hold what was loaded", firstErr)
+	}
+	return all, elapsed, firstErr
+}
+
+// nodes are the Redis servers behind the client: one, or every node of a
+// Cluster.
+func (c *conn) nodes() []rueidis.Client {
+	ns := c.rue.Nodes()
+	addrs := make([]string, 0, len(ns))
+	for a := range ns {
+		addrs = append(addrs, a)
+	}
+	slices.Sort(addrs)
+	out := make([]rueidis.Client, len(addrs))
+	for i, a := range addrs {
+		out[i] = ns[a]
+	}
+	return out
+}
+
+// info reads one INFO section of every node as field -> value maps.
+func (c *conn) info(ctx context.Context, section string) ([]map[string]string, error) {
+	var out []map[string]string
+	for _, n := range c.nodes() {
+		s, err := n.Do(ctx, n.B().Info().Section(section).Build()).ToString()
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		for _, line := range strings.Split(s, "\n") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				m[k] = v
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// sumInfo adds a numeric INFO field over every node.
+func (c *conn) sumInfo(ctx context.Context, section string, fields ...string) (float64, error) {
+	ms, err := c.info(ctx, section)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, m := range ms {
+		for _, f := range fields {
+			v, err := strconv.ParseFloat(m[f], 64)
+			if err != nil {
+				return 0, fmt.Errorf("INFO %s has no number %s", section, f)
+			}
+			sum += v
+		}
+	}
+	return sum, nil
+}
+
+// redisCPU is the CPU seconds every node has used.
+func (c *conn) redisCPU(ctx context.Context) (float64, error) {
+	return c.sumInfo(ctx, "cpu", "used_cpu_sys", "used_cpu_user")
+}
+
+// usedMemory is used_memory summed over every node; ok is false when INFO
+// memory is not available.
+func (c *conn) usedMemory(ctx context.Context) (int64, bool) {
+	v, err := c.sumInfo(ctx, "memory", "used_memory")
+	return int64(v), err == nil
+}
+
+// environment is what the figures were measured on.
+type environment struct {
+	goVersion    string
+	cpus, procs  int
+	redis        string
+	nodes        int
+	cluster      bool
+	when         time.Time
+	redisVersion string
+}
+
+func (c *conn) describe(ctx context.Context) (environment, error) {
+	env := environment{goVersion: runtime.Version(), cpus: runtime.NumCPU(), procs: runtime.GOMAXPROCS(0),
+		when: time.Now().UTC(), cluster: c.rue.Mode() == rueidis.ClientModeCluster, nodes: len(c.rue.Nodes())}
+	if err := c.rue.Do(ctx, c.rue.B().Ping().Build()).Error(); err != nil {
+		return env, fmt.Errorf("redis: %w", err)
+	}
+	env.redisVersion = "unknown version"
+	if ms, err := c.info(ctx, "server"); err == nil && len(ms) > 0 && ms[0]["redis_version"] != "" {
+		env.redisVersion = ms[0]["redis_version"]
+	}
+	switch {
+	case c.mini:
+		env.redis = "miniredis"
+	case env.cluster:
+		env.redis = fmt.Sprintf("Redis %s, Cluster of %d nodes", env.redisVersion, env.nodes)
+	default:
+		env.redis = "Redis " + env.redisVersion + ", standalone"
+	}
+	return env, nil
+}
+
+// deleteKeys unlinks every key starting with prefix on every node and
+// returns how many it removed.
+func (c *conn) deleteKeys(ctx context.Context, prefix string) (int64, error) {
+	pattern := globEscape(prefix) + "*"
+	var n int64
+	for _, node := range c.nodes() {
+		cursor := uint64(0)
+		for {
+			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				return n, err
+			}
+			cmds := make(rueidis.Commands, 0, len(e.Elements))
+			for _, k := range e.Elements {
+				// Through the main client, which routes each key to its node.
+				cmds = append(cmds, c.rue.B().Unlink().Key(k).Build())
+			}
+			for _, r := range c.rue.DoMulti(ctx, cmds...) {
+				d, err := r.AsInt64()
+				if err != nil {
+					return n, err
+				}
+				n += d
+			}
+			if e.Cursor == 0 {
+				break
+			}
+			cursor = e.Cursor
+		}
+	}
+	return n, nil
+}
+
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// report is everything one run measured.
+type report struct {
+	cfg     config
+	env     environment
+	board   string
+	load    loadReport
+	ops     []operation
+	figures []figure
+}
+
+func (r *report) write(out io.Writer) error {
+	md := r.cfg.format == "md"
+	var b strings.Builder
+	if md {
+		fmt.Fprintf(&b, "**Run** %s: `%s`\n\n", r.env.when.Format(time.DateTime+" MST"), r.commandLine())
+		fmt.Fprintf(&b, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n", r.env.cpus, r.env.procs, r.env.goVersion, r.env.redis)
+		fmt.Fprintf(&b, "- Board: %s\n", r.board)
+	} else {
+		fmt.Fprintf(&b, "machine: %d CPUs (GOMAXPROCS %d), %s; %s\n", r.env.cpus, r.env.procs, r.env.goVersion, r.env.redis)
+		fmt.Fprintf(&b, "board:   %s\n", r.board)
+	}
+	r.writeLoad(&b, md)
+	b.WriteString("\n")
+	for _, op := range r.ops {
+		r.writeOp(&b, op, md)
+	}
+	r.writeTargets(&b, md)
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func (r *report) commandLine() string {
+	s := "go run ./examples/bench"
+	c := r.cfg
+	s += fmt.Sprintf(" -members %d -windows %s -policy %s -order %s", c.members, strings.Join(c.windows, ","),
+		strings.ToLower(policyName(c.policy)), strings.ToLower(strings.TrimSuffix(orderName(c.order), "First")))
+	if c.shards > 0 {
+		s += fmt.Sprintf(" -shards %d", c.shards)
+	}
+	if c.tieBreak != "none" {
+		s += " -tiebreak " + c.tieBreak
+	}
+	conc := make([]string, len(c.concurrency))
+	for i, n := range c.concurrency {
+		conc[i] = fmt.Sprint(n)
+	}
+	s += fmt.Sprintf(" -c %s -d %v -ops %s -format %s", strings.Join(conc, ","), c.duration, strings.Join(c.ops, ","), c.format)
+	return s
+}
+
+func (r *report) writeLoad(b *strings.Builder, md bool) {
+	n := float64(r.cfg.members)
+	keys := float64(len(r.cfg.windows))
+	line := func(label string, d time.Duration, bytes int64) string {
+		s := fmt.Sprintf("%s %.2f s (%s members/s)", label, d.Seconds(), thousands(n/d.Seconds()))
+		if bytes >= 0 {
+			s += fmt.Sprintf(", used_memory +%.1f MiB = %.0f bytes per member per window key", float64(bytes)/(1<<20), float64(bytes)/n/keys)
+		}
+		return s
+	}
+	prefix := "load:    "
+	if md {
+		prefix = "- Load: "
+	}
+	fmt.Fprintf(b, "%s%s; %s; SDK/ceiling speed %.2fx\n", prefix,
+		line(fmt.Sprintf("SubmitMany of %d a call, %d in flight:", batchSize, r.cfg.loadConcurrency), r.load.SDK, r.load.SDKBytes),
+		line("ceiling (plain pipelined ZADD of 1,000 a command, same concurrency):", r.load.Raw, r.load.RawBytes),
+		r.load.Raw.Seconds()/r.load.SDK.Seconds())
+}
+
+// baseline is the SDK's figure at the same concurrency as f.
+func (r *report) sdkFigure(f figure) (figure, bool) {
+	for _, g := range r.figures {
+		if g.op == f.op && g.conc == f.conc && g.impl == "sdk" {
+			return g, true
+		}
+	}
+	return figure{}, false
+}
+
+func (r *report) figure(op, impl string, conc int) (figure, bool) {
+	for _, g := range r.figures {
+		if g.op == op && g.conc == conc && g.impl == impl {
+			return g, true
+		}
+	}
+	return figure{}, false
+}
+
+func (r *report) writeOp(b *strings.Builder, op operation, md bool) {
+	header := []string{"c", "impl", "ops/s", "members/s", "p50", "p99", "p99.9", "allocs/op", "B/op", "Redis CPU µs/op", "SDK ÷ this: ops/s", "SDK ÷ this: p50"}
+	var rows [][]string
+	for _, f := range r.figures {
+		if f.op != op.name {
+			continue
+		}
+		row := []string{fmt.Sprint(f.conc), f.impl, thousands(f.opsPerSec()), "", dur(f.p50), dur(f.p99), dur(f.p999),
+			fmt.Sprintf("%.1f", f.allocs), fmt.Sprintf("%.0f", f.bytes), "", "", ""}
+		if f.units > 1 {
+			row[3] = thousands(f.opsPerSec() * float64(f.units))
+		}
+		if !math.IsNaN(f.redisCPU) {
+			row[9] = fmt.Sprintf("%.1f", f.redisCPU)
+		}
+		if s, ok := r.sdkFigure(f); ok && f.impl != "sdk" {
+			row[10] = fmt.Sprintf("%.2fx", s.opsPerSec()/f.opsPerSec())
+			row[11] = fmt.Sprintf("%.2fx", s.p50.Seconds()/f.p50.Seconds())
+		}
+		rows = append(rows, row)
+	}
+	if md {
+		fmt.Fprintf(b, "**%s**: %s\n\n", op.name, op.desc)
+		b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
+		for range header {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		for _, row := range rows {
+			if row[1] == "sdk" {
+				row[1] = "**sdk**"
+			}
+			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		}
+		b.WriteString("\n")
+		return
+	}
+	fmt.Fprintf(b, "== %s: %s\n", op.name, op.desc)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	_ = tw.Flush()
+	b.WriteString("\n")
+}
+
+// target is one of the targets the SDK is held to, as this run measured it.
+type target struct {
+	what     string
+	measured string
+	met      bool
+}
+
+// writeTargets checks the figures against the SDK's targets. They are
+// information for BENCHMARKS.md: a run never fails on them.
+func (r *report) writeTargets(b *strings.Builder, md bool) {
+	var ts []target
+	hi := slices.Max(r.cfg.concurrency)
+	lo := slices.Min(r.cfg.concurrency)
+	ratio := func(op, base string, conc int) (float64, float64, bool) {
+		s, ok1 := r.figure(op, "sdk", conc)
+		f, ok2 := r.figure(op, base, conc)
+		if !ok1 || !ok2 {
+			return 0, 0, false
+		}
+		return s.opsPerSec() / f.opsPerSec(), s.p50.Seconds() / f.p50.Seconds(), true
+	}
+	for _, op := range []string{"top", "rank", "page", "page-deep", "count", "among"} {
+		if t, _, ok := ratio(op, "rueidis", hi); ok {
+			ts = append(ts, target{fmt.Sprintf("%s: ops/s at c=%d >= 0.9x raw rueidis", op, hi), fmt.Sprintf("%.2fx", t), t >= 0.9})
+		}
+	}
+	if _, p, ok := ratio("around", "rueidis 2 RT", lo); ok {
+		ts = append(ts, target{fmt.Sprintf("around: p50 at c=%d <= 0.6x the two-round-trip rueidis version", lo), fmt.Sprintf("%.2fx", p), p <= 0.6})
+	}
+	if t, _, ok := ratio("around", "rueidis 2 RT", hi); ok {
+		ts = append(ts, target{fmt.Sprintf("around: ops/s at c=%d >= 1.5x the two-round-trip rueidis version", hi), fmt.Sprintf("%.2fx", t), t >= 1.5})
+	}
+	if t, _, ok := ratio("around", "go-redis 2 RT", hi); ok {
+		ts = append(ts, target{fmt.Sprintf("around: ops/s at c=%d >= 1.5x the two-round-trip go-redis version", hi), fmt.Sprintf("%.2fx", t), t >= 1.5})
+	}
+	if len(r.cfg.windows) > 1 {
+		if t, _, ok := ratio("submit", "go-redis", hi); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (%d windows): ops/s at c=%d >= 1.5x go-redis, same reads and writes in one MULTI", len(r.cfg.windows), hi), fmt.Sprintf("%.2fx", t), t >= 1.5})
+		}
+		if t, _, ok := ratio("submit", "rueidis", hi); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (%d windows): ops/s at c=%d >= 0.9x raw rueidis", len(r.cfg.windows), hi), fmt.Sprintf("%.2fx", t), t >= 0.9})
+		}
+	} else {
+		if t, _, ok := ratio("submit", "go-redis articles", hi); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (1 window): ops/s at c=%d >= 1.2x the articles' go-redis MULTI (3 ZADD GT + 2 EXPIRE)", hi), fmt.Sprintf("%.2fx", t), t >= 1.2})
+		}
+		if _, p, ok := ratio("submit", "go-redis articles", lo); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (1 window): p50 at c=%d no worse than the articles' go-redis MULTI", lo), fmt.Sprintf("%.2fx", p), p <= 1})
+		}
+	}
+	for _, n := range r.cfg.concurrency {
+		if t, _, ok := ratio("submit-many", "rueidis", n); ok {
+			ts = append(ts, target{fmt.Sprintf("submit-many: members/s at c=%d >= 0.8x pipelined ZADD of 1,000", n), fmt.Sprintf("%.2fx", t), t >= 0.8})
+		}
+	}
+	if r.load.SDK > 0 {
+		t := r.load.Raw.Seconds() / r.load.SDK.Seconds()
+		ts = append(ts, target{"load with SubmitMany >= 0.8x pipelined ZADD of 1,000", fmt.Sprintf("%.2fx", t), t >= 0.8})
+	}
+	if slices.Contains(r.cfg.concurrency, 1) {
+		for _, op := range []string{"rank", "top", "around"} {
+			if f, ok := r.figure(op, "sdk", 1); ok {
+				ts = append(ts, target{fmt.Sprintf("%s: p99 at c=1 under 1 ms (%s members)", op, thousands(float64(r.cfg.members))), dur(f.p99), f.p99 < time.Millisecond})
+			}
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	if md {
+		b.WriteString("**Targets** (this run)\n\n| target | measured | |\n|---|---|---|\n")
+		for _, t := range ts {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", t.what, t.measured, metWord(t.met))
+		}
+		b.WriteString("\n")
+		return
+	}
+	b.WriteString("== targets (this run)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.what, t.measured, metWord(t.met))
+	}
+	_ = tw.Flush()
+}
+
+func metWord(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+	}
+}
+
+// thousands formats a rate with thousands separators.
+func thousands(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
