@@ -52,7 +52,10 @@ type rawKey struct {
 }
 
 func newBench(cfg config, c *conn) (*bench, error) {
-	b := &bench{cfg: cfg, c: c, name: randomName()}
+	b := &bench{cfg: cfg, c: c, name: cfg.name}
+	if b.name == "" {
+		b.name = randomName()
+	}
 	opts := []leaderboard.Option{
 		leaderboard.WithKeyPrefix(cfg.prefix),
 		leaderboard.WithPolicy(cfg.policy),
@@ -153,8 +156,11 @@ type loadReport struct {
 	// plain pipelined ZADDs (the ceiling).
 	SDK, Raw time.Duration
 	// SDKBytes and RawBytes are the growth of Redis's used_memory (all
-	// nodes) across each load; -1 when INFO memory is not available.
+	// nodes) across each load, each read once Redis has no lazy frees
+	// pending (UNLINKed keys of earlier runs would blur it).
 	SDKBytes, RawBytes int64
+	// MemoryKnown is false when INFO memory is not available (miniredis).
+	MemoryKnown bool
 }
 
 // load writes the members into the board with SubmitMany and into the raw
@@ -196,9 +202,8 @@ func (b *bench) load(ctx context.Context, progress io.Writer) (loadReport, error
 		return rep, fmt.Errorf("load with ZADD: %w", err)
 	}
 	m2, _ := b.c.usedMemory(ctx)
-	rep.SDKBytes, rep.RawBytes = -1, -1
 	if memOK {
-		rep.SDKBytes, rep.RawBytes = m1-m0, m2-m1
+		rep.SDKBytes, rep.RawBytes, rep.MemoryKnown = m1-m0, m2-m1, true
 	}
 	for _, rk := range b.raw {
 		if !rk.expire.IsZero() {

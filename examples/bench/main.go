@@ -56,6 +56,7 @@ type config struct {
 	tieBreak        string
 	concurrency     []int
 	duration        time.Duration
+	rounds          int
 	ops             []string
 	format          string
 	prefix          string
@@ -65,6 +66,8 @@ type config struct {
 	cpuProfile      string
 	compare         bool
 	seed            uint64
+	// name is the board's name; empty for a random one (tests set it).
+	name string
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
@@ -74,7 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		cfg                                        config
+		cfg                                       config
 		windows, policy, order, conc, ops, tieBrk string
 	)
 	fs.IntVar(&cfg.members, "members", 1_000_000, "members loaded before measuring")
@@ -84,7 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.shards, "shards", 0, "score-range shards (WithShards with shards-1 even bounds over [0, score-max)); 0: unsharded")
 	fs.StringVar(&tieBrk, "tiebreak", "none", "none, earlier or later (EarlierFirst/LaterFirst, 1 s resolution)")
 	fs.StringVar(&conc, "c", "1,64", "concurrency levels: goroutines calling at once")
-	fs.DurationVar(&cfg.duration, "d", 3*time.Second, "how long each figure is measured")
+	fs.DurationVar(&cfg.duration, "d", 3*time.Second, "how long each implementation is measured in each round")
+	fs.IntVar(&cfg.rounds, "rounds", 1, "rounds per figure: each round measures every implementation of an operation once, one after the other")
 	fs.StringVar(&ops, "ops", "all", "operations, comma-separated: "+strings.Join(allOps, ", ")+"; or all")
 	fs.StringVar(&cfg.format, "format", "text", "text or md (Markdown tables for BENCHMARKS.md)")
 	fs.StringVar(&cfg.prefix, "prefix", "lbbench", "key prefix of the boards it writes")
@@ -151,6 +155,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return cfg, fmt.Errorf("-c: %q is not a concurrency in 1..4096", s)
 		}
 		cfg.concurrency = append(cfg.concurrency, n)
+	}
+	if cfg.rounds < 1 || cfg.rounds > 100 {
+		return cfg, fmt.Errorf("-rounds %d: want 1..100", cfg.rounds)
 	}
 	if cfg.duration <= 0 {
 		return cfg, fmt.Errorf("-d %v: want a positive duration", cfg.duration)
@@ -328,15 +335,22 @@ func run(ctx context.Context, cfg config, out, progress io.Writer) error {
 	for _, name := range cfg.ops {
 		op := b.operation(name)
 		for _, n := range cfg.concurrency {
-			for _, im := range op.impls {
-				if ctx.Err() != nil {
-					return ctx.Err()
+			samples := make([][]sample, len(op.impls))
+			for round := range cfg.rounds {
+				for i, im := range op.impls {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					fmt.Fprintf(progress, "bench: %s %s c=%d round %d/%d\n", op.name, im.name, n, round+1, cfg.rounds)
+					s, err := measure(ctx, c, im, n, cfg.duration)
+					if err != nil {
+						return fmt.Errorf("%s (%s, c=%d): %w", op.name, im.name, n, err)
+					}
+					samples[i] = append(samples[i], s)
 				}
-				fmt.Fprintf(progress, "bench: %s %s c=%d\n", op.name, im.name, n)
-				f, err := measure(ctx, c, im, n, cfg.duration)
-				if err != nil {
-					return fmt.Errorf("%s (%s, c=%d): %w", op.name, im.name, n, err)
-				}
+			}
+			for i, im := range op.impls {
+				f := combine(im.units, samples[i])
 				f.op, f.impl, f.conc = op.name, im.name, n
 				rep.figures = append(rep.figures, f)
 			}

@@ -41,10 +41,18 @@ func (f figure) opsPerSec() float64 { return float64(f.calls) / f.elapsed.Second
 // get loaded, connections opened, the allocator warmed.
 func warmup(d time.Duration) time.Duration { return min(d/5, time.Second) }
 
+// sample is one measurement of one implementation.
+type sample struct {
+	lat            []time.Duration
+	elapsed        time.Duration
+	mallocs, bytes uint64
+	redisCPU       float64 // seconds; NaN when unknown
+}
+
 // measure runs im from conc goroutines for d and measures it.
-func measure(ctx context.Context, c *conn, im impl, conc int, d time.Duration) (figure, error) {
+func measure(ctx context.Context, c *conn, im impl, conc int, d time.Duration) (sample, error) {
 	if _, _, err := drive(ctx, im, conc, warmup(d), false); err != nil {
-		return figure{}, err
+		return sample{}, err
 	}
 	runtime.GC()
 	cpu0, cpuErr := c.redisCPU(ctx)
@@ -53,19 +61,41 @@ func measure(ctx context.Context, c *conn, im impl, conc int, d time.Duration) (
 	lat, elapsed, err := drive(ctx, im, conc, d, true)
 	runtime.ReadMemStats(&m1)
 	if err != nil {
-		return figure{}, err
+		return sample{}, err
 	}
-	f := figure{calls: int64(len(lat)), units: im.units, elapsed: elapsed, redisCPU: math.NaN()}
+	s := sample{lat: lat, elapsed: elapsed, mallocs: m1.Mallocs - m0.Mallocs, bytes: m1.TotalAlloc - m0.TotalAlloc, redisCPU: math.NaN()}
 	if cpuErr == nil {
 		if cpu1, err := c.redisCPU(ctx); err == nil {
-			f.redisCPU = (cpu1 - cpu0) * 1e6 / float64(f.calls)
+			s.redisCPU = cpu1 - cpu0
 		}
 	}
-	f.allocs = float64(m1.Mallocs-m0.Mallocs) / float64(f.calls)
-	f.bytes = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(f.calls)
+	return s, nil
+}
+
+// combine makes one figure of the samples of one implementation, taken in
+// rounds interleaved with the other implementations' so that a machine
+// growing busier or quieter during a run favours none of them.
+func combine(units int, samples []sample) figure {
+	f := figure{units: units}
+	var lat []time.Duration
+	var mallocs, bytes uint64
+	for _, s := range samples {
+		lat = append(lat, s.lat...)
+		f.elapsed += s.elapsed
+		mallocs += s.mallocs
+		bytes += s.bytes
+		f.redisCPU += s.redisCPU
+	}
+	f.calls = int64(len(lat))
+	if f.calls == 0 {
+		f.calls = 1 // a call slower than the whole figure: no percentiles
+	}
+	f.allocs = float64(mallocs) / float64(f.calls)
+	f.bytes = float64(bytes) / float64(f.calls)
+	f.redisCPU = f.redisCPU * 1e6 / float64(f.calls)
 	slices.Sort(lat)
 	f.p50, f.p99, f.p999 = percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 0.999)
-	return f, nil
+	return f
 }
 
 // percentile is the nearest-rank percentile of sorted latencies.
@@ -193,9 +223,17 @@ func (c *conn) redisCPU(ctx context.Context) (float64, error) {
 	return c.sumInfo(ctx, "cpu", "used_cpu_sys", "used_cpu_user")
 }
 
-// usedMemory is used_memory summed over every node; ok is false when INFO
-// memory is not available.
+// usedMemory is used_memory summed over every node, once no node has lazy
+// frees pending (for at most 10 s); ok is false when INFO memory is not
+// available.
 func (c *conn) usedMemory(ctx context.Context) (int64, bool) {
+	for range 100 {
+		pending, err := c.sumInfo(ctx, "memory", "lazyfree_pending_objects")
+		if err != nil || pending == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	v, err := c.sumInfo(ctx, "memory", "used_memory")
 	return int64(v), err == nil
 }

@@ -56,7 +56,7 @@ func (r *report) commandLine() string {
 	for i, n := range c.concurrency {
 		conc[i] = fmt.Sprint(n)
 	}
-	s += fmt.Sprintf(" -c %s -d %v -ops %s -format %s", strings.Join(conc, ","), c.duration, strings.Join(c.ops, ","), c.format)
+	s += fmt.Sprintf(" -c %s -d %v -rounds %d -ops %s -format %s", strings.Join(conc, ","), c.duration, c.rounds, strings.Join(c.ops, ","), c.format)
 	return s
 }
 
@@ -65,7 +65,7 @@ func (r *report) writeLoad(b *strings.Builder, md bool) {
 	keys := float64(len(r.cfg.windows))
 	line := func(label string, d time.Duration, bytes int64) string {
 		s := fmt.Sprintf("%s %.2f s (%s members/s)", label, d.Seconds(), thousands(n/d.Seconds()))
-		if bytes >= 0 {
+		if r.load.MemoryKnown {
 			s += fmt.Sprintf(", used_memory +%.1f MiB = %.0f bytes per member per window key", float64(bytes)/(1<<20), float64(bytes)/n/keys)
 		}
 		return s
