@@ -163,6 +163,9 @@ for mod in $modules; do
   (cd "$(dirname "$mod")" && go test -race -count=1 ./...)
 done
 
+echo "== bench tool smoke run (small N on $REDIS_URL; figures not checked)"
+go run ./examples/bench -members 20000 -d 300ms -c 1,16 -format md > /dev/null
+
 if [ "$FUZZTIME" != 0 ]; then
   echo "== fuzz ($FUZZTIME each)"
   # Every "func FuzzX(" in a _test.go file is a target.

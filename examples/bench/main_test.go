@@ -20,6 +20,26 @@ func realURL(t *testing.T) string {
 	if url == "" {
 		url = "redis://127.0.0.1:6379"
 	}
+	return reachable(t, url)
+}
+
+// clusterURL is the Redis Cluster of the test command (REDIS_CLUSTER_ADDRS,
+// comma-separated host:port, default 127.0.0.1:7000-7002) as one URL.
+func clusterURL(t *testing.T) string {
+	addrs := strings.Split(os.Getenv("REDIS_CLUSTER_ADDRS"), ",")
+	if addrs[0] == "" {
+		addrs = []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}
+	}
+	url := "redis://" + addrs[0]
+	sep := "?"
+	for _, a := range addrs[1:] {
+		url += sep + "addr=" + a
+		sep = "&"
+	}
+	return reachable(t, url)
+}
+
+func reachable(t *testing.T, url string) string {
 	opt, err := rueidis.ParseURL(url)
 	require.NoError(t, err)
 	opt.DisableCache = true
@@ -38,10 +58,10 @@ func realURL(t *testing.T) string {
 }
 
 // TestRun runs the whole tool at a small size, every operation, on
-// miniredis and on a real Redis, and checks that it reports every figure
+// miniredis, a real Redis and a Redis Cluster, and checks that it reports every figure
 // and leaves no key behind.
 func TestRun(t *testing.T) {
-	for _, backend := range []string{"miniredis", "redis"} {
+	for _, backend := range []string{"miniredis", "redis", "cluster"} {
 		for _, args := range [][]string{
 			{"-members", "500", "-d", "50ms", "-c", "1,3", "-format", "md"},
 			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later", "-ops", "submit,submit-many,around,among"},
@@ -50,9 +70,12 @@ func TestRun(t *testing.T) {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, io.Discard)
 				require.NoError(t, err)
-				if backend == "redis" {
+				switch backend {
+				case "redis":
 					cfg.redisURL = realURL(t)
-				} else {
+				case "cluster":
+					cfg.redisURL = clusterURL(t)
+				default:
 					cfg.redisURL = ""
 				}
 				cfg.name = randomName()
@@ -77,7 +100,10 @@ func TestRun(t *testing.T) {
 					require.Contains(t, report, "used_memory")
 				}
 				require.Contains(t, progress.String(), "deleted the")
-				if backend == "redis" {
+				if backend == "cluster" {
+					require.Contains(t, report, "Cluster of")
+				}
+				if backend != "miniredis" {
 					requireNoKeys(t, cfg.redisURL, cfg.prefix+":{"+cfg.name)
 				}
 			})
