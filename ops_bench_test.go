@@ -1,0 +1,91 @@
+package leaderboard
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// BenchmarkOps measures every operation, one call per iteration, on
+// miniredis and on a real Redis, with -benchmem figures for the client's
+// allocations. Under miniredis the server runs in this process, so its
+// allocations are counted too: read allocations off the redis runs.
+//
+//	go test -run '^$' -bench Ops -benchmem .
+//	go test -run '^$' -bench 'Ops/redis/(Top|Rank)$' -benchmem -count 6 . | benchstat -
+//
+// examples/bench measures the same against raw commands, at any size and
+// concurrency.
+func BenchmarkOps(b *testing.B) {
+	for _, backend := range []string{"miniredis", "redis"} {
+		b.Run(backend, func(b *testing.B) {
+			be := testredis.Mini(b)
+			if backend == "redis" {
+				be = testredis.Real(b)
+			}
+			benchOps(b, be)
+		})
+	}
+}
+
+func benchOps(b *testing.B, be *testredis.Backend) {
+	const members = 10_000
+	ctx := context.Background()
+	name := be.BoardName(b)
+	board, err := New(be.Client.Client, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Wipe(b, name) })
+	member := func(i int64) string { return "player:" + strconv.FormatInt(i%members, 10) }
+	batch := make(map[string]float64, 1000)
+	for i := range int64(members) {
+		batch[member(i)] = float64(i * 7 % 5000)
+		if len(batch) == 1000 {
+			if err := board.SubmitMany(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			clear(batch)
+		}
+	}
+	many := make(map[string]float64, 1000)
+	for i := range int64(1000) {
+		many[member(i*7)] = float64(i)
+	}
+	friends := make([]string, 50)
+	for i := range friends {
+		friends[i] = member(int64(i) * 199)
+	}
+	var n atomic.Int64
+	ops := []struct {
+		name string
+		call func() error
+	}{
+		{"Submit", func() error {
+			i := n.Add(1)
+			_, err := board.Submit(ctx, member(i), float64(i%7000))
+			return err
+		}},
+		{"SubmitMany1000", func() error { return board.SubmitMany(ctx, many) }},
+		{"Top10", func() error { _, err := board.Top(ctx, 10); return err }},
+		{"Rank", func() error { _, err := board.Rank(ctx, member(n.Add(1))); return err }},
+		{"Around5", func() error { _, err := board.Around(ctx, member(n.Add(1)), 5); return err }},
+		{"Page1", func() error { _, err := board.Page(ctx, 1, 20); return err }},
+		{"PageDeep", func() error { _, err := board.Page(ctx, members/2/20, 20); return err }},
+		{"Among50", func() error { _, err := board.Among(ctx, friends); return err }},
+		{"Count", func() error { _, err := board.Count(ctx); return err }},
+	}
+	for _, op := range ops {
+		b.Run(op.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := op.call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
