@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -48,8 +49,8 @@ const (
 var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 
 // Leaderboard is one named board: a sorted set per window period in Redis.
-// It holds no state of its own beyond its configuration and is safe for
-// concurrent use.
+// It holds no state of its own beyond its configuration (and each window's
+// current period, computed once per period) and is safe for concurrent use.
 type Leaderboard struct {
 	client    rueidis.Client
 	keys      keys.Board
@@ -65,6 +66,11 @@ type Leaderboard struct {
 	name      string
 	store     Store // nil: Redis alone
 	dedupe    time.Duration
+	// current holds, per window (in windows' order), the newest period
+	// resolved: nearly every call resolves the current period, which only
+	// changes at a reset, so the period, key and expiry are built once per
+	// period instead of on every call.
+	current []atomic.Pointer[target]
 }
 
 // Entry is one member's place on a board.
@@ -169,6 +175,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		name:      name,
 		store:     c.store,
 		dedupe:    c.dedupe,
+		current:   make([]atomic.Pointer[target], len(c.windows)),
 	}, nil
 }
 
@@ -220,8 +227,54 @@ type target struct {
 	expire int64 // unix ms when the key expires; 0 for never
 }
 
-// target resolves the period of w holding t.
+// target resolves the period of w holding t: from lb.current when it holds
+// t, else from w (Window.Period is a function of t alone).
 func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
+	slot := lb.currentSlot(w)
+	if slot != nil {
+		if c := slot.Load(); c != nil && c.holds(t) {
+			return *c, nil
+		}
+	}
+	tg, err := lb.resolve(w, t)
+	if err != nil || slot == nil {
+		return tg, err
+	}
+	// Only a newer period replaces the cached one, so reads of older
+	// periods (At) do not evict the current one.
+	if c := slot.Load(); c == nil || c.period.Start.Before(tg.period.Start) {
+		slot.Store(&tg)
+	}
+	return tg, nil
+}
+
+// currentSlot is w's entry in lb.current; nil for a window the board does
+// not have.
+func (lb *Leaderboard) currentSlot(w Window) *atomic.Pointer[target] {
+	name := w.Name()
+	for i, bw := range lb.windows {
+		if bw.Name() == name {
+			return &lb.current[i]
+		}
+	}
+	return nil
+}
+
+// holds reports whether t lies in the target's period, which must have a
+// known start unless it never ends.
+func (tg *target) holds(t time.Time) bool {
+	p := tg.period
+	switch {
+	case p.Start.IsZero():
+		return p.End.IsZero()
+	case t.Before(p.Start):
+		return false
+	}
+	return p.End.IsZero() || t.Before(p.End)
+}
+
+// resolve builds the target of w's period holding t.
+func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
 	p := w.Period(t)
 	if !keys.ValidSegment(p.ID) {
 		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID)

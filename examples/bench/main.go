@@ -65,7 +65,9 @@ type config struct {
 	keep            bool
 	cpuProfile      string
 	compare         bool
-	seed            uint64
+	// noAutoPipelining builds the rueidis client with DisableAutoPipelining.
+	noAutoPipelining bool
+	seed             uint64
 	// name is the board's name; empty for a random one (tests set it).
 	name string
 }
@@ -95,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.scoreMax, "score-max", 1_000_000, "scores are whole numbers in [0, score-max)")
 	fs.IntVar(&cfg.loadConcurrency, "load-c", 4, "SubmitMany or ZADD calls in flight while loading")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the keys it wrote")
+	fs.BoolVar(&cfg.noAutoPipelining, "no-auto-pipelining", false, "build the rueidis client with DisableAutoPipelining: each call takes a pooled connection of its own, as go-redis does, instead of sharing one pipelined connection (lower latency at low concurrency, lower throughput at high)")
 	fs.BoolVar(&cfg.compare, "compare", true, "measure the raw rueidis and go-redis versions beside the SDK")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the measured part to this file")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the members' scores and the operations' arguments")
@@ -228,7 +231,7 @@ type conn struct {
 // connect connects both clients to url, or to an embedded miniredis when
 // url is empty. go-redis gets a pool as large as the highest concurrency,
 // so that its figures are not limited by waiting for a connection.
-func connect(url string, pool int) (*conn, error) {
+func connect(url string, pool int, noAutoPipelining bool) (*conn, error) {
 	if url == "" {
 		mr, err := miniredis.Run()
 		if err != nil {
@@ -236,7 +239,8 @@ func connect(url string, pool int) (*conn, error) {
 		}
 		// ForceSingleClient: miniredis answers CLUSTER commands, which would
 		// make rueidis treat it as a one-node cluster.
-		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true, ForceSingleClient: true})
+		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true, ForceSingleClient: true,
+			DisableAutoPipelining: noAutoPipelining})
 		if err != nil {
 			mr.Close()
 			return nil, err
@@ -252,6 +256,7 @@ func connect(url string, pool int) (*conn, error) {
 	// The SDK never reads through the client-side cache; tracking would only
 	// cost a connection handshake.
 	opt.DisableCache = true
+	opt.DisableAutoPipelining = noAutoPipelining
 	rc, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", redact(url), err)
@@ -285,7 +290,7 @@ func randomName() string {
 
 // run is the whole tool: connect, load, measure, report, clean up.
 func run(ctx context.Context, cfg config, out, progress io.Writer) error {
-	c, err := connect(cfg.redisURL, slices.Max(cfg.concurrency))
+	c, err := connect(cfg.redisURL, slices.Max(cfg.concurrency), cfg.noAutoPipelining)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func TestRun(t *testing.T) {
 		for _, args := range [][]string{
 			{"-members", "500", "-d", "50ms", "-c", "1,3", "-format", "md"},
 			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later", "-ops", "submit,submit-many,around,among"},
-			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count", "-rounds", "2"},
+			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count", "-rounds", "2", "-no-auto-pipelining"},
 		} {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, io.Discard)
@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 
 // requireNoKeys checks that no key starts with prefix (and deletes any).
 func requireNoKeys(t *testing.T, url, prefix string) {
-	c, err := connect(url, 1)
+	c, err := connect(url, 1, false)
 	require.NoError(t, err)
 	defer c.close()
 	n, err := c.deleteKeys(context.Background(), prefix)

@@ -316,7 +316,7 @@ func (b *bench) topOp() operation {
 
 func (b *bench) rankOp() operation {
 	key := b.raw[0].key
-	op := operation{name: "rank", desc: "Rank: a member's rank, score and the period's total (percentile)"}
+	op := operation{name: "rank", desc: "Rank: a member's rank, score and the period's total (percentile), read atomically; \"rueidis\" pipelines the three reads, \"rueidis MULTI\" wraps them in MULTI/EXEC as the SDK does, so that they agree"}
 	op.impls = append(op.impls,
 		impl{name: "sdk", units: 1, call: func(ctx context.Context, w *worker) error {
 			st, err := b.board.Rank(ctx, b.members[w.pick(poolSize)])
@@ -338,6 +338,29 @@ func (b *bench) rankOp() operation {
 				return err
 			}
 			if s.total, err = res[2].AsInt64(); err != nil {
+				return err
+			}
+			if s.total <= s.rank {
+				return errCheck
+			}
+			return nil
+		}},
+		impl{name: "rueidis MULTI", units: 1, call: func(ctx context.Context, w *worker) error {
+			m := b.members[w.pick(poolSize)]
+			bd := b.c.rue.B()
+			res := b.c.rue.DoMulti(ctx, bd.Multi().Build(), bd.Zscore().Key(key).Member(m).Build(), b.rankCmd(key, m), bd.Zcard().Key(key).Build(), bd.Exec().Build())
+			replies, err := res[4].ToArray()
+			if err != nil {
+				return err
+			}
+			var s standing
+			if s.score, err = replies[0].AsFloat64(); err != nil {
+				return err
+			}
+			if s.rank, err = replies[1].AsInt64(); err != nil {
+				return err
+			}
+			if s.total, err = replies[2].AsInt64(); err != nil {
 				return err
 			}
 			if s.total <= s.rank {
@@ -428,7 +451,7 @@ func (b *bench) pageOp(number int) operation {
 	if number > 1 {
 		name = "page-deep"
 	}
-	op := operation{name: name, desc: fmt.Sprintf("Page(%d, %d): a page of %d entries and the total", number, pageSize, pageSize)}
+	op := operation{name: name, desc: fmt.Sprintf("Page(%d, %d): a page of %d entries and the total, read atomically; \"rueidis\" pipelines the two reads, \"rueidis MULTI\" wraps them in MULTI/EXEC as the SDK does", number, pageSize, pageSize)}
 	start := int64(number-1) * pageSize
 	op.impls = append(op.impls,
 		impl{name: "sdk", units: 1, call: func(ctx context.Context, _ *worker) error {
@@ -445,6 +468,25 @@ func (b *bench) pageOp(number int) operation {
 				return err
 			}
 			if _, err := res[1].AsInt64(); err != nil {
+				return err
+			}
+			if len(zs) != pageSize {
+				return errCheck
+			}
+			return nil
+		}},
+		impl{name: "rueidis MULTI", units: 1, call: func(ctx context.Context, _ *worker) error {
+			bd := b.c.rue.B()
+			res := b.c.rue.DoMulti(ctx, bd.Multi().Build(), b.rangeCmd(key, start, start+pageSize-1), bd.Zcard().Key(key).Build(), bd.Exec().Build())
+			replies, err := res[3].ToArray()
+			if err != nil {
+				return err
+			}
+			zs, err := replies[0].AsZScores()
+			if err != nil {
+				return err
+			}
+			if _, err := replies[1].AsInt64(); err != nil {
 				return err
 			}
 			if len(zs) != pageSize {
