@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -13,11 +14,14 @@ import (
 	"github.com/skiprank/leaderboard/internal/keys"
 )
 
-// rebuildBatch is how many members one ZADD of a rebuild carries, and
-// rebuildPipeline how many such commands share a round trip.
+// rebuildBatch is how many members one ZADD of a rebuild carries,
+// rebuildPipeline how many such commands share a round trip, and
+// rebuildInFlight how many round trips may be on their way while the next
+// pipeline is read from the store (1 to 3 measured in BENCHMARKS.md).
 const (
 	rebuildBatch    = 1000
 	rebuildPipeline = 16
+	rebuildInFlight = 2
 )
 
 // RebuildOption configures Rebuild.
@@ -37,7 +41,8 @@ func WithProgress(fn func(RebuildProgress)) RebuildOption {
 type RebuildProgress struct {
 	// Window and Period name the period being rebuilt.
 	Window, Period string
-	// Members is how many members of that period are written so far.
+	// Members is how many members of that period are read from the store
+	// and handed to Redis so far; they are all written when Done.
 	Members int64
 	// PeriodsDone counts the periods finished, of Periods in all.
 	PeriodsDone, Periods int
@@ -170,7 +175,8 @@ func (lb *Leaderboard) storedValue(st StoredStanding) (float64, error) {
 }
 
 func (lb *Leaderboard) query(tg target) StandingsQuery {
-	return StandingsQuery{Board: lb.name, Policy: lb.policy, Order: lb.order, From: tg.period.Start, To: tg.period.End}
+	return StandingsQuery{Board: lb.name, Policy: lb.policy, Order: lb.order, From: tg.period.Start, To: tg.period.End,
+		Window: tg.window.Name(), Period: tg.period.ID}
 }
 
 // rebuildKeys are the keys one period rebuilds, each with the fresh key it
@@ -203,18 +209,18 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 		}
 	}
 
-	var pending rueidis.Commands
+	// Commands go to Redis from the writer's goroutines while this one
+	// reads on: a pipeline is handed over as soon as it is full.
+	w := lb.startPipelineWriter(ctx, rebuildInFlight)
+	defer w.stop()
+	pending := make(rueidis.Commands, 0, rebuildPipeline)
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		for _, r := range lb.client.DoMulti(ctx, pending...) {
-			if err := r.Error(); err != nil {
-				return err
-			}
-		}
-		pending = pending[:0]
-		return nil
+		err := w.send(pending)
+		pending = make(rueidis.Commands, 0, rebuildPipeline) // the writer owns the old one
+		return err
 	}
 	// One argument list per key being built; a full one becomes a command.
 	zadd := make([][]string, len(zsets))
@@ -233,6 +239,7 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 		if len(*list) < 2*rebuildBatch {
 			return nil
 		}
+		// The command copies the arguments: the list can be reused.
 		pending = append(pending, b.Arbitrary(cmd).Keys(fresh(key)).Args(*list...).Build())
 		*list = (*list)[:0]
 		if len(pending) >= rebuildPipeline {
@@ -282,6 +289,10 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	if err := flush(); err != nil {
 		return members, wrap("rebuild", err)
 	}
+	// Every command must have reached Redis before the swap.
+	if err := w.finish(); err != nil {
+		return members, wrap("rebuild", err)
+	}
 	// The swap: each key's fresh copy replaces it in one step, or the key
 	// goes when the period has no members (or that shard none).
 	// One transaction per key: on a Cluster the keys of a sharded board
@@ -295,6 +306,98 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	}
 	progress(members, true)
 	return members, nil
+}
+
+// pipelineWriter sends a rebuild's pipelines to Redis from goroutines of its
+// own, so that reading the store and writing Redis overlap: without it the
+// reader waits while Redis inserts and Redis idles while the reader decodes
+// rows and builds commands (BENCHMARKS.md). Commands of one rebuild touch
+// distinct members, so their pipelines may land in any order.
+type pipelineWriter struct {
+	work   chan rueidis.Commands
+	ctx    context.Context // cancelled by stop, or on the first error
+	cancel context.CancelFunc
+	failed chan struct{} // closed on the first error, after err is set
+	once   sync.Once
+	err    error
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// startPipelineWriter starts n goroutines, each sending one pipeline at a
+// time: n pipelines at most are on their way while the caller builds the
+// next.
+func (lb *Leaderboard) startPipelineWriter(ctx context.Context, n int) *pipelineWriter {
+	w := &pipelineWriter{work: make(chan rueidis.Commands), failed: make(chan struct{})}
+	w.ctx, w.cancel = context.WithCancel(ctx)
+	w.wg.Add(n)
+	for range n {
+		go func() {
+			defer w.wg.Done()
+			for cmds := range w.work {
+				if w.ctx.Err() != nil {
+					w.fail(w.ctx.Err())
+					continue // drain: the caller stops sending
+				}
+				for _, r := range lb.client.DoMulti(w.ctx, cmds...) {
+					if err := r.Error(); err != nil {
+						w.fail(err)
+						break
+					}
+				}
+			}
+		}()
+	}
+	return w
+}
+
+func (w *pipelineWriter) fail(err error) {
+	w.once.Do(func() {
+		w.err = err
+		close(w.failed)
+		w.cancel() // the other writers' round trips are moot now
+	})
+}
+
+// send hands cmds to a writer, waiting while all of them are busy. It
+// returns the first error a writer met, or the context's.
+func (w *pipelineWriter) send(cmds rueidis.Commands) error {
+	select {
+	case <-w.failed:
+		return w.err
+	default:
+	}
+	select {
+	case w.work <- cmds:
+		return nil
+	case <-w.failed:
+		return w.err
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+}
+
+// finish waits until every pipeline sent has been answered and returns the
+// first error.
+func (w *pipelineWriter) finish() error {
+	if !w.closed {
+		w.closed = true
+		close(w.work)
+	}
+	w.wg.Wait()
+	select {
+	case <-w.failed:
+		return w.err
+	default:
+		return w.ctx.Err() // nil unless the caller's context ended
+	}
+}
+
+// stop ends the writers without waiting for what is still queued to be
+// worth anything (the rebuild failed); it returns once they are gone.
+func (w *pipelineWriter) stop() {
+	w.cancel()
+	_ = w.finish()
 }
 
 // swapCmds replaces key with its fresh copy in one script-free step: a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -406,4 +408,172 @@ func TestSealClosedPeriods(t *testing.T) {
 // the same test against PostgreSQL.
 func TestRebuildAfterRedisKilled(t *testing.T) {
 	durabletest.KillAndRebuild(t, newMemStore(), "fault")
+}
+
+// streamStore streams n made-up members for every period, calling hook
+// before each one; the rest is memStore's.
+type streamStore struct {
+	*memStore
+	n    int
+	hook func(i int) error
+}
+
+func (s *streamStore) Standings(ctx context.Context, q lb.StandingsQuery, fn func(lb.StoredStanding) error) error {
+	for i := range s.n {
+		if s.hook != nil {
+			if err := s.hook(i); err != nil {
+				return err
+			}
+		}
+		if err := fn(lb.StoredStanding{Member: fmt.Sprintf("m%d", i), Score: float64(s.n - i), At: future}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settledWriters waits until no goroutine of a rebuild's pipeline writer
+// is left. (Counting all goroutines would not do: rueidis replaces a
+// connection whose round trip a cancelled context cut short.)
+func settledWriters(t *testing.T) {
+	t.Helper()
+	writers := func() int {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		return strings.Count(string(buf), "startPipelineWriter")
+	}
+	require.Eventually(t, func() bool { return writers() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"pipeline writers left: %d", writers())
+}
+
+// TestRebuildOverlapStops: the writers that send a rebuild's pipelines
+// while the store is read stop with the rebuild, whether the store fails,
+// Redis fails or the context is cancelled, and the board is left as it was.
+func TestRebuildOverlapStops(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, sharded := range []bool{false, true} {
+			t.Run(fmt.Sprint("sharded=", sharded), func(t *testing.T) {
+				store := &streamStore{memStore: newMemStore(), n: 50_000}
+				opts := []lb.Option{lb.WithStore(store), lb.WithClock(fixed(future))}
+				if sharded {
+					opts = append(opts, lb.WithShards(15_000, 30_000))
+				}
+				board, name := newBoard(t, b, opts...)
+				rep, err := board.Rebuild(ctx)
+				require.NoError(t, err)
+				require.Equal(t, int64(store.n), rep.Members)
+				top, err := board.Top(ctx, 3)
+				require.NoError(t, err)
+				require.Equal(t, []lb.Entry{{Member: "m0", Score: 50000, Rank: 1}, {Member: "m1", Score: 49999, Rank: 2}, {Member: "m2", Score: 49998, Rank: 3}}, top)
+				// What readers see, and which keys there are (Snapshot reads
+				// sorted sets only; the marker and index are not).
+				snapshot := func() []any {
+					var keys []string
+					for _, k := range b.Keys(t, "*{"+name+"*") {
+						if !strings.HasSuffix(k, ":rebuild") {
+							keys = append(keys, k)
+						}
+					}
+					sort.Strings(keys)
+					top, err := board.Top(ctx, 20)
+					require.NoError(t, err)
+					n, err := board.Count(ctx)
+					require.NoError(t, err)
+					return []any{keys, top, n}
+				}
+				before := snapshot()
+
+				// The store fails after many pipelines went out.
+				boom := errors.New("boom")
+				store.hook = func(i int) error {
+					if i == 40_000 {
+						return boom
+					}
+					return nil
+				}
+				_, err = board.Rebuild(ctx)
+				require.ErrorIs(t, err, boom)
+				settledWriters(t)
+				require.Equal(t, before, snapshot(), "a failed rebuild swaps nothing in")
+
+				// The context is cancelled midway.
+				cctx, cancel := context.WithCancel(ctx)
+				store.hook = func(i int) error {
+					if i == 25_000 {
+						cancel()
+					}
+					return nil
+				}
+				_, err = board.Rebuild(cctx)
+				require.ErrorIs(t, err, context.Canceled)
+				settledWriters(t)
+				require.Equal(t, before, snapshot())
+
+				// Redis refuses the commands: the fresh key becomes a
+				// string once the rebuild has cleared it.
+				c := b.Client.Client
+				store.hook = func(i int) error {
+					if i == 0 {
+						key := "lb:{" + name + "}:alltime:rebuild"
+						if sharded {
+							key = "lb:{" + name + "#s0}:alltime:rebuild"
+						}
+						return c.Do(ctx, c.B().Set().Key(key).Value("x").Build()).Error()
+					}
+					return nil
+				}
+				_, err = board.Rebuild(ctx)
+				require.ErrorContains(t, err, "WRONGTYPE")
+				require.ErrorContains(t, err, "leaderboard: rebuild")
+				settledWriters(t)
+				require.Equal(t, before, snapshot())
+
+				// And it still rebuilds after all that.
+				store.hook = nil
+				_, err = board.Rebuild(ctx)
+				require.NoError(t, err)
+				settledWriters(t)
+				require.Equal(t, before, snapshot())
+			})
+		}
+	})
+}
+
+// TestSubmitTellsTheStoreItsPeriods: the store gets the board's policy,
+// order and every live period a submission is written to.
+func TestSubmitTellsTheStoreItsPeriods(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	store := newMemStore()
+	clock := future
+	board, _ := newBoard(t, b, lb.WithStore(store), lb.WithPolicy(lb.Accumulate), lb.WithOrder(lb.LowestFirst),
+		lb.WithWindows(lb.AllTime(), lb.Daily(), lb.Weekly()), lb.WithClock(func() time.Time { return clock }))
+	day, week := lb.Daily().Period(clock), lb.Weekly().Period(clock)
+	all := []lb.SubmissionPeriod{
+		{Window: "alltime", Period: "alltime"},
+		{Window: "daily", Period: day.ID, Start: day.Start, End: day.End},
+		{Window: "weekly", Period: week.ID, Start: week.Start, End: week.End},
+	}
+	_, err := board.Submit(ctx, "p", 1)
+	require.NoError(t, err)
+	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"q": 2, "r": 3}))
+	require.Equal(t, 3, store.count())
+	for _, sub := range store.subs {
+		require.Equal(t, lb.Accumulate, sub.Policy)
+		require.Equal(t, lb.LowestFirst, sub.Order)
+		require.Equal(t, all, sub.Periods, sub.Member)
+	}
+
+	// Three days back the daily period has expired (one period of
+	// retention): that window is not written, so not listed.
+	old := clock.Add(-72 * time.Hour)
+	res, err := board.Submit(ctx, "p", 1, lb.WithTime(old))
+	require.NoError(t, err)
+	require.True(t, res.Windows[1].Closed)
+	last := store.subs[len(store.subs)-1]
+	require.Len(t, last.Periods, 2)
+	require.Equal(t, "alltime", last.Periods[0].Window)
+	require.Equal(t, "weekly", last.Periods[1].Window)
+	require.Equal(t, lb.Weekly().Period(old).ID, last.Periods[1].Period)
 }

@@ -184,6 +184,41 @@ func TestAccumulateOverflowWritesNothing(t *testing.T) {
 	})
 }
 
+// TestAccumulateIncrementBound checks the edge between the two ways Submit
+// adds under Accumulate: increments below 2^970 go as a plain ZINCRBY,
+// which cannot overflow a finite total; larger ones through the script,
+// which refuses an overflowing total.
+func TestAccumulateIncrementBound(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		board, name := newBoard(t, b, lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily()))
+		_, err := board.Submit(ctx, "p", math.MaxFloat64)
+		require.NoError(t, err)
+		below := math.Nextafter(0x1p970, 0)
+		res, err := board.Submit(ctx, "p", below)
+		require.NoError(t, err)
+		require.Equal(t, math.MaxFloat64, res.Score, "MaxFloat64 + (2^970 - ulp) rounds back to MaxFloat64")
+		require.False(t, res.Changed)
+
+		before := b.Snapshot(t, name)
+		_, err = board.Submit(ctx, "p", 0x1p970)
+		require.ErrorIs(t, err, lb.ErrInvalidScore, "MaxFloat64 + 2^970 rounds to +Inf")
+		require.Equal(t, before, b.Snapshot(t, name))
+
+		// A negative zero is stored as 0, never "-0".
+		res, err = board.Submit(ctx, "z", math.Copysign(0, -1))
+		require.NoError(t, err)
+		require.True(t, res.Changed)
+		keys := b.Keys(t, "*{"+name+"}*")
+		require.Len(t, keys, len(res.Windows))
+		for _, k := range keys {
+			v, err := b.Client.Do(ctx, b.Client.B().Zscore().Key(k).Member("z").Build()).ToString()
+			require.NoError(t, err, k)
+			require.Equal(t, "0", v, k)
+		}
+	})
+}
+
 func TestTieOrderIsByMemberInBoardDirection(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()

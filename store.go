@@ -13,6 +13,14 @@ type Store interface {
 	// Append records a submission durably before it reaches Redis. When
 	// s.ID is not empty and the store already holds a submission with that
 	// ID for s.Board, it records nothing and returns duplicate = true.
+	//
+	// s.Policy, s.Order and s.Periods let a store keep each period's
+	// standings up to date as submissions arrive, so that Standings (and
+	// with it Rebuild) need not aggregate every submission again. Such
+	// standings are a cache: whatever a store keeps, Standings must answer
+	// exactly as its aggregation rules say, and a store that cannot vouch
+	// for a period's kept standings (a submission that came without
+	// Periods, or with another policy) must aggregate instead.
 	Append(ctx context.Context, s Submission) (duplicate bool, err error)
 
 	// Standings calls fn once for every member with a submission in
@@ -28,6 +36,10 @@ type Store interface {
 	//
 	// Members may come in any order. An error from fn stops the stream and
 	// is returned.
+	//
+	// q.Window and q.Period name the period [q.From, q.To) is, so that a
+	// store that keeps standings per period (see Append) can stream them
+	// instead of aggregating; From and To still define what is counted.
 	Standings(ctx context.Context, q StandingsQuery, fn func(StoredStanding) error) error
 
 	// Seal records the final standings of a closed period, best first,
@@ -52,6 +64,31 @@ type Submission struct {
 	Score float64
 	// At is when the score was reached: WithTime, or the board's clock.
 	At time.Time
+	// Policy is the board's policy: how the submission combines with the
+	// member's earlier ones in every period it is written to.
+	Policy Policy
+	// Order is the board's order, which says what KeepBest keeps.
+	Order Order
+	// Periods lists every live window period the submission is written to
+	// in Redis (a window whose period holding At has expired is not
+	// listed), so a store can keep their standings up to date. Empty when
+	// the caller does not say; a store must then treat every period
+	// holding At as changed in ways it did not follow.
+	Periods []SubmissionPeriod
+}
+
+// SubmissionPeriod is one window period a Submission is written to.
+type SubmissionPeriod struct {
+	// Window is the window's name.
+	Window string
+	// Period is the period's ID.
+	Period string
+	// Start is the period's first instant; zero for a window that never
+	// resets.
+	Start time.Time
+	// End is the first instant after the period; zero for a window that
+	// never resets.
+	End time.Time
 }
 
 // StandingsQuery selects what Store.Standings aggregates.
@@ -63,7 +100,12 @@ type StandingsQuery struct {
 	// Order says which score is best under KeepBest.
 	Order Order
 	// From and To bound the submissions' times, [From, To); zero for none.
+	// They define what Standings counts, whatever Window and Period say.
 	From, To time.Time
+	// Window and Period name the window period that [From, To) is, for a
+	// store that keeps standings per period; empty when the query is not
+	// one period's.
+	Window, Period string
 }
 
 // StoredStanding is one member's aggregated standing from a Store.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -85,7 +86,7 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	if lb.store != nil {
 		// The store first: once it holds the submission, nothing that goes
 		// wrong in Redis can lose it.
-		if _, err := lb.store.Append(ctx, Submission{Board: lb.name, ID: sub.id, Member: member, Score: score, At: at}); err != nil {
+		if _, err := lb.store.Append(ctx, lb.storeSubmission(member, score, sub.id, at, live)); err != nil {
 			return Result{}, fmt.Errorf("leaderboard: submit: store: %w (Redis was not written)", err)
 		}
 	}
@@ -94,7 +95,7 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		switch {
 		case lb.sharded():
 			err = lb.submitSharded(ctx, sub, live, where, &res)
-		case lb.txSubmits() && sub.id == "":
+		case lb.txSubmits() && sub.id == "" && (lb.policy != Accumulate || math.Abs(sub.stored) < incrNeverOverflows):
 			err = lb.submitTx(ctx, sub, live, where, res.Windows)
 		default:
 			err = lb.submitScript(ctx, sub, live, where, &res)
@@ -122,10 +123,11 @@ type submission struct {
 }
 
 // txSubmits reports whether Submit can be a MULTI/EXEC of plain commands:
-// nothing may need to branch on what is stored. Accumulate must check its
-// total first, Competition ranks count by the stored score, and KeepBest
-// under LaterFirst compares plain scores, not composites. A transaction
-// costs Redis less than a script doing the same (BENCHMARKS.md).
+// nothing may need to branch on what is stored. Competition ranks count by
+// the stored score, KeepBest under LaterFirst compares plain scores, not
+// composites, and a tie-broken Accumulate must check its total against the
+// encoding's range, so those run the script. A transaction costs Redis
+// about half of what a script doing the same costs (BENCHMARKS.md).
 func (lb *Leaderboard) txSubmits() bool {
 	switch {
 	case lb.ranking != Ordinal:
@@ -136,13 +138,26 @@ func (lb *Leaderboard) txSubmits() bool {
 		// ZADD GT/LT on an EarlierFirst composite keeps the first time a
 		// best was reached, as KeepBest must.
 		return lb.tb == nil || !lb.tb.later
+	case lb.policy == Accumulate:
+		// ZINCRBY, for increments below incrNeverOverflows.
+		return lb.tb == nil
 	}
 	return false
 }
 
+// incrNeverOverflows bounds the Accumulate increments that Submit sends as a
+// plain ZINCRBY: a finite total t plus an x with |x| < 2^970 never rounds to
+// ±Inf, since overflow needs |t + x| to reach MaxFloat64 plus half its ulp
+// (2^970). Larger increments, which could overflow, go through the script,
+// which refuses an overflowing total before writing anything.
+const incrNeverOverflows = 0x1p970
+
 // submitTx runs a submission as one MULTI/EXEC; see txSubmits.
 func (lb *Leaderboard) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
 	member, score := sub.member, sub.stored
+	if score == 0 {
+		score = 0 // -0 would be stored, and printed, as "-0"
+	}
 	b := lb.client.B()
 	const perWindow = 6
 	cmds := make(rueidis.Commands, 0, 2+perWindow*len(live))
@@ -150,6 +165,8 @@ func (lb *Leaderboard) submitTx(ctx context.Context, sub submission, live []targ
 	for _, tg := range live {
 		cmds = append(cmds, b.Zscore().Key(tg.key).Member(member).Build(), lb.rankCmd(tg.key, member))
 		switch {
+		case lb.policy == Accumulate:
+			cmds = append(cmds, b.Zincrby().Key(tg.key).Increment(score).Member(member).Build())
 		case lb.policy == Replace:
 			cmds = append(cmds, b.Zadd().Key(tg.key).Ch().ScoreMember().ScoreMember(score, member).Build())
 		case lb.high():
@@ -187,13 +204,21 @@ func (lb *Leaderboard) submitTx(ctx context.Context, sub submission, live []targ
 			}
 			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank + 1}
 		}
-		changed, err := r[2].AsInt64()
-		if err != nil {
-			return wrap("submit", err)
-		}
 		after := score
-		if changed == 0 {
-			after = prev
+		if lb.policy == Accumulate {
+			// ZINCRBY replies with the new total, added by Redis exactly as
+			// the script would add it.
+			if after, err = r[2].AsFloat64(); err != nil {
+				return wrap("submit", err)
+			}
+		} else {
+			changed, err := r[2].AsInt64()
+			if err != nil {
+				return wrap("submit", err)
+			}
+			if changed == 0 {
+				after = prev
+			}
 		}
 		wr.Changed = !had || lb.plain(prev) != lb.plain(after)
 		rank, err := r[4].AsInt64()
@@ -327,7 +352,7 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	if lb.store == nil {
 		return lb.submitMany(ctx, scores, live, slot)
 	}
-	if err := lb.appendMany(ctx, scores, now); err != nil {
+	if err := lb.appendMany(ctx, scores, now, live); err != nil {
 		return fmt.Errorf("leaderboard: submit many: store: %w (Redis was not written)", err)
 	}
 	err := lb.submitMany(ctx, scores, live, slot)
@@ -378,12 +403,30 @@ func (lb *Leaderboard) submitMany(ctx context.Context, scores map[string]float64
 	return wrap("submit many", err)
 }
 
+// storeSubmission is a submission as the store records it, with the
+// periods it is written to in Redis (live).
+func (lb *Leaderboard) storeSubmission(member string, score float64, id string, at time.Time, live []target) Submission {
+	return Submission{Board: lb.name, ID: id, Member: member, Score: score, At: at,
+		Policy: lb.policy, Order: lb.order, Periods: submissionPeriods(live)}
+}
+
+// submissionPeriods lists the periods of targets for a Submission.
+func submissionPeriods(live []target) []SubmissionPeriod {
+	out := make([]SubmissionPeriod, len(live))
+	for i, tg := range live {
+		out[i] = SubmissionPeriod{Window: tg.window.Name(), Period: tg.period.ID, Start: tg.period.Start, End: tg.period.End}
+	}
+	return out
+}
+
 // appendMany records a SubmitMany batch in the store, in one call when the
-// store takes batches (BatchAppender).
-func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64, at time.Time) error {
+// store takes batches (BatchAppender). Every submission shares one Periods
+// slice: stores only read it.
+func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64, at time.Time, live []target) error {
 	subs := make([]Submission, 0, len(scores))
+	periods := submissionPeriods(live)
 	for m, s := range scores {
-		subs = append(subs, Submission{Board: lb.name, Member: m, Score: s, At: at})
+		subs = append(subs, Submission{Board: lb.name, Member: m, Score: s, At: at, Policy: lb.policy, Order: lb.order, Periods: periods})
 	}
 	if ba, ok := lb.store.(BatchAppender); ok {
 		_, err := ba.AppendBatch(ctx, subs)
