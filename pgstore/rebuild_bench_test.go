@@ -137,7 +137,7 @@ func BenchmarkRebuild(b *testing.B) {
 			if query == "" {
 				require.NoError(b, s.Standings(ctx, q, fn))
 			} else {
-				_, err := s.stream(ctx, query, args, fn)
+				_, err := s.stream(ctx, s.pool, query, args, fn)
 				require.NoError(b, err)
 			}
 			return got
@@ -271,7 +271,7 @@ func pinger(b *testing.B, stall *time.Duration) (stop func()) {
 // member, ...
 func readPairs(ctx context.Context, b *testing.B, s *Store, query string, args []any, n int) []string {
 	pairs := make([]string, 0, 2*n)
-	_, err := s.stream(ctx, query, args, func(st leaderboard.StoredStanding) error {
+	_, err := s.stream(ctx, s.pool, query, args, func(st leaderboard.StoredStanding) error {
 		pairs = append(pairs, formatScore(st.Score), st.Member)
 		return nil
 	})
@@ -328,7 +328,7 @@ func clientSortRebuild(ctx context.Context, b *testing.B, client rueidis.Client,
 		member string
 	}
 	var rows []standing
-	_, err := s.stream(ctx, query, args, func(st leaderboard.StoredStanding) error {
+	_, err := s.stream(ctx, s.pool, query, args, func(st leaderboard.StoredStanding) error {
 		rows = append(rows, standing{st.Score, st.Member})
 		return nil
 	})
@@ -446,7 +446,7 @@ func overlapQuery(ctx context.Context, b *testing.B, client rueidis.Client, s *S
 	if query == "" {
 		err = s.Standings(ctx, leaderboard.StandingsQuery{Board: args[0].(string), Policy: leaderboard.KeepBest, Order: leaderboard.HighestFirst}, fn)
 	} else {
-		_, err = s.stream(ctx, query, args, fn)
+		_, err = s.stream(ctx, s.pool, query, args, fn)
 	}
 	if len(zargs) > 0 {
 		cut()

@@ -15,6 +15,8 @@
 // With the default prefix "leaderboard_" (WithTablePrefix):
 //
 //	leaderboard_submissions        every submission, in append order (seq)
+//	leaderboard_standings          every period's standings, kept by Append
+//	leaderboard_standing_periods   the periods kept, and whether completely
 //	leaderboard_sealed_periods     the closed periods sealed, one row each
 //	leaderboard_sealed_entries     their final standings
 //	leaderboard_schema_migrations  the migrations applied
@@ -74,13 +76,19 @@ func WithTablePrefix(prefix string) Option {
 
 // Store is a leaderboard.Store on PostgreSQL. It is safe for concurrent use.
 type Store struct {
-	pool        *pgxpool.Pool
-	prefix      string
-	lockKey     int64
-	tSubs       string
-	tPeriods    string
-	tEntries    string
-	tMigrations string
+	pool         *pgxpool.Pool
+	prefix       string
+	lockKey      int64
+	tSubs        string
+	tKept        string
+	tKeptPeriods string
+	tPeriods     string
+	tEntries     string
+	tMigrations  string
+	// appendStmt is Append's statement by policy and order (appendSQL).
+	appendStmt [3][2]string
+	// onStandings, when set (tests), is told which way Standings answered.
+	onStandings func(kept bool)
 }
 
 var _ leaderboard.Store = (*Store)(nil)
@@ -102,15 +110,23 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: new: %w: table prefix %q: want [a-z_][a-z0-9_]* of at most %d bytes",
 			leaderboard.ErrInvalidArgument, c.prefix, maxPrefixLen)
 	}
-	return &Store{
-		pool:        pool,
-		prefix:      c.prefix,
-		lockKey:     advisoryLockKey(c.prefix),
-		tSubs:       c.prefix + "submissions",
-		tPeriods:    c.prefix + "sealed_periods",
-		tEntries:    c.prefix + "sealed_entries",
-		tMigrations: c.prefix + "schema_migrations",
-	}, nil
+	s := &Store{
+		pool:         pool,
+		prefix:       c.prefix,
+		lockKey:      advisoryLockKey(c.prefix),
+		tSubs:        c.prefix + "submissions",
+		tKept:        c.prefix + "standings",
+		tKeptPeriods: c.prefix + "standing_periods",
+		tPeriods:     c.prefix + "sealed_periods",
+		tEntries:     c.prefix + "sealed_entries",
+		tMigrations:  c.prefix + "schema_migrations",
+	}
+	for _, p := range []leaderboard.Policy{leaderboard.KeepBest, leaderboard.Replace, leaderboard.Accumulate} {
+		for _, o := range []leaderboard.Order{leaderboard.HighestFirst, leaderboard.LowestFirst} {
+			s.appendStmt[p][o] = s.appendSQL(p, o)
+		}
+	}
+	return s, nil
 }
 
 // checkText refuses what a PostgreSQL text column cannot hold.
@@ -121,9 +137,19 @@ func checkText(what, s string, sentinel error) error {
 	return nil
 }
 
-// prepare checks a submission and truncates its time to what timestamptz
-// keeps.
-func prepare(sub leaderboard.Submission) (leaderboard.Submission, error) {
+// prepare checks a submission, truncates its time to what timestamptz
+// keeps, and returns the periods whose standings it changes (see
+// keptPeriods).
+func prepare(sub leaderboard.Submission) (leaderboard.Submission, []keptPeriod, error) {
+	sub, err := prepareSub(sub)
+	if err != nil {
+		return sub, nil, err
+	}
+	kept, err := keptPeriods(sub)
+	return sub, kept, err
+}
+
+func prepareSub(sub leaderboard.Submission) (leaderboard.Submission, error) {
 	if err := checkText("board", sub.Board, leaderboard.ErrInvalidArgument); err != nil {
 		return sub, err
 	}
@@ -143,6 +169,9 @@ func prepare(sub leaderboard.Submission) (leaderboard.Submission, error) {
 		return sub, fmt.Errorf("%w: %v", leaderboard.ErrInvalidScore, sub.Score)
 	}
 	sub.At = sub.At.Truncate(time.Microsecond)
+	if sub.Score == 0 {
+		sub.Score = 0 // -0 equals 0, and Redis would hold it as 0 too
+	}
 	return sub, nil
 }
 
@@ -151,22 +180,35 @@ func nullID(id string) pgtype.Text {
 	return pgtype.Text{String: id, Valid: id != ""}
 }
 
-// Append records sub. With a non-empty ID already recorded for sub.Board it
-// records nothing and returns duplicate = true; concurrent appends of one ID
-// record it once. sub.At is truncated to the microsecond.
+// Append records sub and, in the same transaction, keeps the standings of
+// every period sub.Periods lists (see Standings). With a non-empty ID
+// already recorded for sub.Board it records nothing and returns duplicate =
+// true; concurrent appends of one ID record it once. sub.At is truncated to
+// the microsecond.
 func (s *Store) Append(ctx context.Context, sub leaderboard.Submission) (duplicate bool, err error) {
-	sub, err = prepare(sub)
+	sub, kept, err := prepare(sub)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: append: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO `+s.tSubs+` (board, id, member, score, at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (board, id) WHERE id IS NOT NULL DO NOTHING`,
-		sub.Board, nullID(sub.ID), sub.Member, sub.Score, sub.At)
-	if err != nil {
-		return false, fmt.Errorf("pgstore: append: %w", err)
+	// A period's row is created by a transaction of its own, then the
+	// statement runs again; a deadlock rolls back everything and is tried
+	// again too.
+	for attempt := 0; ; attempt++ {
+		inserted, missing, err := s.appendOnce(ctx, sub, kept)
+		switch {
+		case err != nil && retryable(err) && attempt < 3:
+			continue
+		case err != nil:
+			return false, fmt.Errorf("pgstore: append: %w", err)
+		case missing == 0:
+			return !inserted, nil
+		case attempt >= 3:
+			return false, fmt.Errorf("pgstore: append: %d standings periods still missing after creating them", missing)
+		}
+		if err := s.createPeriods(ctx, sub.Board, sub.Policy, sub.Order, kept); err != nil {
+			return false, fmt.Errorf("pgstore: append: %w", err)
+		}
 	}
-	return tag.RowsAffected() == 0, nil
 }
 
 // batchChunk is how many submissions with ids one INSERT of AppendBatch
@@ -184,9 +226,10 @@ const batchChunk = 20000
 // to bulk-load millions of submissions.
 func (s *Store) AppendBatch(ctx context.Context, subs []leaderboard.Submission) (duplicates []bool, err error) {
 	prepared := make([]leaderboard.Submission, len(subs))
+	kept := make([][]keptPeriod, len(subs))
 	withIDs := false
 	for i, sub := range subs {
-		if prepared[i], err = prepare(sub); err != nil {
+		if prepared[i], kept[i], err = prepare(sub); err != nil {
 			return nil, fmt.Errorf("pgstore: append batch: submission %d: %w", i, err)
 		}
 		withIDs = withIDs || sub.ID != ""
@@ -195,33 +238,45 @@ func (s *Store) AppendBatch(ctx context.Context, subs []leaderboard.Submission) 
 	if len(subs) == 0 {
 		return duplicates, nil
 	}
-	if !withIDs {
-		if err := s.copySubmissions(ctx, prepared); err != nil {
+	if err := s.ensurePeriods(ctx, groupBatch(prepared, kept, nil)); err != nil {
+		return nil, fmt.Errorf("pgstore: append batch: %w", err)
+	}
+	for attempt := 0; ; attempt++ {
+		clear(duplicates)
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := s.lockBoards(ctx, tx, prepared); err != nil {
+				return err
+			}
+			if !withIDs {
+				if err := s.copySubmissions(ctx, tx, prepared); err != nil {
+					return err
+				}
+			} else {
+				for start := 0; start < len(prepared); start += batchChunk {
+					end := min(start+batchChunk, len(prepared))
+					if err := s.insertChunk(ctx, tx, prepared[start:end], duplicates[start:end]); err != nil {
+						return err
+					}
+				}
+			}
+			return s.keepBatch(ctx, tx, prepared, kept, duplicates)
+		})
+		if err != nil && retryable(err) && attempt < 3 {
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("pgstore: append batch: %w", err)
 		}
 		return duplicates, nil
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for start := 0; start < len(prepared); start += batchChunk {
-			end := min(start+batchChunk, len(prepared))
-			if err := s.insertChunk(ctx, tx, prepared[start:end], duplicates[start:end]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: append batch: %w", err)
-	}
-	return duplicates, nil
 }
 
 // copySubmissions streams submissions without ids with COPY, which assigns
 // seq in row order.
-func (s *Store) copySubmissions(ctx context.Context, subs []leaderboard.Submission) error {
+func (s *Store) copySubmissions(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission) error {
 	i := 0
 	row := make([]any, 4)
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{s.tSubs}, []string{"board", "member", "score", "at"},
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{s.tSubs}, []string{"board", "member", "score", "at"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			if i == len(subs) {
 				return nil, nil
@@ -297,6 +352,13 @@ SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, a
 // with a score of ±Inf. In that case alone members come in name
 // order rather than best first.
 func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn func(leaderboard.StoredStanding) error) error {
+	kept, err := s.standingsKept(ctx, q, fn)
+	if s.onStandings != nil && (kept || err == nil) {
+		s.onStandings(kept)
+	}
+	if kept || err != nil {
+		return err
+	}
 	from, args, err := s.standingsFrom(q)
 	if err != nil {
 		return fmt.Errorf("pgstore: standings: %w", err)
@@ -305,7 +367,7 @@ func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn 
 	if err != nil {
 		return fmt.Errorf("pgstore: standings: %w", err)
 	}
-	n, err := s.stream(ctx, query, args, fn)
+	n, err := s.stream(ctx, s.pool, query, args, fn)
 	var pgErr *pgconn.PgError
 	if q.Policy == leaderboard.Accumulate && n == 0 && errors.As(err, &pgErr) && pgErr.Code == codeOutOfRange {
 		// Nothing was streamed yet: the final sort holds every row back
@@ -319,15 +381,20 @@ func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn 
 // addition raises on overflow.
 const codeOutOfRange = "22003"
 
-// stream runs a (member, score, at) query and calls fn for every row. It
-// returns how many rows fn was called with; an error from fn comes back as
-// it is, any other wrapped with the operation's name.
-func (s *Store) stream(ctx context.Context, query string, args []any, fn func(leaderboard.StoredStanding) error) (int, error) {
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// stream runs a (member, score, at) query on db and calls fn for every
+// row. It returns how many rows fn was called with; an error from fn comes
+// back as it is, any other wrapped with the operation's name.
+func (s *Store) stream(ctx context.Context, db querier, query string, args []any, fn func(leaderboard.StoredStanding) error) (int, error) {
 	// Cancelling stops the server instead of draining the rest of the rows
 	// when fn fails.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, query, args...)
+	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: standings: %w", err)
 	}
@@ -365,7 +432,7 @@ func (s *Store) accumulateInGo(ctx context.Context, from string, args []any, fn 
 		cur     leaderboard.StoredStanding
 		started bool
 	)
-	_, err := s.stream(ctx, "SELECT member, score, at "+from+" ORDER BY member, seq", args, func(sub leaderboard.StoredStanding) error {
+	_, err := s.stream(ctx, s.pool, "SELECT member, score, at "+from+" ORDER BY member, seq", args, func(sub leaderboard.StoredStanding) error {
 		if started && sub.Member == cur.Member {
 			cur.Score += sub.Score
 			cur.At = sub.At
