@@ -459,6 +459,49 @@ func optFloat(m *rueidis.RedisMessage) (float64, bool, error) {
 
 // entries turns a flat member, stored value, member, value... reply into
 // entries with plain scores.
+// zEntries decodes a ZRANGE ... WITHSCORES result into entries with plain
+// scores; see zMessageEntries.
+func (lb *Leaderboard) zEntries(res *rueidis.RedisResult) ([]Entry, error) {
+	m, err := res.ToMessage()
+	if err != nil {
+		return nil, err
+	}
+	return lb.zMessageEntries(&m)
+}
+
+// zMessageEntries decodes a ZRANGE ... WITHSCORES reply, flat member, score
+// pairs (RESP2) or one [member, score] array per member (RESP3), straight
+// into entries: AsZScores would allocate a slice of its own first.
+func (lb *Leaderboard) zMessageEntries(m *rueidis.RedisMessage) ([]Entry, error) {
+	arr, err := m.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(arr) == 0 || !arr[0].IsArray() {
+		return lb.entries(arr)
+	}
+	es := make([]Entry, len(arr))
+	for i := range arr {
+		pair, err := arr[i].ToArray()
+		if err != nil {
+			return nil, err
+		}
+		if len(pair) != 2 {
+			return nil, fmt.Errorf("member/score pair of %d values", len(pair))
+		}
+		member, err := pair[0].ToString()
+		if err != nil {
+			return nil, err
+		}
+		s, err := pair[1].AsFloat64()
+		if err != nil {
+			return nil, err
+		}
+		es[i] = Entry{Member: member, Score: lb.plain(s)}
+	}
+	return es, nil
+}
+
 func (lb *Leaderboard) entries(flat []rueidis.RedisMessage) ([]Entry, error) {
 	if len(flat)%2 != 0 {
 		return nil, fmt.Errorf("odd member/score reply of %d values", len(flat))

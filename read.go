@@ -27,13 +27,10 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, err
 	if lb.sharded() {
 		return lb.topSharded(ctx, tg, n)
 	}
-	zs, err := lb.client.Do(ctx, lb.rangeCmd(tg.key, 0, int64(n)-1)).AsZScores()
+	res := lb.client.Do(ctx, lb.rangeCmd(tg.key, 0, int64(n)-1))
+	es, err := lb.zEntries(&res)
 	if err != nil {
 		return nil, wrap("top", err)
-	}
-	es := make([]Entry, len(zs))
-	for i, z := range zs {
-		es[i] = Entry{Member: z.Member, Score: lb.plain(z.Score)}
 	}
 	lb.rankEntries(es, 0, 1)
 	return es, nil
@@ -172,15 +169,15 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	if err != nil {
 		return Page{}, wrap("page", err)
 	}
-	zs, err := replies[0].AsZScores()
+	es, err := lb.zMessageEntries(&replies[0])
 	if err != nil {
 		return Page{}, wrap("page", err)
 	}
 	if p.Total, err = replies[1].AsInt64(); err != nil {
 		return Page{}, wrap("page", err)
 	}
-	for _, z := range zs {
-		p.Entries = append(p.Entries, Entry{Member: z.Member, Score: lb.plain(z.Score)})
+	if len(es) > 0 {
+		p.Entries = es
 	}
 	lb.rankEntries(p.Entries, start, 0)
 	return p, nil

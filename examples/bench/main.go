@@ -64,6 +64,7 @@ type config struct {
 	loadConcurrency int
 	keep            bool
 	cpuProfile      string
+	commandStats    bool
 	compare         bool
 	// noAutoPipelining builds the rueidis client with DisableAutoPipelining.
 	noAutoPipelining bool
@@ -99,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the keys it wrote")
 	fs.BoolVar(&cfg.noAutoPipelining, "no-auto-pipelining", false, "build the rueidis client with DisableAutoPipelining: each call takes a pooled connection of its own, as go-redis does, instead of sharing one pipelined connection (lower latency at low concurrency, lower throughput at high)")
 	fs.BoolVar(&cfg.compare, "compare", true, "measure the raw rueidis and go-redis versions beside the SDK")
+	fs.BoolVar(&cfg.commandStats, "commandstats", false, "also report, per figure, the server time of each command per call (INFO commandstats; the INFO calls themselves show up as info)")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the measured part to this file")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the members' scores and the operations' arguments")
 	if err := fs.Parse(args); err != nil {
@@ -347,7 +349,7 @@ func run(ctx context.Context, cfg config, out, progress io.Writer) error {
 						return ctx.Err()
 					}
 					fmt.Fprintf(progress, "bench: %s %s c=%d round %d/%d\n", op.name, im.name, n, round+1, cfg.rounds)
-					s, err := measure(ctx, c, im, n, cfg.duration)
+					s, err := measure(ctx, c, im, n, cfg.duration, cfg.commandStats)
 					if err != nil {
 						return fmt.Errorf("%s (%s, c=%d): %w", op.name, im.name, n, err)
 					}

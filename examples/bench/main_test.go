@@ -63,7 +63,7 @@ func reachable(t *testing.T, url string) string {
 func TestRun(t *testing.T) {
 	for _, backend := range []string{"miniredis", "redis", "cluster"} {
 		for _, args := range [][]string{
-			{"-members", "500", "-d", "50ms", "-c", "1,3", "-format", "md"},
+			{"-members", "500", "-d", "50ms", "-c", "1,3", "-format", "md", "-commandstats"},
 			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later", "-ops", "submit,submit-many,around,among"},
 			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count", "-rounds", "2", "-no-auto-pipelining"},
 		} {

@@ -33,6 +33,17 @@ type figure struct {
 	// redisCPU is Redis's CPU time per call (user + system, every node), in
 	// microseconds; NaN when INFO cpu is not available (miniredis).
 	redisCPU float64
+	// commands is what INFO commandstats counted per call, by command,
+	// with -commandstats.
+	commands map[string]cmdStat
+}
+
+// cmdStat is one command's share of a call, from INFO commandstats.
+type cmdStat struct {
+	// calls is how many times it ran per call; usec its server time per
+	// call (for EXEC and EVALSHA, the commands inside are counted under
+	// their own names too).
+	calls, usec float64
 }
 
 func (f figure) opsPerSec() float64 { return float64(f.calls) / f.elapsed.Seconds() }
@@ -46,15 +57,21 @@ type sample struct {
 	lat            []time.Duration
 	elapsed        time.Duration
 	mallocs, bytes uint64
-	redisCPU       float64 // seconds; NaN when unknown
+	redisCPU       float64            // seconds; NaN when unknown
+	commands       map[string]cmdStat // totals over the sample; nil without -commandstats
 }
 
-// measure runs im from conc goroutines for d and measures it.
-func measure(ctx context.Context, c *conn, im impl, conc int, d time.Duration) (sample, error) {
+// measure runs im from conc goroutines for d and measures it; with
+// commands set it also reads INFO commandstats around the run.
+func measure(ctx context.Context, c *conn, im impl, conc int, d time.Duration, commands bool) (sample, error) {
 	if _, _, err := drive(ctx, im, conc, warmup(d), false); err != nil {
 		return sample{}, err
 	}
 	runtime.GC()
+	var cs0 map[string]cmdStat
+	if commands {
+		cs0, _ = c.commandStats(ctx)
+	}
 	cpu0, cpuErr := c.redisCPU(ctx)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -69,7 +86,49 @@ func measure(ctx context.Context, c *conn, im impl, conc int, d time.Duration) (
 			s.redisCPU = cpu1 - cpu0
 		}
 	}
+	if cs0 != nil {
+		if cs1, err := c.commandStats(ctx); err == nil {
+			s.commands = map[string]cmdStat{}
+			for name, v := range cs1 {
+				d := cmdStat{calls: v.calls - cs0[name].calls, usec: v.usec - cs0[name].usec}
+				if d.calls > 0 {
+					s.commands[name] = d
+				}
+			}
+		}
+	}
 	return s, nil
+}
+
+// commandStats reads INFO commandstats of every node, summed by command.
+func (c *conn) commandStats(ctx context.Context) (map[string]cmdStat, error) {
+	ms, err := c.info(ctx, "commandstats")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]cmdStat{}
+	for _, m := range ms {
+		for k, v := range m {
+			name, ok := strings.CutPrefix(k, "cmdstat_")
+			if !ok {
+				continue
+			}
+			var st cmdStat
+			for _, field := range strings.Split(v, ",") {
+				key, val, _ := strings.Cut(field, "=")
+				n, _ := strconv.ParseFloat(val, 64)
+				switch key {
+				case "calls":
+					st.calls = n
+				case "usec":
+					st.usec = n
+				}
+			}
+			cur := out[name]
+			out[name] = cmdStat{calls: cur.calls + st.calls, usec: cur.usec + st.usec}
+		}
+	}
+	return out, nil
 }
 
 // combine makes one figure of the samples of one implementation, taken in
@@ -93,6 +152,15 @@ func combine(units int, samples []sample) figure {
 	f.allocs = float64(mallocs) / float64(f.calls)
 	f.bytes = float64(bytes) / float64(f.calls)
 	f.redisCPU = f.redisCPU * 1e6 / float64(f.calls)
+	for _, s := range samples {
+		for name, v := range s.commands {
+			if f.commands == nil {
+				f.commands = map[string]cmdStat{}
+			}
+			cur := f.commands[name]
+			f.commands[name] = cmdStat{calls: cur.calls + v.calls/float64(f.calls), usec: cur.usec + v.usec/float64(f.calls)}
+		}
+	}
 	slices.Sort(lat)
 	f.p50, f.p99, f.p999 = percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 0.999)
 	return f

@@ -79,8 +79,8 @@ func (b *bench) rawSubmit(ctx context.Context, w *worker) error {
 	if err != nil {
 		return err
 	}
-	var before, after standing
-	for j, rk := range b.raw {
+	for _, rk := range b.raw {
+		var before, after standing
 		r := replies[:5]
 		if !rk.expire.IsZero() {
 			r = replies[:6]
@@ -107,7 +107,7 @@ func (b *bench) rawSubmit(ctx context.Context, w *worker) error {
 		if after.total, err = r[len(r)-1].AsInt64(); err != nil {
 			return err
 		}
-		if after.total < 1 || j < 0 {
+		if after.total < 1 || before.had && before.rank < 0 {
 			return errCheck
 		}
 	}

@@ -55,6 +55,9 @@ func (r *report) commandLine() string {
 	if c.noAutoPipelining {
 		s += " -no-auto-pipelining"
 	}
+	if c.commandStats {
+		s += " -commandstats"
+	}
 	conc := make([]string, len(c.concurrency))
 	for i, n := range c.concurrency {
 		conc[i] = fmt.Sprint(n)
@@ -137,6 +140,7 @@ func (r *report) writeOp(b *strings.Builder, op operation, md bool) {
 			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 		}
 		b.WriteString("\n")
+		r.writeCommands(b, op, md)
 		return
 	}
 	fmt.Fprintf(b, "== %s: %s\n", op.name, op.desc)
@@ -146,6 +150,39 @@ func (r *report) writeOp(b *strings.Builder, op operation, md bool) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	_ = tw.Flush()
+	b.WriteString("\n")
+	r.writeCommands(b, op, md)
+}
+
+// writeCommands lists, with -commandstats, the server time of each command
+// per call of every figure of op.
+func (r *report) writeCommands(b *strings.Builder, op operation, md bool) {
+	if !r.cfg.commandStats {
+		return
+	}
+	for _, f := range r.figures {
+		if f.op != op.name || len(f.commands) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(f.commands))
+		for n := range f.commands {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		parts := make([]string, 0, len(names))
+		for _, n := range names {
+			v := f.commands[n]
+			if v.calls < 0.01 {
+				continue // INFO and other rare calls
+			}
+			parts = append(parts, fmt.Sprintf("%s %.2f× %.1fµs", n, v.calls, v.usec))
+		}
+		line := fmt.Sprintf("commandstats per call, %s c=%d: %s", f.impl, f.conc, strings.Join(parts, ", "))
+		if md {
+			line = "- " + line
+		}
+		b.WriteString(line + "\n")
+	}
 	b.WriteString("\n")
 }
 
