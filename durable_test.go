@@ -24,12 +24,33 @@ type memStore struct {
 	mu     sync.Mutex
 	subs   []lb.Submission
 	ids    map[string]bool
-	fail   error // Append fails with it when set
+	fail   error // Append and Remove fail with it when set
 	sealed map[string][]lb.Entry
+	// removed holds, by board, window, period and member, how many
+	// submissions there were at the member's last removal from the period.
+	removed map[string]int
 }
 
 func newMemStore() *memStore {
-	return &memStore{ids: map[string]bool{}, sealed: map[string][]lb.Entry{}}
+	return &memStore{ids: map[string]bool{}, sealed: map[string][]lb.Entry{}, removed: map[string]int{}}
+}
+
+func removalKey(board, window, period, member string) string {
+	return board + "\x00" + window + "\x00" + period + "\x00" + member
+}
+
+func (s *memStore) Remove(_ context.Context, r lb.Removal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	for _, p := range r.Periods {
+		for _, m := range r.Members {
+			s.removed[removalKey(r.Board, p.Window, p.Period, m)] = len(s.subs)
+		}
+	}
+	return nil
 }
 
 func (s *memStore) Append(_ context.Context, sub lb.Submission) (bool, error) {
@@ -52,9 +73,12 @@ func (s *memStore) Standings(_ context.Context, q lb.StandingsQuery, fn func(lb.
 	s.mu.Lock()
 	agg := map[string]*lb.StoredStanding{}
 	var order []string
-	for _, sub := range s.subs {
+	for i, sub := range s.subs {
 		if sub.Board != q.Board || (!q.From.IsZero() && sub.At.Before(q.From)) || (!q.To.IsZero() && !sub.At.Before(q.To)) {
 			continue
+		}
+		if n, ok := s.removed[removalKey(q.Board, q.Window, q.Period, sub.Member)]; ok && q.Window != "" && i < n {
+			continue // appended before the member's removal from the period
 		}
 		cur, ok := agg[sub.Member]
 		if !ok {
@@ -576,4 +600,84 @@ func TestSubmitTellsTheStoreItsPeriods(t *testing.T) {
 	require.Equal(t, "alltime", last.Periods[0].Window)
 	require.Equal(t, "weekly", last.Periods[1].Window)
 	require.Equal(t, lb.Weekly().Period(old).ID, last.Periods[1].Period)
+}
+
+// notRemover is a store that does not record removals.
+type notRemover struct{ *memStore }
+
+func (notRemover) Remove() {} // hides memStore's
+
+// TestRemoveReachesTheStore: with a Remover store, Remove is recorded
+// first and a Rebuild keeps the member removed, counting only what was
+// submitted after; a store failure leaves Redis untouched, a Redis failure
+// after it is ErrPending. Without one, a Rebuild brings the member back.
+func TestRemoveReachesTheStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, sharded := range []bool{false, true} {
+			store := newMemStore()
+			clock := future
+			opts := []lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily()),
+				lb.WithClock(func() time.Time { return clock })}
+			if sharded {
+				opts = append(opts, lb.WithShards(5))
+			}
+			board, name := newBoard(t, b, opts...)
+			for _, m := range []string{"ann", "bob", "cy"} {
+				_, err := board.Submit(ctx, m, 3)
+				require.NoError(t, err)
+			}
+			// Yesterday's standing stays: Remove touches today's period.
+			_, err := board.Submit(ctx, "bob", 1, lb.WithTime(clock.Add(-24*time.Hour)))
+			require.NoError(t, err)
+			require.NoError(t, board.Remove(ctx, "bob"))
+			_, err = board.Submit(ctx, "cy", 4)
+			require.NoError(t, err)
+			require.NoError(t, board.Remove(ctx, "cy"))
+			_, err = board.Submit(ctx, "cy", 2) // after the removal: counts alone
+			require.NoError(t, err)
+			yesterday := []lb.Query{lb.In(lb.Daily()), lb.At(clock.Add(-24 * time.Hour))}
+			views := [][]lb.Query{nil, {lb.In(lb.Daily())}, yesterday}
+			before := boardView(t, board, views...)
+			top, err := board.Top(ctx, 10)
+			require.NoError(t, err)
+			require.Equal(t, []lb.Entry{{Member: "ann", Score: 3, Rank: 1}, {Member: "cy", Score: 2, Rank: 2}}, top)
+
+			b.Wipe(t, name)
+			_, err = board.Rebuild(ctx)
+			require.NoError(t, err)
+			require.Equal(t, before, boardView(t, board, views...), "removed members stay removed")
+			reports, err := board.Verify(ctx)
+			require.NoError(t, err)
+			for _, r := range reports {
+				require.True(t, r.Clean(), "%+v", r)
+			}
+
+			store.fail = errors.New("connection refused")
+			err = board.Remove(ctx, "ann")
+			require.ErrorContains(t, err, "store: connection refused")
+			require.NotErrorIs(t, err, lb.ErrPending)
+			require.Equal(t, before, boardView(t, board, views...), "Redis must be untouched")
+			store.fail = nil
+
+			// Without a Remover, a rebuild brings them back.
+			plain, err := lb.New(b.Client, name, append(opts, lb.WithStore(notRemover{store}))...)
+			require.NoError(t, err)
+			require.NoError(t, plain.Remove(ctx, "ann"))
+			_, err = plain.Rebuild(ctx)
+			require.NoError(t, err)
+			st, err := plain.Rank(ctx, "ann")
+			require.NoError(t, err)
+			require.Equal(t, 3.0, st.Score)
+
+			if !sharded {
+				// Redis fails after the store recorded the removal.
+				c := b.Client.Client
+				require.NoError(t, c.Do(ctx, c.B().Set().Key("lb:{"+name+"}:alltime").Value("x").Build()).Error())
+				err = board.Remove(ctx, "ann")
+				require.ErrorIs(t, err, lb.ErrPending)
+				require.ErrorContains(t, err, "WRONGTYPE")
+			}
+		}
+	})
 }

@@ -43,9 +43,9 @@ const (
 	MaxIDLen = 256
 )
 
-// ErrPending means a submission reached the store but not Redis: it is
-// durable, and reaches Redis when retried with the same WithID or at the
-// next Rebuild.
+// ErrPending means a submission (or a removal) reached the store but not
+// Redis: it is durable, and reaches Redis when retried with the same WithID
+// (Remove: when run again) or at the next Rebuild.
 var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 
 // Leaderboard is one named board: a sorted set per window period in Redis.

@@ -124,3 +124,26 @@ type StoredStanding struct {
 type BatchAppender interface {
 	AppendBatch(ctx context.Context, subs []Submission) (duplicates []bool, err error)
 }
+
+// Remover is a Store that records removals, so that a Rebuild does not
+// bring removed members back; Remove uses it when the store has it.
+type Remover interface {
+	// Remove records that r.Members were removed from every period
+	// r.Periods lists: from then on, Standings of such a period (a query
+	// naming it with Window and Period) counts only the submissions of
+	// those members appended after the removal.
+	Remove(ctx context.Context, r Removal) error
+}
+
+// Removal is one Remove as a Store records it.
+type Removal struct {
+	// Board is the board's name.
+	Board string
+	// Members are the members removed.
+	Members []string
+	// At is when they were removed: the board's clock.
+	At time.Time
+	// Periods lists the window periods they were removed from: every
+	// window's current one.
+	Periods []SubmissionPeriod
+}

@@ -531,10 +531,13 @@ func (lb *Leaderboard) scriptErr(op string, err error, what string) error {
 }
 
 // Remove deletes members from every window's current period, atomically, in
-// one round trip. Members that are not ranked are ignored. Remove touches
-// Redis only: a board with a store gets removed members back at the next
-// Rebuild, so delete their submissions from the store too to remove them
-// for good.
+// one round trip. Members that are not ranked are ignored. With a store
+// that records removals (a Remover, as pgstore is), the removal goes to the
+// store first, so that a Rebuild does not bring the members back: a store
+// failure returns an error and leaves Redis untouched, a Redis failure
+// after it returns an error matching ErrPending (run Remove again, or
+// Rebuild). With a store that does not, Remove touches Redis only and a
+// Rebuild brings removed members back.
 func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 	for _, m := range members {
 		if err := checkMember(m); err != nil {
@@ -553,6 +556,21 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 		}
 		live = append(live, tg)
 	}
+	if r, ok := lb.store.(Remover); ok {
+		err := r.Remove(ctx, Removal{Board: lb.name, Members: members, At: now, Periods: submissionPeriods(live)})
+		if err != nil {
+			return fmt.Errorf("leaderboard: remove: store: %w (Redis was not written)", err)
+		}
+		if err := lb.remove(ctx, live, members); err != nil {
+			return fmt.Errorf("%w: %w", ErrPending, err)
+		}
+		return nil
+	}
+	return lb.remove(ctx, live, members)
+}
+
+// remove deletes members from Redis's live periods.
+func (lb *Leaderboard) remove(ctx context.Context, live []target, members []string) error {
 	if lb.sharded() {
 		return lb.removeSharded(ctx, live, members)
 	}

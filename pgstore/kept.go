@@ -603,3 +603,63 @@ func wrapStandings(err error) error {
 	}
 	return fmt.Errorf("pgstore: standings: %w", err)
 }
+
+// Remove records that r.Members were removed from every period r.Periods
+// lists, and deletes their kept standings there, in one transaction that
+// holds the board's exclusive lock (no Append of the board runs meanwhile,
+// so every submission is either before the removal, in seq and in the kept
+// standings, or after it). From then on Standings of such a period, kept
+// or aggregated, counts only their submissions appended after the removal;
+// other periods and ranges are not affected. Bad input writes nothing.
+func (s *Store) Remove(ctx context.Context, r leaderboard.Removal) error {
+	if err := checkText("board", r.Board, leaderboard.ErrInvalidArgument); err != nil || r.Board == "" {
+		return fmt.Errorf("pgstore: remove: %w", errors.Join(err, emptyIf(r.Board == "", "board", leaderboard.ErrInvalidArgument)))
+	}
+	for _, m := range r.Members {
+		if err := checkText("member", m, leaderboard.ErrInvalidMember); err != nil || m == "" {
+			return fmt.Errorf("pgstore: remove: %w", errors.Join(err, emptyIf(m == "", "member", leaderboard.ErrInvalidMember)))
+		}
+	}
+	var ws, pids []string
+	for _, p := range r.Periods {
+		for _, t := range []struct{ what, v string }{{"window", p.Window}, {"period", p.Period}} {
+			if err := checkText(t.what, t.v, leaderboard.ErrInvalidArgument); err != nil || t.v == "" {
+				return fmt.Errorf("pgstore: remove: %w", errors.Join(err, emptyIf(t.v == "", t.what, leaderboard.ErrInvalidArgument)))
+			}
+		}
+		ws, pids = append(ws, p.Window), append(pids, p.Period)
+	}
+	if len(r.Members) == 0 || len(r.Periods) == 0 {
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", s.boardLockKey(r.Board)); err != nil {
+			return err
+		}
+		// Every submission of the board committed so far has a lower seq,
+		// every later one a higher.
+		if _, err := tx.Exec(ctx, `INSERT INTO `+s.tRemovals+` (board, "window", period, member, seq, removed_at)
+SELECT $1, l.w, l.p, m, nextval(pg_get_serial_sequence($5, 'seq')), $6
+FROM unnest($2::text[], $3::text[]) AS l (w, p) CROSS JOIN unnest($4::text[]) AS m
+ORDER BY 2, 3, 4
+ON CONFLICT (board, "window", period, member) DO UPDATE SET seq = excluded.seq, removed_at = excluded.removed_at`,
+			r.Board, ws, pids, r.Members, s.tSubs, r.At); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM `+s.tKept+` st USING unnest($2::text[], $3::text[]) AS l (w, p)
+WHERE st.board = $1 AND st."window" = l.w AND st.period = l.p AND st.member = ANY($4::text[])`, r.Board, ws, pids, r.Members)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: remove: %w", err)
+	}
+	return nil
+}
+
+// emptyIf is an error saying what is empty, when it is.
+func emptyIf(empty bool, what string, sentinel error) error {
+	if !empty {
+		return nil
+	}
+	return fmt.Errorf("%w: empty %s", sentinel, what)
+}

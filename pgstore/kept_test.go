@@ -553,3 +553,83 @@ func anyOrder(t *testing.T, s *Store, q leaderboard.StandingsQuery) map[string]l
 	}))
 	return got
 }
+
+// TestRemove: a removal makes Standings of the periods it names count only
+// the member's later submissions, kept or aggregated; other periods and
+// plain ranges still count everything.
+func TestRemove(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	k := watch(s)
+	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	block := blockWindow{name: "block", base: base}
+	at0, at1 := base.Add(time.Hour), base.Add(5*time.Hour)
+	b0, b1 := block.period(at0), block.period(at1)
+	add := func(member string, score float64, at time.Time) {
+		t.Helper()
+		_, err := s.Append(ctx, leaderboard.Submission{Board: "r", Member: member, Score: score, At: at,
+			Policy: leaderboard.Accumulate, Periods: []leaderboard.SubmissionPeriod{allTime, block.period(at)}})
+		require.NoError(t, err)
+	}
+	add("x", 1, at0)
+	add("y", 2, at0)
+	add("x", 5, at1)
+
+	for _, bad := range []leaderboard.Removal{
+		{Board: "r", Members: []string{""}, Periods: []leaderboard.SubmissionPeriod{allTime}},
+		{Board: "r", Members: []string{"x", "\xff"}, Periods: []leaderboard.SubmissionPeriod{allTime}},
+		{Board: "r", Members: []string{"x"}, Periods: []leaderboard.SubmissionPeriod{allTime, {Window: "block"}}},
+		{Board: "", Members: []string{"x"}, Periods: []leaderboard.SubmissionPeriod{allTime}},
+	} {
+		err := s.Remove(ctx, bad)
+		require.Error(t, err)
+		require.ErrorContains(t, err, "pgstore: remove: ")
+	}
+	var n int
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM "+s.tRemovals).Scan(&n))
+	require.Zero(t, n, "bad input writes nothing")
+
+	require.NoError(t, s.Remove(ctx, leaderboard.Removal{Board: "r", Members: []string{"x", "nobody"}, At: at1,
+		Periods: []leaderboard.SubmissionPeriod{allTime, b0}}))
+	add("x", 7, at0) // after the removal, in b0 (WithTime)
+
+	want := map[string]map[string]float64{
+		"alltime": {"x": 7, "y": 2},
+		b0.Period: {"x": 7, "y": 2},
+		b1.Period: {"x": 5},
+	}
+	for _, sp := range []leaderboard.SubmissionPeriod{allTime, b0, b1} {
+		q := query("r", leaderboard.Accumulate, leaderboard.HighestFirst, sp)
+		for _, kept := range []bool{true, false} {
+			if !kept {
+				q.Policy = leaderboard.Replace // not kept: aggregated
+			}
+			got := map[string]float64{}
+			for m, st := range standings(t, s, q) {
+				got[m] = st.Score
+			}
+			require.Equal(t, kept, k.last())
+			if kept {
+				require.Equal(t, want[sp.Period], got, "%s/%s kept", sp.Window, sp.Period)
+			} else {
+				require.Equal(t, len(want[sp.Period]), len(got), "%s/%s aggregated", sp.Window, sp.Period)
+			}
+		}
+		// Accumulate aggregated, as the kept standings say.
+		_, err := s.pool.Exec(ctx, `UPDATE `+s.tKeptPeriods+` SET complete = false WHERE board = 'r'`)
+		require.NoError(t, err)
+		q.Policy = leaderboard.Accumulate
+		got := map[string]float64{}
+		for m, st := range standings(t, s, q) {
+			got[m] = st.Score
+		}
+		require.False(t, k.last())
+		require.Equal(t, want[sp.Period], got, "%s/%s aggregated", sp.Window, sp.Period)
+		_, err = s.pool.Exec(ctx, `UPDATE `+s.tKeptPeriods+` SET complete = true WHERE board = 'r'`)
+		require.NoError(t, err)
+	}
+	// A plain range counts everything.
+	got := standings(t, s, leaderboard.StandingsQuery{Board: "r", Policy: leaderboard.Accumulate})
+	require.Equal(t, 13.0, got["x"].Score)
+}

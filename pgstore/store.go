@@ -1,6 +1,7 @@
 // Package pgstore is a leaderboard.Store on PostgreSQL: the durable record
-// of every submission a board is rebuilt from when Redis loses it, and the
-// sealed standings of closed periods.
+// of every submission a board is rebuilt from when Redis loses it, each
+// period's standings kept up to date as submissions arrive, and the sealed
+// standings of closed periods.
 //
 // Hand it a *pgxpool.Pool you built (it never builds or closes one), run
 // Migrate once at start-up, and give the store to the board:
@@ -15,20 +16,58 @@
 // With the default prefix "leaderboard_" (WithTablePrefix):
 //
 //	leaderboard_submissions        every submission, in append order (seq)
-//	leaderboard_standings          every period's standings, kept by Append
+//	leaderboard_standings          each kept period's standings, one row a member
 //	leaderboard_standing_periods   the periods kept, and whether completely
 //	leaderboard_sealed_periods     the closed periods sealed, one row each
 //	leaderboard_sealed_entries     their final standings
 //	leaderboard_schema_migrations  the migrations applied
 //
+// # Kept standings
+//
+// The submissions are the source of truth; Standings' aggregation over
+// them is the definition. A rebuild that aggregates 10 million submissions
+// waits for PostgreSQL to sort them all before the first row, so Append
+// and AppendBatch also keep, in the same transaction, the standing of the
+// submission's member in every period its Periods list (under its Policy
+// and Order), and Standings of such a period streams those rows instead.
+//
+// A period's kept standings are used only while they are complete: kept
+// from the period's first submission on, with every submission in it
+// since, under one policy, order and pair of bounds. A period whose first
+// kept submission finds earlier ones (appended before migration 2, or
+// without Periods) starts incomplete; a later submission in the period
+// that does not list it (no Periods, another policy or order, other
+// bounds, a window Redis had closed), or an Accumulate total of 2^1022 or
+// more, makes it incomplete for good. Standings of an incomplete period
+// aggregates, as for any other range, so answers never change, only their
+// cost. Completeness is decided under an advisory lock per board: every
+// Append holds it shared, the creation of a period's row exclusively, so
+// the row's first check sees every submission before it and every Append
+// after it sees the row.
+//
+// KeepBest standings do not depend on the order of appends. Replace and
+// Accumulate standings are kept in the order the appends lock the row,
+// which is their commit order; the aggregation follows seq, the order the
+// submissions were inserted. The two differ only for appends of one member
+// that run at the same time, where either could have reached Redis first:
+// Replace then may keep the other one's score, and Accumulate add the same
+// scores in another order (the same sum for whole numbers).
+//
+// Keeping standings costs each Append an upsert per period and
+// AppendBatch one statement per 50,000 standings (BENCHMARKS.md). The
+// standings table has autovacuum settings of its own (2% instead of 20%)
+// so that index-only scans rarely read the table; after a bulk load,
+// VACUUM it before a rebuild if autovacuum has not come by.
+//
 // # Values
 //
-// Scores are stored as double precision: every float64 comes back exactly.
-// Times are stored as timestamptz, which keeps microseconds: Append and
-// AppendBatch truncate At to the microsecond, so Standings returns exactly
-// the time stored; times come back in UTC. Board names, ids and members are
-// text, so they must be valid UTF-8 without NUL bytes (refused with
-// leaderboard.ErrInvalidMember or leaderboard.ErrInvalidArgument otherwise).
+// Scores are stored as double precision: every float64 comes back exactly
+// (-0 is stored as 0). Times are stored as timestamptz, which keeps
+// microseconds: Append and AppendBatch truncate At to the microsecond, so
+// Standings returns exactly the time stored; times come back in UTC. Board
+// names, ids, members, windows and periods are text, so they must be valid
+// UTF-8 without NUL bytes (refused with leaderboard.ErrInvalidMember or
+// leaderboard.ErrInvalidArgument otherwise).
 package pgstore
 
 import (
@@ -82,6 +121,7 @@ type Store struct {
 	tSubs        string
 	tKept        string
 	tKeptPeriods string
+	tRemovals    string
 	tPeriods     string
 	tEntries     string
 	tMigrations  string
@@ -91,7 +131,11 @@ type Store struct {
 	onStandings func(kept bool)
 }
 
-var _ leaderboard.Store = (*Store)(nil)
+var (
+	_ leaderboard.Store         = (*Store)(nil)
+	_ leaderboard.BatchAppender = (*Store)(nil)
+	_ leaderboard.Remover       = (*Store)(nil)
+)
 
 // New returns a store on pool. It makes no call to the database; run Migrate
 // before the first use.
@@ -117,6 +161,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		tSubs:        c.prefix + "submissions",
 		tKept:        c.prefix + "standings",
 		tKeptPeriods: c.prefix + "standing_periods",
+		tRemovals:    c.prefix + "removals",
 		tPeriods:     c.prefix + "sealed_periods",
 		tEntries:     c.prefix + "sealed_entries",
 		tMigrations:  c.prefix + "schema_migrations",
@@ -216,14 +261,17 @@ func (s *Store) Append(ctx context.Context, sub leaderboard.Submission) (duplica
 const batchChunk = 20000
 
 // AppendBatch records subs in their order, as if appended one by one, in one
-// transaction: all or none. duplicates[i] reports that subs[i] was not
-// recorded because its ID was already recorded for its board, by an earlier
-// call or by an earlier element of subs. Each At is truncated to the
-// microsecond.
+// transaction: all or none, with the standings kept as Append keeps them.
+// duplicates[i] reports that subs[i] was not recorded because its ID was
+// already recorded for its board, by an earlier call or by an earlier
+// element of subs. Each At is truncated to the microsecond.
 //
 // A batch without ids is streamed with COPY; a batch with ids is inserted
-// with INSERT ... ON CONFLICT DO NOTHING in chunks. Either way it is the way
-// to bulk-load millions of submissions.
+// with INSERT ... ON CONFLICT DO NOTHING in chunks. The kept standings are
+// upserted afterwards, a member's submissions in one period combined first
+// (Accumulate adds them in batch order). Either way it is the way to
+// bulk-load millions of submissions. A deadlock with another batch keeping
+// the same standings rolls the whole batch back, and it is tried again.
 func (s *Store) AppendBatch(ctx context.Context, subs []leaderboard.Submission) (duplicates []bool, err error) {
 	prepared := make([]leaderboard.Submission, len(subs))
 	kept := make([][]keptPeriod, len(subs))
@@ -339,18 +387,30 @@ SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, a
 }
 
 // Standings streams every member's standing in q.Board over [q.From, q.To),
-// aggregated in PostgreSQL as the policy makes it (see leaderboard.Store),
-// best score first: descending on HighestFirst, ascending on LowestFirst.
-// Rows are read as they arrive, never all held in memory. An error from fn
-// stops the stream (the query is cancelled) and is returned as it is.
+// aggregated as the policy makes it (see leaderboard.Store), best score
+// first: descending on HighestFirst, ascending on LowestFirst. Rows are
+// read as they arrive, never all held in memory. An error from fn stops
+// the stream (the query is cancelled) and is returned as it is.
+//
+// When q.Window and q.Period name a period whose standings Append kept
+// completely (see the package documentation), under q's policy and order
+// and with q's bounds as that period's, it streams them from an index-only
+// scan, best first with no sort: the first row comes at once, and
+// PostgreSQL does a fraction of the work. Otherwise it aggregates the
+// submissions in PostgreSQL (which sorts everything before the first row).
+// Both give the same standings, except that kept Replace and Accumulate
+// standings follow the order in which concurrent appends of one member
+// committed where the aggregation follows seq (see the package
+// documentation).
+//
 // The bounds are compared with the stored, microsecond times exactly (a
 // bound with a fraction of a microsecond is rounded up).
 //
 // Accumulate sums overflowing float64 (which Redis refused, so they are in
-// the store but not on the board) make PostgreSQL's sum fail; Standings then
-// adds the scores in Go instead, with IEEE arithmetic, and such members come
-// with a score of ±Inf. In that case alone members come in name
-// order rather than best first.
+// the store but not on the board) are never kept, and make PostgreSQL's
+// sum fail; Standings then adds the scores in Go instead, with IEEE
+// arithmetic, and such members come with a score of ±Inf. In that case
+// alone members come in name order rather than best first.
 func (s *Store) Standings(ctx context.Context, q leaderboard.StandingsQuery, fn func(leaderboard.StoredStanding) error) error {
 	kept, err := s.standingsKept(ctx, q, fn)
 	if s.onStandings != nil && (kept || err == nil) {
@@ -467,6 +527,13 @@ func (s *Store) standingsFrom(q leaderboard.StandingsQuery) (string, []any, erro
 	if !q.To.IsZero() {
 		args = append(args, ceilMicro(q.To))
 		where += fmt.Sprintf(" AND at < $%d", len(args))
+	}
+	if q.Window != "" && q.Period != "" {
+		// A member's submissions before its last removal from the period
+		// do not count.
+		args = append(args, q.Window, q.Period)
+		where += fmt.Sprintf(` AND NOT EXISTS (SELECT 1 FROM %s r WHERE r.board = $1 AND r."window" = $%d AND r.period = $%d
+	AND r.member = %s.member AND r.seq > %s.seq)`, s.tRemovals, len(args)-1, len(args), s.tSubs, s.tSubs)
 	}
 	return "FROM " + s.tSubs + " WHERE " + where, args, nil
 }
