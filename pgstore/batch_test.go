@@ -137,37 +137,51 @@ func TestAppendBatchIsAtomic(t *testing.T) {
 }
 
 // BenchmarkAppendBatch loads batches of 10,000 submissions to 100,000
-// members, with and without ids; rows/s is the load rate.
+// members, with and without ids, without Periods (no standings kept) and
+// listing an all-time and a daily period (both kept, KeepBest); rows/s is
+// the load rate.
+//
+//	go test -run '^$' -bench 'AppendBatch$' -benchtime 3s .
 func BenchmarkAppendBatch(b *testing.B) {
-	for _, withIDs := range []bool{false, true} {
-		name := "copy"
-		if withIDs {
-			name = "ids"
-		}
-		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			s := newStore(b)
-			const size = 10_000
-			batch := make([]leaderboard.Submission, size)
-			next := 0
-			for b.Loop() {
-				for i := range batch {
-					batch[i] = leaderboard.Submission{
-						Board:  "bench",
-						Member: fmt.Sprintf("player:%d", next%100_000),
-						Score:  float64(next % 7919),
-						At:     t0.Add(time.Duration(next) * time.Millisecond),
-					}
-					if withIDs {
-						batch[i].ID = fmt.Sprintf("req-%d", next)
-					}
-					next++
-				}
-				if _, err := s.AppendBatch(ctx, batch); err != nil {
-					b.Fatal(err)
-				}
+	day := leaderboard.SubmissionPeriod{Window: "daily", Period: "2026-11-30", Start: t0.Truncate(24 * time.Hour)}
+	day.End = day.Start.Add(24 * time.Hour)
+	for _, kept := range []bool{false, true} {
+		for _, withIDs := range []bool{false, true} {
+			name := "copy"
+			if withIDs {
+				name = "ids"
 			}
-			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "rows/s")
-		})
+			var periods []leaderboard.SubmissionPeriod
+			if kept {
+				name += "-2-periods"
+				periods = []leaderboard.SubmissionPeriod{allTime, day}
+			}
+			b.Run(name, func(b *testing.B) {
+				ctx := context.Background()
+				s := newStore(b)
+				const size = 10_000
+				batch := make([]leaderboard.Submission, size)
+				next := 0
+				for b.Loop() {
+					for i := range batch {
+						batch[i] = leaderboard.Submission{
+							Board:   "bench",
+							Member:  fmt.Sprintf("player:%d", next%100_000),
+							Score:   float64(next % 7919),
+							At:      t0.Add(time.Duration(next%1000) * time.Millisecond),
+							Periods: periods,
+						}
+						if withIDs {
+							batch[i].ID = fmt.Sprintf("req-%d", next)
+						}
+						next++
+					}
+					if _, err := s.AppendBatch(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
 	}
 }

@@ -1,14 +1,12 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,38 +22,34 @@ import (
 
 // BenchmarkRebuild measures issue 5's rebuild figures in one run: it loads
 // LB_BENCH_MEMBERS members (default 1,000,000) into a fresh store with
-// AppendBatch (COPY, one submission per member, random whole scores), then
-// measures, each as members/s:
+// AppendBatch (COPY, one submission per member, random whole scores, with
+// the all-time period listed, so the store keeps its standings as a
+// board's SubmitMany would make it), then measures, each as members/s:
 //
 //	standings               Store.Standings alone, no Redis: what Rebuild
-//	                        reads (KeepBest aggregated, ORDER BY score)
-//	standings-member-order  the same aggregation without the final sort
+//	                        reads, the kept standings of the period, best
+//	                        first from an index-only scan
+//	standings-aggregate     the same query without the period's name: the
+//	                        aggregation over the submissions (KeepBest
+//	                        aggregated, ORDER BY score), the way Rebuild read
+//	                        before the standings were kept
+//	standings-member-order  that aggregation without the final sort
 //	table-scan              the plain rows: no aggregation, no sort
 //	rebuild                 board.Rebuild of an all-time board into a real
 //	                        Redis (REDIS_URL), its keys deleted before each run
 //	rebuild-present         the same over the board as rebuilt before (the
-//	                        swap deletes the old sorted set); both report
+//	                        swap unlinks the old sorted set); both report
 //	                        max-stall-ms, the longest a PING from another
 //	                        connection waited meanwhile
+//	rebuild-aggregate       rebuild with the period's kept standings marked
+//	                        incomplete, so Standings aggregates (the
+//	                        fallback); they are marked complete again after
 //	ceiling                 the ceiling: the same members, read into memory
 //	                        beforehand (not timed), written with plain ZADDs
 //	                        of 1,000 members, 16 per DoMulti, one DoMulti
-//	                        after the other, as Rebuild does, best first
-//	                        (the order Rebuild writes in)
-//	ceiling-table-order     the same in table order (random scores)
+//	                        after the other, best first (the order Rebuild
+//	                        writes in)
 //	ceiling-2-in-flight     best first, two DoMultis on their way at once
-//	ceiling-4-sorted-runs   four runs, each best first, one after another
-//	proto-...               prototypes of a faster rebuild, not the SDK's code:
-//	  proto-serial          Rebuild's loop (read, then write each pipeline
-//	                        and wait for it), without the swap
-//	  proto-overlap         the same, with the pipelines sent by another
-//	                        goroutine while the next one is read
-//	  proto-client-sort     standings in member order, sorted best first in
-//	                        Go, then written
-//	  proto-score-index-*   serial and overlap reading rows that come best
-//	                        first from an index (board, score DESC) INCLUDE
-//	                        (member, at), with no sort: what a table of
-//	                        standings kept up to date by Append would give
 //
 // Beside members/s it reports the CPU seconds per op of this process
 // (client-cpu-s), of the Redis server (INFO cpu; redis-cpu-s) and of the
@@ -114,16 +108,25 @@ func BenchmarkRebuild(b *testing.B) {
 
 	board, err := leaderboard.New(client, name, leaderboard.WithStore(s)) // KeepBest, all-time
 	require.NoError(b, err)
-	q := leaderboard.StandingsQuery{Board: name, Policy: leaderboard.KeepBest, Order: leaderboard.HighestFirst}
+	q := leaderboard.StandingsQuery{Board: name, Policy: leaderboard.KeepBest, Order: leaderboard.HighestFirst,
+		Window: "alltime", Period: "alltime"}
+	aggregate := q
+	aggregate.Window, aggregate.Period = "", ""
 	from, args, err := s.standingsFrom(q)
 	require.NoError(b, err)
 	memberOrder := "SELECT DISTINCT ON (member) member, score, at " + from + " ORDER BY member, score DESC, at"
 	tableScan := "SELECT member, score, at " + from
 	nothing := func() {}
+	kept := func() bool {
+		var complete bool
+		require.NoError(b, pool.QueryRow(ctx, `SELECT complete FROM `+s.tKeptPeriods+` WHERE board = $1 AND "window" = 'alltime'`, name).Scan(&complete))
+		return complete
+	}
+	require.True(b, kept(), "the load keeps the all-time standings")
 
 	// The reads report too how long PostgreSQL took to send the first row:
 	// a sort holds every row back until it is done.
-	read := func(b *testing.B, query string) {
+	read := func(b *testing.B, q *leaderboard.StandingsQuery, query string) {
 		var first time.Duration
 		measure(b, client, int64(n), nothing, func() int64 {
 			start, got := time.Now(), int64(0)
@@ -134,8 +137,8 @@ func BenchmarkRebuild(b *testing.B) {
 				got++
 				return nil
 			}
-			if query == "" {
-				require.NoError(b, s.Standings(ctx, q, fn))
+			if q != nil {
+				require.NoError(b, s.Standings(ctx, *q, fn))
 			} else {
 				_, err := s.stream(ctx, s.pool, query, args, fn)
 				require.NoError(b, err)
@@ -144,9 +147,10 @@ func BenchmarkRebuild(b *testing.B) {
 		})
 		b.ReportMetric(first.Seconds()/float64(b.N), "first-row-s/op")
 	}
-	b.Run("standings", func(b *testing.B) { read(b, "") })
-	b.Run("standings-member-order", func(b *testing.B) { read(b, memberOrder) })
-	b.Run("table-scan", func(b *testing.B) { read(b, tableScan) })
+	b.Run("standings", func(b *testing.B) { read(b, &q, "") })
+	b.Run("standings-aggregate", func(b *testing.B) { read(b, &aggregate, "") })
+	b.Run("standings-member-order", func(b *testing.B) { read(b, nil, memberOrder) })
+	b.Run("table-scan", func(b *testing.B) { read(b, nil, tableScan) })
 	// Rebuild, and the longest a PING from another connection waited
 	// meanwhile: how long Redis was blocked at worst.
 	rebuild := func(b *testing.B, setup func()) {
@@ -167,7 +171,7 @@ func BenchmarkRebuild(b *testing.B) {
 	// Into empty keys, as after a loss.
 	b.Run("rebuild", func(b *testing.B) { rebuild(b, wipe) })
 	// Over the board as rebuilt before (after Verify found a difference):
-	// the swap deletes the old sorted set.
+	// the swap unlinks the old sorted set.
 	b.Run("rebuild-present", func(b *testing.B) {
 		rebuild(b, func() {
 			if ok, err := board.Present(ctx); err != nil || !ok {
@@ -175,6 +179,17 @@ func BenchmarkRebuild(b *testing.B) {
 				require.NoError(b, err)
 			}
 		})
+	})
+	// The fallback: the period's kept standings not trusted. Nothing is
+	// appended meanwhile, so they are as complete after as before.
+	b.Run("rebuild-aggregate", func(b *testing.B) {
+		setComplete := func(v bool) {
+			_, err := pool.Exec(ctx, `UPDATE `+s.tKeptPeriods+` SET complete = $2 WHERE board = $1`, name, v)
+			require.NoError(b, err)
+		}
+		setComplete(false)
+		defer setComplete(true)
+		rebuild(b, wipe)
 	})
 
 	// The ceilings: the members in memory, as ZADD arguments, read before
@@ -191,51 +206,7 @@ func BenchmarkRebuild(b *testing.B) {
 		})
 	}
 	b.Run("ceiling", func(b *testing.B) { ceiling(b, bestFirst, 1) })
-	b.Run("ceiling-table-order", func(b *testing.B) { ceiling(b, tableScan, 1) })
 	b.Run("ceiling-2-in-flight", func(b *testing.B) { ceiling(b, bestFirst, 2) })
-	// Four runs, each best first, one after the other: what Redis pays for
-	// writing the output of four partitioned sorts instead of one.
-	b.Run("ceiling-4-sorted-runs", func(b *testing.B) {
-		ceiling(b, "SELECT member, score, at FROM ("+memberOrder+") t ORDER BY hashtext(member) & 3, score DESC", 1)
-	})
-
-	// Prototypes of a faster rebuild (not the SDK's code).
-	proto := func(b *testing.B, query string, overlap bool) {
-		key := "lb:{" + name + "}:proto"
-		measure(b, client, int64(n), wipe, func() int64 {
-			return overlapQuery(ctx, b, client, s, query, args, key, overlap)
-		})
-	}
-	b.Run("proto-serial", func(b *testing.B) { proto(b, "", false) })
-	b.Run("proto-overlap", func(b *testing.B) { proto(b, "", true) })
-	b.Run("proto-client-sort", func(b *testing.B) {
-		key := "lb:{" + name + "}:proto"
-		measure(b, client, int64(n), wipe, func() int64 {
-			return clientSortRebuild(ctx, b, client, s, memberOrder, args, key)
-		})
-	})
-	// What a table of standings kept up to date by Append (one row per
-	// member, indexed by score) would give: with one submission per member
-	// the submissions are those standings, so an index-only scan in score
-	// order streams them best first with no sort. The index is built when
-	// first needed (not timed) and kept to the end; these run last.
-	indexed := false
-	scoreIndex := func(b *testing.B) string {
-		query := "SELECT member, score, at " + from + " ORDER BY score DESC"
-		if !indexed {
-			_, err := pool.Exec(ctx, "CREATE INDEX bench_score_idx ON "+s.tSubs+" (board, score DESC) INCLUDE (member, at)")
-			require.NoError(b, err)
-			indexed = true
-			_, err = pool.Exec(ctx, "VACUUM (ANALYZE) "+s.tSubs)
-			require.NoError(b, err)
-			var plan string
-			require.NoError(b, pool.QueryRow(ctx, "EXPLAIN "+query, args...).Scan(&plan))
-			b.Logf("plan: %s", plan)
-		}
-		return query
-	}
-	b.Run("proto-score-index-serial", func(b *testing.B) { proto(b, scoreIndex(b), false) })
-	b.Run("proto-score-index-overlap", func(b *testing.B) { proto(b, scoreIndex(b), true) })
 }
 
 // pinger PINGs the real Redis from a connection of its own, one PING after
@@ -318,29 +289,6 @@ func zaddInFlight(ctx context.Context, b *testing.B, client rueidis.Client, key 
 	return int64(len(pairs) / 2)
 }
 
-// clientSortRebuild is a prototype of a rebuild whose store does not sort by
-// score: the standings come in member order (PostgreSQL's DISTINCT ON
-// without the final ORDER BY score), are sorted best first here, and
-// written as Rebuild does. It holds the period in memory.
-func clientSortRebuild(ctx context.Context, b *testing.B, client rueidis.Client, s *Store, query string, args []any, key string) int64 {
-	type standing struct {
-		score  float64
-		member string
-	}
-	var rows []standing
-	_, err := s.stream(ctx, s.pool, query, args, func(st leaderboard.StoredStanding) error {
-		rows = append(rows, standing{st.Score, st.Member})
-		return nil
-	})
-	require.NoError(b, err)
-	slices.SortFunc(rows, func(x, y standing) int { return cmp.Compare(y.score, x.score) })
-	pairs := make([]string, 0, 2*len(rows))
-	for _, r := range rows {
-		pairs = append(pairs, formatScore(r.score), r.member)
-	}
-	return zaddAll(ctx, b, client, key, pairs)
-}
-
 // rebuildBatch and rebuildPipeline are the root package's sizes: members per
 // ZADD, and ZADDs per DoMulti.
 const (
@@ -379,88 +327,6 @@ func zaddAll(ctx context.Context, b *testing.B, client rueidis.Client, key strin
 		flush()
 	}
 	return int64(len(pairs) / 2)
-}
-
-// overlapQuery is a prototype of a rebuild that overlaps its two halves:
-// this goroutine streams the standings from PostgreSQL and cuts them into
-// ZADD commands, another sends each pipeline of 16 to Redis while the next
-// one is being read. The key is written directly (no swap): the swap costs
-// the same either way.
-//
-// With an empty query it reads Store.Standings of the board (args[0]).
-// With overlap false, this goroutine sends each pipeline itself and waits
-// for it, as Rebuild does.
-func overlapQuery(ctx context.Context, b *testing.B, client rueidis.Client, s *Store, query string, args []any, key string, overlap bool) int64 {
-	send := func(cmds rueidis.Commands) error {
-		for _, r := range client.DoMulti(ctx, cmds...) {
-			if err := r.Error(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	pipelines := make(chan rueidis.Commands, 4)
-	done := make(chan error, 1)
-	if overlap {
-		go func() {
-			var err error
-			for cmds := range pipelines {
-				if e := send(cmds); e != nil && err == nil {
-					err = e
-				}
-			}
-			done <- err
-		}()
-	}
-	var members int64
-	var sendErr error
-	zargs := make([]string, 0, 2*rebuildBatch)
-	cmds := make(rueidis.Commands, 0, rebuildPipeline)
-	flush := func() {
-		if overlap {
-			pipelines <- cmds
-			cmds = make(rueidis.Commands, 0, rebuildPipeline)
-			return
-		}
-		if err := send(cmds); err != nil && sendErr == nil {
-			sendErr = err
-		}
-		cmds = cmds[:0]
-	}
-	cut := func() {
-		cmds = append(cmds, client.B().Arbitrary("ZADD").Keys(key).Args(zargs...).Build())
-		zargs = make([]string, 0, 2*rebuildBatch) // the command keeps the old slice
-		if len(cmds) == rebuildPipeline {
-			flush()
-		}
-	}
-	fn := func(st leaderboard.StoredStanding) error {
-		zargs = append(zargs, formatScore(st.Score), st.Member)
-		members++
-		if len(zargs) == 2*rebuildBatch {
-			cut()
-		}
-		return nil
-	}
-	var err error
-	if query == "" {
-		err = s.Standings(ctx, leaderboard.StandingsQuery{Board: args[0].(string), Policy: leaderboard.KeepBest, Order: leaderboard.HighestFirst}, fn)
-	} else {
-		_, err = s.stream(ctx, s.pool, query, args, fn)
-	}
-	if len(zargs) > 0 {
-		cut()
-	}
-	if len(cmds) > 0 {
-		flush()
-	}
-	require.NoError(b, err)
-	if overlap {
-		close(pipelines)
-		sendErr = <-done
-	}
-	require.NoError(b, sendErr)
-	return members
 }
 
 // measure runs op b.N times, each after setup (not timed), checks that every
@@ -552,9 +418,12 @@ func sampleCPU(b *testing.B, client rueidis.Client) cpuUse {
 }
 
 // loadMembers appends n submissions without ids to board, one per member
-// ("player:<i>"), with random whole scores below 10^9, with AppendBatch
-// (COPY), then vacuums and analyzes the table so that every measured read
-// finds it as an old table would be, not freshly written.
+// ("player:<i>"), with random whole scores below 10^9, KeepBest on a
+// HighestFirst board's all-time period, with AppendBatch (COPY, and the
+// standings kept), then vacuums and analyzes the tables so that every
+// measured read finds them as old tables would be, not freshly written
+// (an index-only scan reads the table for every page a vacuum has not
+// marked all-visible yet). It logs the plan of the kept standings' read.
 func loadMembers(b *testing.B, s *Store, board string, n int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
@@ -566,20 +435,29 @@ func loadMembers(b *testing.B, s *Store, board string, n int) {
 		subs = subs[:0]
 		for j := i; j < min(i+chunk, n); j++ {
 			subs = append(subs, leaderboard.Submission{
-				Board:  board,
-				Member: "player:" + strconv.Itoa(j),
-				Score:  float64(rng.IntN(1_000_000_000)),
-				At:     at.Add(time.Duration(j) * time.Microsecond),
+				Board:   board,
+				Member:  "player:" + strconv.Itoa(j),
+				Score:   float64(rng.IntN(1_000_000_000)),
+				At:      at.Add(time.Duration(j) * time.Microsecond),
+				Periods: []leaderboard.SubmissionPeriod{{Window: "alltime", Period: "alltime"}},
 			})
 		}
 		_, err := s.AppendBatch(ctx, subs)
 		require.NoError(b, err)
 	}
 	loaded := time.Since(start)
-	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) "+s.tSubs)
+	_, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) "+s.tSubs+", "+s.tKept)
 	require.NoError(b, err)
 	b.Logf("loaded %d members with AppendBatch in %v (%.0f rows/s), vacuumed in %v",
 		n, loaded.Round(time.Millisecond), float64(n)/loaded.Seconds(), (time.Since(start) - loaded).Round(time.Millisecond))
+	rows, err := s.pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) SELECT member, score, at FROM `+s.tKept+`
+WHERE board = $1 AND "window" = 'alltime' AND period = 'alltime' ORDER BY score DESC, at DESC`, board)
+	require.NoError(b, err)
+	var plan []string
+	var line string
+	_, err = pgxForEach(rows, &line, func() { plan = append(plan, line) })
+	require.NoError(b, err)
+	b.Logf("kept standings read:\n%s", strings.Join(plan, "\n"))
 }
 
 // deleteBoardKeys deletes every key of the board on the real Redis, with
