@@ -7,12 +7,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skiprank/leaderboard"
 	"github.com/skiprank/leaderboard/internal/keys"
@@ -227,45 +227,32 @@ func (b *bench) loadWith(ctx context.Context, progress io.Writer, what string, w
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }),
 	)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
+	// The first error stops every goroutine (errgroup cancels ctx).
+	g, ctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
 	start := time.Now()
 	for range b.cfg.loadConcurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for {
 				lo := int(next.Add(batchSize)) - batchSize
-				if lo >= n || ctx.Err() != nil {
-					return
+				if lo >= n {
+					return nil
+				}
+				if err := ctx.Err(); err != nil {
+					return err
 				}
 				hi := min(lo+batchSize, n)
 				if err := write(ctx, lo, hi); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-					return
+					return err
 				}
 				_ = bar.Add(hi - lo)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	err := g.Wait()
 	elapsed := time.Since(start)
 	_ = bar.Finish()
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = ctx.Err()
-	}
-	return elapsed, firstErr
+	return elapsed, err
 }
 
 // describe is the board's configuration in a line.

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
+	"golang.org/x/sync/errgroup"
 )
 
 // figure is one implementation of one operation measured at one
@@ -179,57 +179,41 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // call's latency (when record is set) and the wall time until the last call
 // ended. The first error stops every goroutine and is returned.
 func drive(ctx context.Context, im impl, conc int, d time.Duration, record bool) ([]time.Duration, time.Duration, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		all      []time.Duration
-		firstErr error
-	)
+	// The first error stops every goroutine (errgroup cancels ctx).
+	g, ctx := errgroup.WithContext(ctx)
+	lats := make([][]time.Duration, conc)
 	start := time.Now()
 	deadline := start.Add(d)
-	for g := range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &worker{r: rand.New(rand.NewPCG(uint64(g), uint64(start.UnixNano())))}
-			var lat []time.Duration
+	for w := range conc {
+		g.Go(func() error {
+			wk := &worker{r: rand.New(rand.NewPCG(uint64(w), uint64(start.UnixNano())))}
 			if record {
-				lat = make([]time.Duration, 0, 1<<14)
+				lats[w] = make([]time.Duration, 0, 1<<14)
 			}
 			t0 := time.Now()
-			for t0.Before(deadline) && ctx.Err() == nil {
-				err := im.call(ctx, w)
+			for t0.Before(deadline) {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				err := im.call(ctx, wk)
 				t1 := time.Now()
 				if record {
-					lat = append(lat, t1.Sub(t0))
+					lats[w] = append(lats[w], t1.Sub(t0))
 				}
 				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-					return
+					return err
 				}
 				t0 = t1
 			}
-			mu.Lock()
-			all = append(all, lat...)
-			mu.Unlock()
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	err := g.Wait()
 	elapsed := time.Since(start)
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = ctx.Err()
+	if errors.Is(err, errCheck) {
+		err = fmt.Errorf("%w: the reply does not hold what was loaded", err)
 	}
-	if errors.Is(firstErr, errCheck) {
-		firstErr = fmt.Errorf("%w: the reply does not hold what was loaded", firstErr)
-	}
-	return all, elapsed, firstErr
+	return slices.Concat(lats...), elapsed, err
 }
 
 // nodes are the Redis servers behind the client: one, or every node of a
