@@ -118,12 +118,11 @@ func (b *bench) rawSubmit(ctx context.Context, w *worker) error {
 func (b *bench) goRedisSubmit(ctx context.Context, w *worker) error {
 	m, v := b.members[w.pick(poolSize)], b.scores[w.pick(poolSize)]
 	type win struct {
-		before  *redis.FloatCmd
-		brank   *redis.IntCmd
-		write   redis.Cmder
-		arank   *redis.IntCmd
-		total   *redis.IntCmd
-		expires bool
+		before *redis.FloatCmd
+		brank  *redis.IntCmd
+		write  redis.Cmder
+		arank  *redis.IntCmd
+		total  *redis.IntCmd
 	}
 	wins := make([]win, len(b.raw))
 	_, err := b.c.goRed.TxPipelined(ctx, func(p redis.Pipeliner) error {
