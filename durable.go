@@ -77,8 +77,11 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // Rebuild rebuilds every live period of every window (the current one and
 // the closed ones still within their retention) from the store: each into
 // fresh keys, swapped in with RENAME, so readers see the old board or the
-// new one, never a half-built one. Members are written in pipelined batches
-// of 1,000; WithProgress reports how far it is. On a sharded board it
+// new one, never a half-built one. Each period is read with
+// Store.Standings naming the period (a store that keeps standings streams
+// them best first); members are written in pipelined batches of 1,000,
+// sent from other goroutines while the next are read; WithProgress reports
+// how far it is. On a sharded board it
 // rebuilds the index and every shard (each shard's swap is atomic, the
 // shards of one period are swapped one after another). It then writes the
 // marker that Present looks for.
