@@ -102,13 +102,9 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 		return RebuildReport{}, fmt.Errorf("%w: Rebuild needs a store (WithStore)", ErrInvalidArgument)
 	}
 	now := lb.now()
-	var all []target
-	for _, w := range lb.windows {
-		ps, err := lb.livePeriods(w, now)
-		if err != nil {
-			return RebuildReport{}, err
-		}
-		all = append(all, ps...)
+	all, err := lb.livePeriods(now)
+	if err != nil {
+		return RebuildReport{}, err
 	}
 	var rep RebuildReport
 	for i, tg := range all {
@@ -124,7 +120,7 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 		rep.Periods++
 		rep.Members += n
 	}
-	err := lb.client.Do(ctx, lb.client.B().Set().Key(lb.keys.Marker()).Value(strconv.FormatInt(now.UnixMilli(), 10)).Build()).Error()
+	err = lb.client.Do(ctx, lb.client.B().Set().Key(lb.keys.Marker()).Value(strconv.FormatInt(now.UnixMilli(), 10)).Build()).Error()
 	return rep, wrap("rebuild", err)
 }
 
@@ -135,9 +131,22 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// livePeriods lists w's current period and the closed ones whose keys
-// still live at now, newest first.
-func (lb *Leaderboard) livePeriods(w Window, now time.Time) ([]target, error) {
+// livePeriods lists, window by window in the board's order, each window's
+// current period and the closed ones whose keys still live at now, newest
+// first: what Rebuild, Verify and Seal walk.
+func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
+	var out []target
+	for _, w := range lb.windows {
+		ps, err := lb.windowLivePeriods(w, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+func (lb *Leaderboard) windowLivePeriods(w Window, now time.Time) ([]target, error) {
 	var out []target
 	t := now
 	for range 10_000 { // bounds a window whose periods never end
@@ -456,20 +465,17 @@ func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
 	}
-	now := lb.now()
+	live, err := lb.livePeriods(lb.now())
+	if err != nil {
+		return nil, err
+	}
 	var out []VerifyReport
-	for _, w := range lb.windows {
-		ps, err := lb.livePeriods(w, now)
+	for _, tg := range live {
+		r, err := lb.verifyPeriod(ctx, tg)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
-		for _, tg := range ps {
-			r, err := lb.verifyPeriod(ctx, tg)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out, nil
 }
@@ -569,47 +575,45 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
 	}
 	now := lb.now()
+	live, err := lb.livePeriods(now)
+	if err != nil {
+		return nil, err
+	}
 	var out []SealedPeriod
-	for _, w := range lb.windows {
-		ps, err := lb.livePeriods(w, now)
-		if err != nil {
-			return out, err
+	for _, tg := range live {
+		if tg.expire == 0 || now.Before(tg.period.End) {
+			continue // never closes, or still open
 		}
-		for _, tg := range ps {
-			if tg.expire == 0 || now.Before(tg.period.End) {
-				continue // never closes, or still open
-			}
-			if _, sealed, err := lb.store.Sealed(ctx, lb.name, w.Name(), tg.period.ID); err != nil {
-				return out, fmt.Errorf("leaderboard: seal: store: %w", err)
-			} else if sealed {
-				continue
-			}
-			sp := SealedPeriod{Window: w.Name(), Period: tg.period.ID}
-			for n := 1; ; n++ {
-				p, err := lb.Page(ctx, n, MaxN, In(w), At(tg.period.Start))
-				if err != nil {
-					return out, err
-				}
-				sp.Entries = append(sp.Entries, p.Entries...)
-				if len(p.Entries) < MaxN {
-					break
-				}
-			}
-			if len(sp.Entries) == 0 {
-				continue // nobody played: nothing to keep or reward
-			}
-			first, err := lb.store.Seal(ctx, lb.name, w.Name(), tg.period.ID, sp.Entries)
+		if _, sealed, err := lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID); err != nil {
+			return out, fmt.Errorf("leaderboard: seal: store: %w", err)
+		} else if sealed {
+			continue
+		}
+		sp := SealedPeriod{Window: tg.window.Name(), Period: tg.period.ID}
+		for n := 1; ; n++ {
+			p, err := lb.Page(ctx, n, MaxN, In(tg.window), At(tg.period.Start))
 			if err != nil {
-				return out, fmt.Errorf("leaderboard: seal: store: %w", err)
+				return out, err
 			}
-			if !first {
-				continue // another process sealed it meanwhile
+			sp.Entries = append(sp.Entries, p.Entries...)
+			if len(p.Entries) < MaxN {
+				break
 			}
-			out = append(out, sp)
-			if hook != nil {
-				if err := hook(ctx, sp); err != nil {
-					return out, fmt.Errorf("leaderboard: seal hook for %s/%s: %w", sp.Window, sp.Period, err)
-				}
+		}
+		if len(sp.Entries) == 0 {
+			continue // nobody played: nothing to keep or reward
+		}
+		first, err := lb.store.Seal(ctx, lb.name, tg.window.Name(), tg.period.ID, sp.Entries)
+		if err != nil {
+			return out, fmt.Errorf("leaderboard: seal: store: %w", err)
+		}
+		if !first {
+			continue // another process sealed it meanwhile
+		}
+		out = append(out, sp)
+		if hook != nil {
+			if err := hook(ctx, sp); err != nil {
+				return out, fmt.Errorf("leaderboard: seal hook for %s/%s: %w", sp.Window, sp.Period, err)
 			}
 		}
 	}

@@ -95,7 +95,7 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		switch {
 		case lb.sharded():
 			err = lb.submitSharded(ctx, sub, live, where, &res)
-		case lb.txSubmits() && sub.id == "" && (lb.policy != Accumulate || math.Abs(sub.stored) < incrNeverOverflows):
+		case lb.txSubmits(sub):
 			err = lb.submitTx(ctx, sub, live, where, res.Windows)
 		default:
 			err = lb.submitScript(ctx, sub, live, where, &res)
@@ -122,15 +122,17 @@ type submission struct {
 	at     time.Time
 }
 
-// txSubmits reports whether Submit can be a MULTI/EXEC of plain commands:
-// nothing may need to branch on what is stored. Competition ranks count by
-// the stored score, KeepBest under LaterFirst compares plain scores, not
-// composites, and a tie-broken Accumulate must check its total against the
-// encoding's range, so those run the script. A transaction costs Redis
-// about half of what a script doing the same costs (BENCHMARKS.md).
-func (lb *Leaderboard) txSubmits() bool {
+// txSubmits reports whether sub can be a MULTI/EXEC of plain commands:
+// nothing may need to branch on what is stored. A WithID id is checked and
+// recorded inside the script; Competition ranks count by the stored score;
+// KeepBest under LaterFirst compares plain scores, not composites; and an
+// Accumulate must refuse a total that leaves its range before writing (a
+// tie-break's range always, float64's only for increments that can reach
+// it). Those run the script. A transaction costs Redis about half of what a
+// script doing the same costs (BENCHMARKS.md).
+func (lb *Leaderboard) txSubmits(sub submission) bool {
 	switch {
-	case lb.ranking != Ordinal:
+	case sub.id != "" || lb.ranking != Ordinal:
 		return false
 	case lb.policy == Replace:
 		return true
@@ -139,8 +141,7 @@ func (lb *Leaderboard) txSubmits() bool {
 		// best was reached, as KeepBest must.
 		return lb.tb == nil || !lb.tb.later
 	case lb.policy == Accumulate:
-		// ZINCRBY, for increments below incrNeverOverflows.
-		return lb.tb == nil
+		return lb.tb == nil && math.Abs(sub.stored) < incrNeverOverflows
 	}
 	return false
 }
@@ -154,10 +155,7 @@ const incrNeverOverflows = 0x1p970
 
 // submitTx runs a submission as one MULTI/EXEC; see txSubmits.
 func (lb *Leaderboard) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
-	member, score := sub.member, sub.stored
-	if score == 0 {
-		score = 0 // -0 would be stored, and printed, as "-0"
-	}
+	member, score := sub.member, sub.stored // Submit has made -0 into 0
 	b := lb.client.B()
 	const perWindow = 6
 	cmds := make(rueidis.Commands, 0, 2+perWindow*len(live))

@@ -138,7 +138,6 @@ func TestKeptStandingsMatchModel(t *testing.T) {
 		for _, order := range orders {
 			board := fmt.Sprintf("arena-%v-%v", policy, order)
 			var subs []leaderboard.Submission
-			ids := map[string]bool{}
 			for _, e := range workload {
 				at := times[e.at]
 				subs = append(subs, leaderboard.Submission{
@@ -147,35 +146,7 @@ func TestKeptStandingsMatchModel(t *testing.T) {
 					Periods: []leaderboard.SubmissionPeriod{allTime, block.period(at), shifted.period(at)},
 				})
 			}
-			for i := 0; i < len(subs); {
-				n := min(1+rng.IntN(150), len(subs)-i)
-				chunk := subs[i : i+n]
-				switch rng.IntN(3) {
-				case 0:
-					for j, sub := range chunk {
-						sub.ID = fmt.Sprintf("id-%d", i+j)
-						ids[sub.ID] = true
-						dup, err := s.Append(ctx, sub)
-						require.NoError(t, err)
-						require.False(t, dup)
-					}
-				case 1:
-					dups, err := s.AppendBatch(ctx, chunk)
-					require.NoError(t, err)
-					require.Equal(t, make([]bool, n), dups)
-				case 2:
-					withIDs := make([]leaderboard.Submission, n)
-					for j, sub := range chunk {
-						withIDs[j] = sub
-						withIDs[j].ID = fmt.Sprintf("id-%d", i+j)
-						ids[withIDs[j].ID] = true
-					}
-					dups, err := s.AppendBatch(ctx, withIDs)
-					require.NoError(t, err)
-					require.Equal(t, make([]bool, n), dups)
-				}
-				i += n
-			}
+			ids := appendMixed(t, s, subs, rng, 150, true)
 			// Repeated ids, with other scores: recorded nowhere.
 			var again []leaderboard.Submission
 			for id := range ids {

@@ -73,7 +73,6 @@ func TestStandingsMatchModel(t *testing.T) {
 }
 
 func testModel(t *testing.T, s *Store, n int) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(5, 2026))
 
 	// Few members and few distinct times: many submissions per member,
@@ -94,33 +93,7 @@ func testModel(t *testing.T, s *Store, n int) {
 	}
 	// Append one by one and in batches of every size, with and without ids
 	// (the two AppendBatch paths), keeping the append order.
-	for i := 0; i < len(subs); {
-		n := 1 + rng.IntN(200)
-		n = min(n, len(subs)-i)
-		chunk := subs[i : i+n]
-		switch rng.IntN(3) {
-		case 0:
-			for _, sub := range chunk {
-				dup, err := s.Append(ctx, sub)
-				require.NoError(t, err)
-				require.False(t, dup)
-			}
-		case 1:
-			dups, err := s.AppendBatch(ctx, chunk)
-			require.NoError(t, err)
-			require.Equal(t, make([]bool, n), dups)
-		case 2:
-			withIDs := make([]leaderboard.Submission, n)
-			for j, sub := range chunk {
-				withIDs[j] = sub
-				withIDs[j].ID = fmt.Sprintf("id-%d", i+j)
-			}
-			dups, err := s.AppendBatch(ctx, withIDs)
-			require.NoError(t, err)
-			require.Equal(t, make([]bool, n), dups)
-		}
-		i += n
-	}
+	appendMixed(t, s, subs, rng, 200, false)
 	for i := range subs {
 		subs[i].At = subs[i].At.Truncate(time.Microsecond) // what the store keeps
 	}
@@ -186,6 +159,48 @@ func sumsDependOnOrder(subs []leaderboard.Submission, board string, want map[str
 // TestAccumulateOverflow: sums that overflow float64 (Redis refused the
 // submission that overflowed, the store holds it) fail PostgreSQL's float8
 // addition; Standings then sums in Go and returns ±Inf for those members.
+// appendMixed appends subs in their order, in chunks of 1 to maxChunk: each
+// chunk one by one with Append, or at once with AppendBatch without ids or
+// with ids "id-<index in subs>" (the store's two batch paths). idsOnAppend
+// gives the one-by-one appends such ids too. It returns every id used.
+func appendMixed(t *testing.T, s *Store, subs []leaderboard.Submission, rng *rand.Rand, maxChunk int, idsOnAppend bool) map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	ids := map[string]bool{}
+	for i := 0; i < len(subs); {
+		n := min(1+rng.IntN(maxChunk), len(subs)-i)
+		chunk := subs[i : i+n]
+		switch rng.IntN(3) {
+		case 0:
+			for j, sub := range chunk {
+				if idsOnAppend {
+					sub.ID = fmt.Sprintf("id-%d", i+j)
+					ids[sub.ID] = true
+				}
+				dup, err := s.Append(ctx, sub)
+				require.NoError(t, err)
+				require.False(t, dup)
+			}
+		case 1:
+			dups, err := s.AppendBatch(ctx, chunk)
+			require.NoError(t, err)
+			require.Equal(t, make([]bool, n), dups)
+		case 2:
+			withIDs := make([]leaderboard.Submission, n)
+			for j, sub := range chunk {
+				withIDs[j] = sub
+				withIDs[j].ID = fmt.Sprintf("id-%d", i+j)
+				ids[withIDs[j].ID] = true
+			}
+			dups, err := s.AppendBatch(ctx, withIDs)
+			require.NoError(t, err)
+			require.Equal(t, make([]bool, n), dups)
+		}
+		i += n
+	}
+	return ids
+}
+
 func TestAccumulateOverflow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

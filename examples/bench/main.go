@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -276,12 +277,11 @@ func connect(url string, pool int, noAutoPipelining bool) (*conn, error) {
 
 // redact hides a URL's password.
 func redact(s string) string {
-	if i := strings.Index(s, "@"); i >= 0 {
-		if j := strings.Index(s, "://"); j >= 0 && j < i {
-			return s[:j+3] + "***" + s[i:]
-		}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
 	}
-	return s
+	return u.Redacted()
 }
 
 func randomName() string {

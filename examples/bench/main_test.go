@@ -177,6 +177,6 @@ func TestThousands(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	require.Equal(t, "redis://***@10.0.0.1:6379", redact("redis://user:secret@10.0.0.1:6379"))
+	require.Equal(t, "redis://user:xxxxx@10.0.0.1:6379", redact("redis://user:secret@10.0.0.1:6379"))
 	require.Equal(t, "redis://127.0.0.1:6379", redact("redis://127.0.0.1:6379"))
 }
