@@ -237,22 +237,27 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	// One argument list per key being built; a full one becomes a command.
 	zadd := make([][]string, len(zsets))
 	hset := make([][]string, len(hashes))
+	// The command copies the arguments: the list can be reused after it.
+	command := func(keyIdx int, hash bool, list []string) rueidis.Completed {
+		if hash {
+			return b.Arbitrary("HSET").Keys(fresh(hashes[keyIdx])).Args(list...).Build()
+		}
+		return b.Arbitrary("ZADD").Keys(fresh(zsets[keyIdx])).Args(list...).Build()
+	}
 	var members int64
 	add := func(keyIdx int, hash bool, field, value string) error {
 		var list *[]string
-		var key, cmd string
 		if hash {
-			list, key, cmd = &hset[keyIdx], hashes[keyIdx], "HSET"
+			list = &hset[keyIdx]
 			*list = append(*list, field, value)
 		} else {
-			list, key, cmd = &zadd[keyIdx], zsets[keyIdx], "ZADD"
+			list = &zadd[keyIdx]
 			*list = append(*list, value, field)
 		}
 		if len(*list) < 2*rebuildBatch {
 			return nil
 		}
-		// The command copies the arguments: the list can be reused.
-		pending = append(pending, b.Arbitrary(cmd).Keys(fresh(key)).Args(*list...).Build())
+		pending = append(pending, command(keyIdx, hash, *list))
 		*list = (*list)[:0]
 		if len(pending) >= rebuildPipeline {
 			return flush()
@@ -290,12 +295,12 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	}
 	for i, list := range zadd {
 		if len(list) > 0 {
-			pending = append(pending, b.Arbitrary("ZADD").Keys(fresh(zsets[i])).Args(list...).Build())
+			pending = append(pending, command(i, false, list))
 		}
 	}
 	for i, list := range hset {
 		if len(list) > 0 {
-			pending = append(pending, b.Arbitrary("HSET").Keys(fresh(hashes[i])).Args(list...).Build())
+			pending = append(pending, command(i, true, list))
 		}
 	}
 	if err := flush(); err != nil {
