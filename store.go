@@ -64,6 +64,11 @@ type Submission struct {
 	Score float64
 	// At is when the score was reached: WithTime, or the board's clock.
 	At time.Time
+	// Received is the board's clock when Submit was called (At may be
+	// earlier, with WithTime): what a WithID id's dedupe window counts
+	// from. A store that is an IDKeeper reports it back; zero from a
+	// caller that does not say, when a store uses its own clock.
+	Received time.Time
 	// Policy is the board's policy: how the submission combines with the
 	// member's earlier ones in every period it is written to.
 	Policy Policy
@@ -146,4 +151,75 @@ type Removal struct {
 	// Periods lists the window periods they were removed from: every
 	// window's current one.
 	Periods []SubmissionPeriod
+}
+
+// Retractor is a Store that can take back submissions it has just
+// appended. Redis alone can refuse some submissions (an Accumulate total
+// that would overflow, or pass a tie-break's MaxScore, shows only when
+// Redis adds it), and those reach the store first; Submit and SubmitMany
+// then retract them, so that bad input writes nothing: no row, no kept
+// standing, no id that would make the corrected retry a duplicate. With a
+// store that is not a Retractor the refused submission stays in the store:
+// its id stays taken, and Rebuild lists it in RebuildReport.Refused.
+type Retractor interface {
+	// Retract removes each of subs, as passed to Append or AppendBatch
+	// moments before (a submission with an ID is named by Board and ID
+	// alone; one without by Board, Member, Score, At and Received), and
+	// whatever the store derived from it (kept standings), as if it had
+	// never been appended. A submission the store does not hold is
+	// ignored.
+	Retract(ctx context.Context, subs []Submission) error
+}
+
+// IDKeeper is a Store that can tell when it received a WithID id. Redis
+// remembers ids for the board's dedupe window only; the store for good.
+// With an IDKeeper, Submit tells a retry of a submission that reached the
+// store but perhaps not Redis (ErrPending, a timeout) from the retry of one
+// applied long ago, and Rebuild gives Redis back its memory of the ids
+// received within the dedupe window. See WithID.
+type IDKeeper interface {
+	// IDReceived reports when the submission with id reached the store
+	// (its Submission.Received); ok is false when the store holds no
+	// submission with that id for board.
+	IDReceived(ctx context.Context, board, id string) (received time.Time, ok bool, err error)
+	// IDsSince calls fn for every id of board received at or after since,
+	// in any order. An error from fn stops the walk and is returned.
+	IDsSince(ctx context.Context, board string, since time.Time, fn func(id string, received time.Time) error) error
+}
+
+// BoardDeleter is a Store that can delete everything it holds of a board:
+// every submission, removal, kept standing and sealed period.
+type BoardDeleter interface {
+	// DeleteBoard deletes every record of board. Deleting a board the
+	// store holds nothing of is not an error.
+	DeleteBoard(ctx context.Context, board string) error
+}
+
+// StandingsChecker is a Store that keeps standings derived from its log
+// (see Store.Append) and can check them against that log: Verify uses it,
+// so that standings that drifted from the log (a log edited by hand, a
+// bug) show instead of being compared with Redis as if they were the
+// truth.
+type StandingsChecker interface {
+	// CheckStandings compares the standings the store keeps for the period
+	// q names (q.Window and q.Period) with the aggregation of its log over
+	// [q.From, q.To) under the rules of Store.Standings. With repair, it
+	// makes the kept standings equal to the aggregation.
+	CheckStandings(ctx context.Context, q StandingsQuery, repair bool) (StandingsCheck, error)
+}
+
+// StandingsCheck is what a StandingsChecker found in one period.
+type StandingsCheck struct {
+	// Kept reports whether the store keeps standings for the period; when
+	// it does not, Standings aggregates the log and nothing can drift.
+	Kept bool
+	// Members counts the members of the log's aggregation.
+	Members int64
+	// Differ names members whose kept standing differs from the log's
+	// aggregation, is missing, or has no submission behind it, up to
+	// VerifySample of them; DifferCount counts them all.
+	Differ      []string
+	DifferCount int64
+	// Repaired reports that the kept standings were rewritten to match.
+	Repaired bool
 }
