@@ -83,8 +83,10 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // sent from other goroutines while the next are read; WithProgress reports
 // how far it is. On a sharded board it
 // rebuilds the index and every shard (each shard's swap is atomic, the
-// shards of one period are swapped one after another). It then writes the
-// marker that Present looks for.
+// shards of one period are swapped one after another). It then gives Redis
+// back its memory of the WithID ids the store received within the dedupe
+// window, when the store is an IDKeeper (so that their retries are
+// duplicates, see WithID), and writes the marker that Present looks for.
 //
 // Submissions that reach Redis while a period is being rebuilt are in the
 // store, but the swap replaces them in Redis: run Rebuild before serving
@@ -120,8 +122,58 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 		rep.Periods++
 		rep.Members += n
 	}
+	if err := lb.restoreIDs(ctx, now); err != nil {
+		return rep, err
+	}
 	err = lb.client.Do(ctx, lb.client.B().Set().Key(lb.keys.Marker()).Value(strconv.FormatInt(now.UnixMilli(), 10)).Build()).Error()
 	return rep, wrap("rebuild", err)
+}
+
+// restoreIDs gives Redis back its memory of the WithID ids the store
+// received within the dedupe window, when the store can list them
+// (IDKeeper): the scores just rebuilt include those submissions, so their
+// retries must find them applied. Each id is forgotten when it would have
+// been; ids Redis already holds stay.
+func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
+	k, ok := lb.store.(IDKeeper)
+	if !ok {
+		return nil
+	}
+	key, b := lb.keys.IDs(), lb.client.B()
+	args := make([]string, 0, 2*rebuildBatch)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		// The set lives as long as its newest id: one a Submit records now
+		// is forgotten at the clock's now plus the window, which no
+		// restored id outlives (PEXPIREAT GT, which would keep a later
+		// expiry, needs Redis 7).
+		cmds := rueidis.Commands{b.Arbitrary("ZADD").Keys(key).Args(args...).Build(),
+			b.Pexpireat().Key(key).MillisecondsTimestamp(lb.now().Add(lb.dedupe).UnixMilli()).Build()}
+		args = args[:0]
+		for _, r := range lb.client.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := k.IDsSince(ctx, lb.name, now.Add(-lb.dedupe), func(id string, received time.Time) error {
+		forget := received.Add(lb.dedupe).UnixMilli()
+		if forget <= now.UnixMilli() {
+			return nil
+		}
+		args = append(args, strconv.FormatInt(forget, 10), id)
+		if len(args) == 2*rebuildBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return wrap("rebuild: ids", err)
 }
 
 func boolInt(b bool) int {
@@ -451,21 +503,39 @@ type VerifyReport struct {
 	MissingCount, DifferentCount int64
 	// Extra counts members Redis has and the store lacks.
 	Extra int64
+	// Store is the store's check of its kept standings against its own log
+	// for the period, when the store is a StandingsChecker (zero
+	// otherwise): kept standings that drifted from the log would else be
+	// compared with Redis as if they were the truth.
+	Store StandingsCheck
 }
 
 // VerifySample is how many names a VerifyReport lists per kind.
 const VerifySample = 100
 
-// Clean reports whether Redis and the store agree.
+// Clean reports whether Redis and the store agree, and the store's kept
+// standings with its log.
 func (r VerifyReport) Clean() bool {
-	return r.MissingCount == 0 && r.DifferentCount == 0 && r.Extra == 0
+	return r.MissingCount == 0 && r.DifferentCount == 0 && r.Extra == 0 && r.Store.DifferCount == 0
 }
 
-// Verify compares the store with Redis for every live period of every
-// window: member counts, and every member's stored value (the composite
-// under a tie-break), read back in batches of 1,000. The basis of an alarm;
-// it reads whole periods, so run it from a maintenance job. Without a store
-// it returns ErrInvalidArgument.
+// Verify checks, for every live period of every window, two things:
+//
+//   - Redis against the store: the standings Store.Standings gives for the
+//     period (the store's kept standings where it keeps them, else the
+//     aggregation of its log) against Redis, member by member: a member
+//     missing from Redis, a stored value that differs (the composite under
+//     a tie-break), and the members Redis has beyond them, read back in
+//     batches of 1,000. On a sharded board Redis's side is the index;
+//     Check compares the shards with it.
+//   - The store against itself, when it is a StandingsChecker (pgstore
+//     is): its kept standings against the aggregation of its own log
+//     (VerifyReport.Store), without repairing them.
+//
+// It does not check the log itself (a submission that never reached the
+// store cannot show) nor the WithID ids. The basis of an alarm; it reads
+// whole periods, so run it from a maintenance job. Without a store it
+// returns ErrInvalidArgument.
 func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
@@ -556,6 +626,11 @@ func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyRepor
 		return r, wrap("verify", err)
 	}
 	r.Extra = r.RedisMembers - matched
+	if c, ok := lb.store.(StandingsChecker); ok {
+		if r.Store, err = c.CheckStandings(ctx, lb.query(tg), false); err != nil {
+			return r, fmt.Errorf("leaderboard: verify %s/%s: store: %w", tg.window.Name(), tg.period.ID, err)
+		}
+	}
 	return r, nil
 }
 

@@ -23,8 +23,8 @@ import (
 type memStore struct {
 	mu     sync.Mutex
 	subs   []lb.Submission
-	ids    map[string]bool
-	fail   error // Append and Remove fail with it when set
+	ids    map[string]time.Time // board + "\x00" + id -> received
+	fail   error                // Append and Remove fail with it when set
 	sealed map[string][]lb.Entry
 	// removed holds, by board, window, period and member, how many
 	// submissions there were at the member's last removal from the period.
@@ -32,7 +32,7 @@ type memStore struct {
 }
 
 func newMemStore() *memStore {
-	return &memStore{ids: map[string]bool{}, sealed: map[string][]lb.Entry{}, removed: map[string]int{}}
+	return &memStore{ids: map[string]time.Time{}, sealed: map[string][]lb.Entry{}, removed: map[string]int{}}
 }
 
 func removalKey(board, window, period, member string) string {
@@ -60,10 +60,10 @@ func (s *memStore) Append(_ context.Context, sub lb.Submission) (bool, error) {
 		return false, s.fail
 	}
 	if sub.ID != "" {
-		if s.ids[sub.Board+"\x00"+sub.ID] {
+		if _, ok := s.ids[sub.Board+"\x00"+sub.ID]; ok {
 			return true, nil
 		}
-		s.ids[sub.Board+"\x00"+sub.ID] = true
+		s.ids[sub.Board+"\x00"+sub.ID] = sub.Received
 	}
 	s.subs = append(s.subs, sub)
 	return false, nil
@@ -139,6 +139,53 @@ func (s *memStore) AppendBatch(ctx context.Context, subs []lb.Submission) ([]boo
 		}
 	}
 	return dup, nil
+}
+
+// Retract takes back submissions just appended: by board and id, or the
+// latest equal one without an id.
+func (s *memStore) Retract(_ context.Context, subs []lb.Submission) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range subs {
+		for i := len(s.subs) - 1; i >= 0; i-- {
+			sub := s.subs[i]
+			same := sub.Board == r.Board && sub.ID == r.ID
+			if r.ID == "" {
+				same = same && sub.Member == r.Member && sub.Score == r.Score && sub.At.Equal(r.At) && sub.Received.Equal(r.Received)
+			}
+			if same {
+				s.subs = append(s.subs[:i], s.subs[i+1:]...)
+				delete(s.ids, r.Board+"\x00"+r.ID)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func (s *memStore) IDReceived(_ context.Context, board, id string) (time.Time, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.ids[board+"\x00"+id]
+	return at, ok, nil
+}
+
+func (s *memStore) IDsSince(_ context.Context, board string, since time.Time, fn func(string, time.Time) error) error {
+	s.mu.Lock()
+	var ids []string
+	var at []time.Time
+	for k, t := range s.ids {
+		if b, id, _ := strings.Cut(k, "\x00"); b == board && !t.Before(since) {
+			ids, at = append(ids, id), append(at, t)
+		}
+	}
+	s.mu.Unlock()
+	for i := range ids {
+		if err := fn(ids[i], at[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *memStore) count() int {
@@ -680,4 +727,45 @@ func TestRemoveReachesTheStore(t *testing.T) {
 			}
 		}
 	})
+}
+
+// driftedStore keeps standings that drifted from its log (drift names
+// the members) and says so when checked.
+type driftedStore struct {
+	*memStore
+	drift   []string
+	checked []lb.StandingsQuery
+}
+
+func (s *driftedStore) CheckStandings(_ context.Context, q lb.StandingsQuery, repair bool) (lb.StandingsCheck, error) {
+	s.checked = append(s.checked, q)
+	return lb.StandingsCheck{Kept: true, Members: 1, Differ: s.drift, DifferCount: int64(len(s.drift))}, nil
+}
+
+// TestVerifyChecksTheStoreAgainstItsLog: Verify asks a StandingsChecker to
+// check each period's kept standings against its log, and a drift there
+// makes the report unclean even when Redis equals the store's standings.
+func TestVerifyChecksTheStoreAgainstItsLog(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	store := &driftedStore{memStore: newMemStore()}
+	board, _ := newBoard(t, b, lb.WithStore(store), lb.WithWindows(lb.AllTime(), lb.Daily()),
+		lb.WithClock(func() time.Time { return future }))
+	_, err := board.Submit(ctx, "p", 1)
+	require.NoError(t, err)
+	reports, err := board.Verify(ctx)
+	require.NoError(t, err)
+	require.Len(t, store.checked, len(reports), "every live period is checked")
+	require.Equal(t, "daily", store.checked[1].Window)
+	require.Equal(t, lb.Daily().Period(future).ID, store.checked[1].Period)
+	for _, r := range reports {
+		require.True(t, r.Clean(), "%+v", r)
+	}
+	store.drift = []string{"p"}
+	reports, err = board.Verify(ctx)
+	require.NoError(t, err)
+	for _, r := range reports {
+		require.False(t, r.Clean(), "kept standings that left the log are not clean")
+		require.Equal(t, []string{"p"}, r.Store.Differ)
+	}
 }

@@ -43,9 +43,11 @@ const (
 	MaxIDLen = 256
 )
 
-// ErrPending means a submission (or a removal) reached the store but not
-// Redis: it is durable, and reaches Redis when retried with the same WithID
-// (Remove: when run again) or at the next Rebuild.
+// ErrPending means a submission (or a removal) reached the store but
+// perhaps not Redis: it is durable, and reaches Redis at the next Rebuild,
+// or when retried with the same WithID within the dedupe window on a store
+// that is an IDKeeper (pgstore is; see WithID), or, for Remove, when run
+// again.
 var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 
 // Leaderboard is one named board: a sorted set per window period in Redis.
@@ -66,6 +68,7 @@ type Leaderboard struct {
 	name      string
 	store     Store // nil: Redis alone
 	dedupe    time.Duration
+	skew      time.Duration
 	// current holds, per window (in windows' order), the newest period
 	// resolved: nearly every call resolves the current period, which only
 	// changes at a reset, so the period, key and expiry are built once per
@@ -175,6 +178,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		name:      name,
 		store:     c.store,
 		dedupe:    c.dedupe,
+		skew:      c.skew,
 		current:   make([]atomic.Pointer[target], len(c.windows)),
 	}, nil
 }

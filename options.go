@@ -93,6 +93,7 @@ type config struct {
 	shards       []float64
 	store        Store
 	dedupe       time.Duration
+	skew         time.Duration
 	errs         []error
 }
 
@@ -105,6 +106,7 @@ func defaultConfig() config {
 		now:     time.Now,
 		prefix:  "lb",
 		dedupe:  24 * time.Hour,
+		skew:    time.Second,
 	}
 }
 
@@ -122,13 +124,29 @@ func WithStore(s Store) Option {
 
 // WithDedupeWindow sets how long Redis remembers a WithID id, so that a
 // retry within it is applied once. Default 24 hours. A longer window costs
-// memory per id (an entry in one sorted set per board); the store, when
-// there is one, remembers ids for good.
+// memory per id (an entry in one sorted set per board). A store, when there
+// is one, remembers ids as long as it keeps them, and its answer wins (see
+// WithID).
 func WithDedupeWindow(d time.Duration) Option {
 	return func(c *config) {
 		c.dedupe = d
 		if d <= 0 {
 			c.errs = append(c.errs, fmt.Errorf("WithDedupeWindow: %v is not positive", d))
+		}
+	}
+}
+
+// WithClockSkew sets how far after the board's clock a WithTime may lie and
+// still be accepted: game servers' clocks differ by tens of milliseconds,
+// and a score reached "in the future" by such a margin was reached now. A
+// WithTime up to d after the clock's now is treated as now (its periods and
+// tie-break slot are now's); one further ahead returns ErrInvalidArgument.
+// Default one second; zero accepts no time after now; negative is refused.
+func WithClockSkew(d time.Duration) Option {
+	return func(c *config) {
+		c.skew = d
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithClockSkew: negative skew %v", d))
 		}
 	}
 }
@@ -207,20 +225,32 @@ type submitConfig struct {
 	at    time.Time
 }
 
-// WithID makes a submission idempotent: a retried submission with the same id
-// is applied once, in the store (for good) and in Redis (within the board's
-// WithDedupeWindow), so a retry after a timeout never counts twice. A retry
+// WithID makes a submission idempotent: a retried submission with the same
+// id is applied once, so a retry after a timeout never counts twice. A retry
 // that finds its id already applied writes nothing and returns the member's
 // current standing with Result.Duplicate set. Replay with the original
 // WithTime so tie-breaks keep the original reaching time. An id is 1 to
 // MaxIDLen bytes.
+//
+// Redis remembers an id for the board's WithDedupeWindow. With a store
+// (WithStore) the store is the truth, for as long as it remembers the id
+// (pgstore: for good), and Redis's memory a cache of it: a store that
+// reports the id a duplicate wins over Redis, except that a retry of a
+// submission the store received within the dedupe window and Redis never
+// applied (ErrPending, a timeout) is applied, once, when the store is an
+// IDKeeper and can say when it received the id. Rebuild gives Redis back
+// the ids of the window. A submission refused for bad input
+// (ErrInvalidScore, ErrPrecision) records its id nowhere (see Retractor),
+// so the corrected retry with the same id is applied.
 func WithID(id string) SubmitOption {
 	return func(c *submitConfig) { c.id, c.hasID = id, true }
 }
 
 // WithTime sets when the score was reached, for replays and tie-breaks. It
-// picks the period of every window the submission goes to; it may not be
-// after the board's clock. Default: the board's clock at the call.
+// picks the period of every window the submission goes to. It may lie after
+// the board's clock by at most the board's WithClockSkew (default one
+// second), and is then taken as the clock's now. Default: the board's clock
+// at the call.
 func WithTime(t time.Time) SubmitOption {
 	return func(c *submitConfig) { c.at = t }
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // Top returns the best n entries (1 <= n <= MaxN) of the default window's
-// current period, or of the one the queries pick. One round trip.
+// current period, or of the one the queries pick. One round trip (a sharded
+// board too).
 func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, error) {
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
@@ -38,7 +39,8 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, err
 
 // Rank returns member's standing: rank, score, the period's member count and
 // percentile. ErrNotRanked when the member has no score there. One round trip;
-// the parts are read atomically, so they always agree with each other.
+// the parts are read atomically, so they always agree with each other (on a
+// sharded board each shard is read atomically; see WithShards).
 func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Standing, error) {
 	if err := checkMember(member); err != nil {
 		return Standing{}, err
@@ -103,7 +105,8 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 // Around returns the entries around member: min(2*radius+1, Total) entries
 // holding member, centred on it where possible and shifted at either end of
 // the board (0 <= radius <= MaxRadius). ErrNotRanked when the member has no
-// score there. One round trip: the rank and the slice are read by one script.
+// score there. One round trip: the rank and the slice are read by one script;
+// two on a sharded board (WithShards).
 func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q ...Query) ([]Entry, error) {
 	if err := checkMember(member); err != nil {
 		return nil, err
@@ -129,7 +132,7 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 
 // Page returns page number (1-based) of size entries (1 <= size <= MaxN). A
 // page past the end has no entries and no error. One round trip; the entries
-// and the total are read atomically.
+// and the total are read atomically. Two on a sharded board (WithShards).
 func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (Page, error) {
 	if size < 1 || size > MaxN {
 		return Page{}, fmt.Errorf("%w: page size = %d, want 1..%d", ErrInvalidArgument, size, MaxN)

@@ -15,96 +15,44 @@ import (
 
 // Submit applies the board's policy to member's score in every configured
 // window, atomically, in one round trip, and sets each windowed key's expiry
-// to its period's end plus the retention.
+// to its period's end plus the retention. A sharded board on a Cluster
+// spends two (three when it sweeps a copy a crashed write left behind) and
+// is atomic per step; see WithShards.
 //
 // The period each window writes to is the one holding the submission's time
 // (the board's clock, or WithTime). A window whose period has already expired
 // is skipped and reported Closed.
 //
 // A NaN or ±Inf score, or an Accumulate total that would overflow, returns
-// ErrInvalidScore; a bad member ErrInvalidMember; a time after the clock's now
-// ErrInvalidArgument. On a tie-broken board, a score or time the encoding
-// cannot hold exactly, or an Accumulate total beyond MaxScore, returns
-// ErrPrecision. Nothing is written then.
+// ErrInvalidScore; a bad member ErrInvalidMember; a time more than the
+// board's WithClockSkew after the clock's now ErrInvalidArgument. On a
+// tie-broken board, a score or time the encoding cannot hold exactly, or an
+// Accumulate total beyond MaxScore, returns ErrPrecision. Nothing is written
+// then: not in Redis, and not in a store that is a Retractor (Redis alone
+// finds a total out of range, after the store has appended it; Submit then
+// retracts it).
+//
+// With a store, Submit appends to it first (see WithStore and WithID); a
+// store failure leaves Redis untouched, a Redis failure after the store
+// returns an error matching ErrPending.
 func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (Result, error) {
-	if err := checkMember(member); err != nil {
+	sub, err := lb.newSubmission(member, score, opts)
+	if err != nil {
 		return Result{}, err
 	}
-	if err := checkScore(score); err != nil {
-		return Result{}, err
-	}
-	if score == 0 {
-		score = 0 // -0 would be stored as "-0"
-	}
-	var sc submitConfig
-	for _, opt := range opts {
-		if opt == nil {
-			return Result{}, fmt.Errorf("%w: nil submit option", ErrInvalidArgument)
-		}
-		opt(&sc)
-	}
-	if sc.hasID && (sc.id == "" || len(sc.id) > MaxIDLen) {
-		return Result{}, fmt.Errorf("%w: WithID id of %d bytes, want 1..%d", ErrInvalidArgument, len(sc.id), MaxIDLen)
-	}
-	now := lb.now()
-	at := now
-	if !sc.at.IsZero() {
-		if sc.at.After(now) {
-			return Result{}, fmt.Errorf("%w: WithTime %v is after the clock's now %v", ErrInvalidArgument, sc.at, now)
-		}
-		at = sc.at
-	}
-
-	sub := submission{member: member, score: score, stored: score, id: sc.id, at: now}
-	if lb.tb != nil {
-		var err error
-		if sub.s, err = lb.tb.scaled(score); err != nil {
-			return Result{}, err
-		}
-		if sub.t, err = lb.tb.slot(at); err != nil {
-			return Result{}, err
-		}
-		sub.stored = lb.tb.encode(sub.s, sub.t, lb.high())
-	}
-
 	res := Result{Windows: make([]WindowResult, len(lb.windows))}
-	live := make([]target, 0, len(lb.windows))
-	where := make([]int, 0, len(lb.windows)) // live[j] reports into res.Windows[where[j]]
-	for i, w := range lb.windows {
-		tg, err := lb.target(w, at)
-		if err != nil {
-			return Result{}, err
-		}
-		res.Windows[i] = WindowResult{Window: w.Name(), Period: tg.period.ID, Previous: Entry{Member: member}}
-		if tg.expire != 0 && tg.expire <= now.UnixMilli() {
-			res.Windows[i].Closed = true
-			continue
-		}
-		live = append(live, tg)
-		where = append(where, i)
+	live, where, err := lb.submitTargets(sub, res.Windows)
+	if err != nil {
+		return Result{}, err
 	}
 	if lb.store != nil {
-		// The store first: once it holds the submission, nothing that goes
-		// wrong in Redis can lose it.
-		if _, err := lb.store.Append(ctx, lb.storeSubmission(member, score, sub.id, at, live)); err != nil {
-			return Result{}, fmt.Errorf("leaderboard: submit: store: %w (Redis was not written)", err)
+		if err := lb.appendSubmission(ctx, &sub, live); err != nil {
+			return Result{}, err
 		}
 	}
 	if len(live) > 0 {
-		var err error
-		switch {
-		case lb.sharded():
-			err = lb.submitSharded(ctx, sub, live, where, &res)
-		case lb.txSubmits(sub):
-			err = lb.submitTx(ctx, sub, live, where, res.Windows)
-		default:
-			err = lb.submitScript(ctx, sub, live, where, &res)
-		}
-		if err != nil {
-			if lb.store != nil && !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision) {
-				return Result{}, fmt.Errorf("%w: %w", ErrPending, err)
-			}
-			return Result{}, err
+		if err := lb.writeSubmission(ctx, sub, live, where, &res); err != nil {
+			return Result{}, lb.afterRefusal(ctx, "submit", err, sub.record)
 		}
 	}
 	first := res.Windows[0]
@@ -112,14 +60,162 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	return res, nil
 }
 
+// newSubmission checks a Submit's arguments and options and encodes the
+// score as Redis stores it.
+func (lb *Leaderboard) newSubmission(member string, score float64, opts []SubmitOption) (submission, error) {
+	if err := checkMember(member); err != nil {
+		return submission{}, err
+	}
+	if err := checkScore(score); err != nil {
+		return submission{}, err
+	}
+	if score == 0 {
+		score = 0 // -0 would be stored as "-0"
+	}
+	var sc submitConfig
+	for _, opt := range opts {
+		if opt == nil {
+			return submission{}, fmt.Errorf("%w: nil submit option", ErrInvalidArgument)
+		}
+		opt(&sc)
+	}
+	if sc.hasID && (sc.id == "" || len(sc.id) > MaxIDLen) {
+		return submission{}, fmt.Errorf("%w: WithID id of %d bytes, want 1..%d", ErrInvalidArgument, len(sc.id), MaxIDLen)
+	}
+	now := lb.now()
+	sub := submission{member: member, score: score, stored: score, id: sc.id, at: now, reached: now}
+	if !sc.at.IsZero() {
+		switch {
+		case !sc.at.After(now):
+			sub.reached = sc.at
+		case sc.at.Sub(now) > lb.skew:
+			return submission{}, fmt.Errorf("%w: WithTime %v is %v after the clock's now %v, more than the board's clock skew %v",
+				ErrInvalidArgument, sc.at, sc.at.Sub(now), now, lb.skew)
+		}
+		// Within the skew: another server's clock a little ahead of ours;
+		// the score was reached now.
+	}
+	if lb.tb != nil {
+		var err error
+		if sub.s, err = lb.tb.scaled(score); err != nil {
+			return submission{}, err
+		}
+		if sub.t, err = lb.tb.slot(sub.reached); err != nil {
+			return submission{}, err
+		}
+		sub.stored = lb.tb.encode(sub.s, sub.t, lb.high())
+	}
+	return sub, nil
+}
+
+// submitTargets resolves the period of every window holding the
+// submission's time into out, and returns the live ones (live[j] reports
+// into out[where[j]]); a window whose period has expired is reported Closed.
+func (lb *Leaderboard) submitTargets(sub submission, out []WindowResult) (live []target, where []int, err error) {
+	live = make([]target, 0, len(lb.windows))
+	where = make([]int, 0, len(lb.windows))
+	now := sub.at.UnixMilli()
+	for i, w := range lb.windows {
+		tg, err := lb.target(w, sub.reached)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = WindowResult{Window: w.Name(), Period: tg.period.ID, Previous: Entry{Member: sub.member}}
+		if tg.expire != 0 && tg.expire <= now {
+			out[i].Closed = true
+			continue
+		}
+		live = append(live, tg)
+		where = append(where, i)
+	}
+	return live, where, nil
+}
+
+// appendSubmission records sub in the store before it reaches Redis: once
+// the store holds it, nothing that goes wrong in Redis can lose it. When the
+// store reports its id a duplicate, it decides with the store whether Redis
+// may still apply it (see storeKnowsApplied).
+func (lb *Leaderboard) appendSubmission(ctx context.Context, sub *submission, live []target) error {
+	sub.record = lb.storeSubmission(sub.member, sub.score, sub.id, sub.reached, sub.at, live)
+	dup, err := lb.store.Append(ctx, sub.record)
+	if err != nil {
+		return fmt.Errorf("leaderboard: submit: store: %w (Redis was not written)", err)
+	}
+	if dup && sub.id != "" {
+		if sub.storeSeen, err = lb.storeKnowsApplied(ctx, sub); err != nil {
+			return fmt.Errorf("leaderboard: submit: store: %w (Redis was not written)", err)
+		}
+	}
+	return nil
+}
+
+// storeKnowsApplied reports whether a submission whose id the store already
+// holds is to be taken as applied whatever Redis remembers. Redis's id set
+// is a cache of the store's ids over the dedupe window (Rebuild restores
+// it): for an id the store received within the window, Redis knows whether
+// it applied it, and a retry of one that reached the store but not Redis
+// (ErrPending, a timeout) is applied there once. An id received before the
+// window, or by a store that cannot say when (not an IDKeeper), was applied
+// as far as anyone can know: the store wins.
+func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (bool, error) {
+	k, ok := lb.store.(IDKeeper)
+	if !ok {
+		return true, nil
+	}
+	received, found, err := k.IDReceived(ctx, lb.name, sub.id)
+	if err != nil {
+		return false, err
+	}
+	return !found || !received.Add(lb.dedupe).After(sub.at), nil
+}
+
+// writeSubmission writes a checked submission to Redis by the way the board
+// and the submission call for.
+func (lb *Leaderboard) writeSubmission(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+	switch {
+	case lb.sharded():
+		return lb.submitSharded(ctx, sub, live, where, res)
+	case lb.txSubmits(sub):
+		return lb.submitTx(ctx, sub, live, where, res.Windows)
+	default:
+		return lb.submitScript(ctx, sub, live, where, res)
+	}
+}
+
+// afterRefusal turns a Redis error after the store step into Submit's (and
+// SubmitMany's) answer: a refusal (ErrInvalidScore, ErrPrecision) retracts
+// what the store appended, so bad input leaves nothing behind; any other
+// error means the store holds what Redis does not: ErrPending.
+func (lb *Leaderboard) afterRefusal(ctx context.Context, op string, err error, appended ...Submission) error {
+	if lb.store == nil || len(appended) == 0 {
+		return err
+	}
+	if !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision) {
+		return fmt.Errorf("%w: %w", ErrPending, err)
+	}
+	r, ok := lb.store.(Retractor)
+	if !ok {
+		return err
+	}
+	if rerr := r.Retract(ctx, appended); rerr != nil {
+		return fmt.Errorf("%w (leaderboard: %s: store: retracting the refused submission: %v; it stays in the store)", err, op, rerr)
+	}
+	return err
+}
+
 // submission is one checked Submit, ready for Redis.
 type submission struct {
-	member string
-	score  float64 // as submitted
-	stored float64 // what ZADD stores: the score, or its tie-break composite
-	s, t   int64   // with a tie-break: the scaled score and the time slot
-	id     string  // WithID; "" for none
-	at     time.Time
+	member  string
+	score   float64   // as submitted
+	stored  float64   // what ZADD stores: the score, or its tie-break composite
+	s, t    int64     // with a tie-break: the scaled score and the time slot
+	id      string    // WithID; "" for none
+	at      time.Time // the board's clock at the call
+	reached time.Time // when the score was reached: WithTime, or at
+	// record is what the store was given (Board empty without a store).
+	record Submission
+	// storeSeen: the store holds the id and wins over Redis's memory.
+	storeSeen bool
 }
 
 // txSubmits reports whether sub can be a MULTI/EXEC of plain commands:
@@ -309,7 +405,8 @@ func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member stri
 }
 
 // SubmitMany applies the board's policy to many members' scores in every
-// configured window's current period, atomically, in one round trip. It is
+// configured window's current period, atomically, in one round trip (two
+// on a sharded board, atomic per step: see WithShards). It is
 // the bulk load: it reports no standings. Every member and score is checked
 // first; one bad entry refuses the whole batch and nothing is written. With
 // a store, the batch goes to the store first (in one call when it is a
@@ -350,14 +447,14 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	if lb.store == nil {
 		return lb.submitMany(ctx, scores, live, slot)
 	}
-	if err := lb.appendMany(ctx, scores, now, live); err != nil {
+	subs, err := lb.appendMany(ctx, scores, now, live)
+	if err != nil {
 		return fmt.Errorf("leaderboard: submit many: store: %w (Redis was not written)", err)
 	}
-	err := lb.submitMany(ctx, scores, live, slot)
-	if err != nil && !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision) {
-		return fmt.Errorf("%w: %w", ErrPending, err)
+	if err := lb.submitMany(ctx, scores, live, slot); err != nil {
+		return lb.afterRefusal(ctx, "submit many", err, subs...)
 	}
-	return err
+	return nil
 }
 
 // submitMany writes a checked SubmitMany batch to Redis.
@@ -406,8 +503,8 @@ func (lb *Leaderboard) submitMany(ctx context.Context, scores map[string]float64
 
 // storeSubmission is a submission as the store records it, with the
 // periods it is written to in Redis (live).
-func (lb *Leaderboard) storeSubmission(member string, score float64, id string, at time.Time, live []target) Submission {
-	return Submission{Board: lb.name, ID: id, Member: member, Score: score, At: at,
+func (lb *Leaderboard) storeSubmission(member string, score float64, id string, at, received time.Time, live []target) Submission {
+	return Submission{Board: lb.name, ID: id, Member: member, Score: score, At: at, Received: received,
 		Policy: lb.policy, Order: lb.order, Periods: submissionPeriods(live)}
 }
 
@@ -423,22 +520,23 @@ func submissionPeriods(live []target) []SubmissionPeriod {
 // appendMany records a SubmitMany batch in the store, in one call when the
 // store takes batches (BatchAppender). Every submission shares one Periods
 // slice: stores only read it.
-func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64, at time.Time, live []target) error {
+func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64, at time.Time, live []target) ([]Submission, error) {
 	subs := make([]Submission, 0, len(scores))
 	periods := submissionPeriods(live)
 	for m, s := range scores {
-		subs = append(subs, Submission{Board: lb.name, Member: m, Score: s, At: at, Policy: lb.policy, Order: lb.order, Periods: periods})
+		subs = append(subs, Submission{Board: lb.name, Member: m, Score: s, At: at, Received: at,
+			Policy: lb.policy, Order: lb.order, Periods: periods})
 	}
 	if ba, ok := lb.store.(BatchAppender); ok {
 		_, err := ba.AppendBatch(ctx, subs)
-		return err
+		return subs, err
 	}
 	for _, sub := range subs {
 		if _, err := lb.store.Append(ctx, sub); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return subs, nil
 }
 
 // incrsNeverOverflow reports whether every increment is below
@@ -498,10 +596,15 @@ func (lb *Leaderboard) submitManyScript(ctx context.Context, scores map[string]f
 }
 
 // idArgs appends a write script's WithID arguments: the id (empty for none),
-// now, and when Redis forgets the id, in unix ms.
+// now, and when Redis forgets the id, in unix ms, or "store" when the store
+// reports the id applied (storeKnowsApplied).
 func (lb *Leaderboard) idArgs(args []string, sub submission) []string {
 	now := sub.at.UnixMilli()
-	return append(args, sub.id, strconv.FormatInt(now, 10), strconv.FormatInt(now+lb.dedupe.Milliseconds(), 10))
+	forget := strconv.FormatInt(now+lb.dedupe.Milliseconds(), 10)
+	if sub.storeSeen {
+		forget = "store" // see seen_before in internal/scripts/common.lua
+	}
+	return append(args, sub.id, strconv.FormatInt(now, 10), forget)
 }
 
 // tieBreakArgs appends the tie-break's part of a write script's arguments:
@@ -529,7 +632,7 @@ func (lb *Leaderboard) scriptErr(op string, err error, what string) error {
 }
 
 // Remove deletes members from every window's current period, atomically, in
-// one round trip. Members that are not ranked are ignored. With a store
+// one round trip (two on a sharded board: see WithShards). Members that are not ranked are ignored. With a store
 // that records removals (a Remover, as pgstore is), the removal goes to the
 // store first, so that a Rebuild does not bring the members back: a store
 // failure returns an error and leaves Redis untouched, a Redis failure

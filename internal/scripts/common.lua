@@ -94,13 +94,23 @@ local function apply(p, value, policy, high, slots, t, rev, maxs)
   return nil
 end
 
--- Whether a WithID id was applied before, within the dedupe window; when it
--- was not, records it until forget (unix ms). ids is the board's id set.
+-- Whether a WithID id counts as applied: forget is 'store' when the store
+-- reports the id from before the dedupe window (Submit asked it), which wins
+-- over what Redis remembers. Otherwise drops the ids whose time is up and
+-- looks id up in the board's id set ids. It records nothing: the id memory
+-- is written state, so remember records an id only once its submission has
+-- passed every check (a refused submission leaves its id free for the
+-- corrected retry).
 local function seen_before(ids, id, now, forget)
+  if forget == 'store' then return true end
   redis.call('ZREMRANGEBYSCORE', ids, '-inf', now)
   if redis.call('ZSCORE', ids, id) then return true end
-  redis.call('ZADD', ids, forget, id)
-  redis.call('PEXPIREAT', ids, forget)
   return false
 end
 
+-- Records id in the id set ids until forget (unix ms); the set lives as
+-- long as its newest id.
+local function remember(ids, id, forget)
+  redis.call('ZADD', ids, forget, id)
+  redis.call('PEXPIREAT', ids, forget)
+end

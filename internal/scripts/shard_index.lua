@@ -13,7 +13,7 @@
 --           (see apply in common.lua)
 -- ARGV[8]   idempotency id ('submit' only), '' for none; then the last KEY
 --           is the board's id set, ARGV[9] now in unix ms, ARGV[10] when the
---           id is to be forgotten
+--           id is to be forgotten, or 'store' (see seen_before in common.lua)
 -- ARGV[10+w] absolute expiry of window period w in unix milliseconds, '0' for none
 -- then      'submit': member, value, member, value, ...; else: members
 --
@@ -58,6 +58,7 @@ for w = 1, nw do
   end
   plans[w] = plan
 end
+if id ~= '' and not dup then remember(KEYS[#KEYS], id, ARGV[10]) end
 
 local out = {}
 for w = 1, nw do

@@ -13,6 +13,7 @@
 --           bounds, then one absolute expiry per window ('0' for none),
 --           then the idempotency id ('' for none; then the last KEY is the
 --           board's id set), now in unix ms, and when the id is forgotten
+--           (or 'store': see seen_before in common.lua)
 --
 -- Returns what submit.lua returns, six values per window, for the board as
 -- a whole: previous stored value or nil, previous rank, stored value, rank,
@@ -88,6 +89,7 @@ for k = 1, nw do
     store[k] = v
   end
 end
+if id ~= '' and not dup then remember(KEYS[nk], id, ARGV[idarg + 2]) end
 
 local out = {}
 for k = 1, nw do

@@ -16,7 +16,8 @@
 --           (see apply in common.lua)
 -- ARGV[10]  idempotency id, '' for none; then the last KEY is the board's
 --           id set (id -> unix ms it is forgotten), ARGV[11] now in unix ms,
---           ARGV[12] when this id is to be forgotten
+--           ARGV[12] when this id is to be forgotten, or 'store' when the
+--           store reports it applied (see seen_before in common.lua)
 -- ARGV[12+i] absolute expiry of KEYS[i] in unix milliseconds, '0' for none
 --
 -- Returns six values per key: previous stored value or nil, previous rank
@@ -53,6 +54,7 @@ for i = 1, nk do
     store[i] = v
   end
 end
+if id ~= '' and not dup then remember(KEYS[#KEYS], id, ARGV[12]) end
 
 local out = {}
 for i = 1, nk do

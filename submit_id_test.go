@@ -1,0 +1,250 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// plainStore is a store with none of the optional interfaces (no
+// IDKeeper, no Retractor, no Remover).
+type plainStore struct{ lb.Store }
+
+// idsKey is the board's id set, where Redis remembers WithID ids.
+func idsKey(name string) string { return "lb:{" + name + "}:ids" }
+
+func remembered(t *testing.T, b *testredis.Backend, name string) []string {
+	t.Helper()
+	c := b.Client.Client
+	ids, err := c.Do(context.Background(), c.B().Zrange().Key(idsKey(name)).Min("0").Max("-1").Build()).AsStrSlice()
+	require.NoError(t, err)
+	return ids
+}
+
+func score(t *testing.T, board *lb.Leaderboard, member string, q ...lb.Query) float64 {
+	t.Helper()
+	st, err := board.Rank(context.Background(), member, q...)
+	require.NoError(t, err)
+	return st.Score
+}
+
+// TestWithIDAppliedOnceAcrossRebuild: the store is the truth for ids and
+// Redis's id set a cache of it. After Redis loses the board and Rebuild
+// brings the scores back, a retry is a duplicate (Rebuild restored the ids
+// of the dedupe window); after the window, the store's answer wins over
+// Redis's forgetting; a retry of a submission that reached the store but
+// not Redis (ErrPending) is applied exactly once.
+func TestWithIDAppliedOnceAcrossRebuild(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, sharded := range []bool{false, true} {
+			store := newMemStore()
+			clock := future
+			opts := []lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Monthly()),
+				lb.WithDedupeWindow(time.Hour), lb.WithClock(func() time.Time { return clock })}
+			if sharded {
+				opts = append(opts, lb.WithShards(6))
+			}
+			board, name := newBoard(t, b, opts...)
+			_, err := board.Submit(ctx, "p", 5, lb.WithID("a"))
+			require.NoError(t, err)
+			_, err = board.Submit(ctx, "p", 3)
+			require.NoError(t, err)
+
+			b.Wipe(t, name)
+			_, err = board.Rebuild(ctx)
+			require.NoError(t, err)
+			require.Equal(t, []string{"a"}, remembered(t, b, name), "Rebuild restores the window's ids")
+			res, err := board.Submit(ctx, "p", 5, lb.WithID("a"))
+			require.NoError(t, err)
+			require.True(t, res.Duplicate, "a retry after Rebuild is a duplicate")
+			require.False(t, res.Changed)
+			require.Equal(t, 8.0, res.Score)
+			require.Equal(t, 8.0, score(t, board, "p", lb.In(lb.Monthly())))
+
+			// Past Redis's window the store still remembers the id, and wins.
+			clock = clock.Add(2 * time.Hour)
+			res, err = board.Submit(ctx, "p", 5, lb.WithID("a"))
+			require.NoError(t, err)
+			require.True(t, res.Duplicate, "the store remembers the id for good")
+			require.Equal(t, 8.0, res.Score)
+			require.Equal(t, 8.0, score(t, board, "p"))
+
+			// Stored, not in Redis: the retry applies it, once.
+			gone, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err = board.Submit(gone, "p", 2, lb.WithID("b"))
+			require.ErrorIs(t, err, lb.ErrPending)
+			require.Equal(t, 8.0, score(t, board, "p"))
+			for i, dup := range []bool{false, true} {
+				res, err = board.Submit(ctx, "p", 2, lb.WithID("b"))
+				require.NoError(t, err)
+				require.Equal(t, dup, res.Duplicate, "retry %d", i)
+				require.Equal(t, 10.0, res.Score)
+			}
+			reports, err := board.Verify(ctx)
+			require.NoError(t, err)
+			for _, r := range reports {
+				require.True(t, r.Clean(), "%+v", r)
+			}
+		}
+	})
+}
+
+// TestStoreDuplicateWinsWithoutIDKeeper: a store that cannot say when it
+// received an id is taken at its word: a duplicate is never applied again,
+// even when Redis has forgotten the id (after a wipe and Rebuild).
+func TestStoreDuplicateWinsWithoutIDKeeper(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		store := newMemStore()
+		board, name := newBoard(t, b, lb.WithStore(plainStore{store}), lb.WithPolicy(lb.Accumulate))
+		_, err := board.Submit(ctx, "p", 5, lb.WithID("a"))
+		require.NoError(t, err)
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Empty(t, remembered(t, b, name), "the store cannot list its ids")
+		res, err := board.Submit(ctx, "p", 5, lb.WithID("a"))
+		require.NoError(t, err)
+		require.True(t, res.Duplicate)
+		require.Equal(t, 5.0, score(t, board, "p"))
+		require.Empty(t, remembered(t, b, name), "a store-reported duplicate is not recorded as applied by Redis")
+	})
+}
+
+// TestRefusedSubmissionTakesNoID: a submission Redis refuses (an
+// Accumulate total that would overflow, or pass a tie-break's MaxScore)
+// writes nothing: no score, no id in Redis, no row and no id in a store
+// that retracts; the corrected retry with the same id is applied.
+func TestRefusedSubmissionTakesNoID(t *testing.T) {
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.AddDate(-1, 0, 0), Resolution: time.Second, MaxScore: 100})
+	require.NoError(t, err)
+	cases := []struct {
+		name        string
+		opts        []lb.Option
+		first, bad  float64
+		fixed, want float64
+		sentinel    error
+	}{
+		{"overflow", nil, 1.5e308, 1.5e308, -1e308, 1.5e308 - 1e308, lb.ErrInvalidScore},
+		{"max score", []lb.Option{lb.WithTieBreak(tb)}, 90, 20, 5, 95, lb.ErrPrecision},
+	}
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, c := range cases {
+			for _, sharded := range []bool{false, true} {
+				for _, withStore := range []bool{false, true} {
+					store := newMemStore()
+					opts := append([]lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily()),
+						lb.WithClock(func() time.Time { return future })}, c.opts...)
+					if sharded {
+						opts = append(opts, lb.WithShards(50))
+					}
+					if withStore {
+						opts = append(opts, lb.WithStore(store))
+					}
+					board, name := newBoard(t, b, opts...)
+					where := func(s string) string { return c.name + " " + s }
+					_, err := board.Submit(ctx, "p", c.first)
+					require.NoError(t, err, where("first"))
+					_, err = board.Submit(ctx, "p", c.bad, lb.WithID("x"))
+					require.ErrorIs(t, err, c.sentinel, where("refused"))
+					require.NotErrorIs(t, err, lb.ErrPending)
+					require.Empty(t, remembered(t, b, name), where("a refused id is not remembered"))
+					require.Equal(t, c.first, score(t, board, "p", lb.In(lb.Daily())))
+					if withStore {
+						require.Equal(t, 1, store.count(), where("the store keeps no refused row"))
+						_, held, _ := store.IDReceived(ctx, name, "x")
+						require.False(t, held, where("the store keeps no refused id"))
+					}
+					res, err := board.Submit(ctx, "p", c.fixed, lb.WithID("x"))
+					require.NoError(t, err, where("corrected retry"))
+					require.False(t, res.Duplicate, where("the corrected retry is applied"))
+					require.Equal(t, c.want, res.Score)
+				}
+			}
+		}
+	})
+}
+
+// TestRefusedSubmitManyLeavesNoRow: SubmitMany's batch refused by Redis
+// (an overflowing total) is retracted from the store.
+func TestRefusedSubmitManyLeavesNoRow(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, sharded := range []bool{false, true} {
+			store := newMemStore()
+			opts := []lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate)}
+			if sharded {
+				opts = append(opts, lb.WithShards(0))
+			}
+			board, _ := newBoard(t, b, opts...)
+			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"p": math.MaxFloat64}))
+			err := board.SubmitMany(ctx, map[string]float64{"p": math.MaxFloat64, "q": 1})
+			require.ErrorIs(t, err, lb.ErrInvalidScore)
+			require.Equal(t, 1, store.count(), "the refused batch is retracted")
+			_, err = board.Rank(ctx, "q")
+			require.ErrorIs(t, err, lb.ErrNotRanked)
+		}
+	})
+}
+
+// failingRetractor cannot take a refused submission back.
+type failingRetractor struct{ *memStore }
+
+func (failingRetractor) Retract(context.Context, []lb.Submission) error {
+	return errors.New("store down")
+}
+
+// TestRefusalWhenRetractFails: the caller still gets the refusal's
+// sentinel, and is told the submission stays in the store.
+func TestRefusalWhenRetractFails(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	store := newMemStore()
+	board, _ := newBoard(t, b, lb.WithStore(failingRetractor{store}), lb.WithPolicy(lb.Accumulate))
+	_, err := board.Submit(ctx, "p", math.MaxFloat64)
+	require.NoError(t, err)
+	_, err = board.Submit(ctx, "p", math.MaxFloat64)
+	require.ErrorIs(t, err, lb.ErrInvalidScore)
+	require.ErrorContains(t, err, "store down")
+	require.ErrorContains(t, err, "stays in the store")
+}
+
+// TestClockSkew: a WithTime a little after the board's clock (another game
+// server's clock) is taken as now; one beyond the skew is refused and
+// writes nothing.
+func TestClockSkew(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		// One millisecond before midnight: 50 ms ahead is tomorrow.
+		clock := future.Truncate(24 * time.Hour).Add(24*time.Hour - time.Millisecond)
+		board, name := newBoard(t, b, lb.WithWindows(lb.Daily()), lb.WithClock(func() time.Time { return clock }))
+		res, err := board.Submit(ctx, "p", 1, lb.WithTime(clock.Add(50*time.Millisecond)))
+		require.NoError(t, err)
+		require.Equal(t, lb.Daily().Period(clock).ID, res.Windows[0].Period, "taken as now")
+
+		before := b.Snapshot(t, name)
+		_, err = board.Submit(ctx, "q", 1, lb.WithTime(clock.Add(1001*time.Millisecond)))
+		require.ErrorIs(t, err, lb.ErrInvalidArgument)
+		require.Equal(t, before, b.Snapshot(t, name))
+
+		strict, _ := newBoard(t, b, lb.WithClockSkew(0), lb.WithClock(func() time.Time { return clock }))
+		_, err = strict.Submit(ctx, "p", 1, lb.WithTime(clock.Add(time.Millisecond)))
+		require.ErrorIs(t, err, lb.ErrInvalidArgument)
+		wide, _ := newBoard(t, b, lb.WithClockSkew(time.Minute), lb.WithClock(func() time.Time { return clock }))
+		_, err = wide.Submit(ctx, "p", 1, lb.WithTime(clock.Add(59*time.Second)))
+		require.NoError(t, err)
+
+		_, err = lb.New(b.Client, "x", lb.WithClockSkew(-time.Second))
+		require.ErrorIs(t, err, lb.ErrInvalidArgument)
+	})
+}
