@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -208,7 +209,7 @@ func (c *config) validate(client rueidis.Client, name string) error {
 	}
 	seen := make(map[string]bool, len(c.windows))
 	for _, w := range c.windows {
-		if w == nil {
+		if nilWindow(w) {
 			return bad("nil window")
 		}
 		n := w.Name()
@@ -221,6 +222,19 @@ func (c *config) validate(client rueidis.Client, name string) error {
 		seen[n] = true
 	}
 	return nil
+}
+
+// nilWindow reports a window that would panic at its first call: nil, a
+// nil pointer, or Named around either.
+func nilWindow(w Window) bool {
+	if n, ok := w.(named); ok {
+		w = n.w
+	}
+	if w == nil {
+		return true
+	}
+	v := reflect.ValueOf(w)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // target is one window period an operation reads or writes.

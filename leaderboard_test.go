@@ -36,6 +36,12 @@ func newBoard(t *testing.T, b *testredis.Backend, opts ...lb.Option) (*lb.Leader
 	return board, name
 }
 
+// nilPtrWindow is a user's window type, passed as a nil pointer.
+type nilPtrWindow struct{ name string }
+
+func (w *nilPtrWindow) Name() string               { return w.name }
+func (w *nilPtrWindow) Period(time.Time) lb.Period { return lb.Period{ID: "x"} }
+
 func TestNewRefusesBadInput(t *testing.T) {
 	c := testredis.Mini(t).Client
 	cases := map[string]struct {
@@ -49,6 +55,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 		"close brace":        {"a}b", nil},
 		"no windows":         {"ok", []lb.Option{lb.WithWindows()}},
 		"nil window":         {"ok", []lb.Option{lb.WithWindows(nil)}},
+		"named nil window":   {"ok", []lb.Option{lb.WithWindows(lb.Named("x", nil))}},
+		"nil pointer window": {"ok", []lb.Option{lb.WithWindows((*nilPtrWindow)(nil))}},
 		"duplicate windows":  {"ok", []lb.Option{lb.WithWindows(lb.Daily(), lb.DailyIn(time.UTC))}},
 		"bad window name":    {"ok", []lb.Option{lb.WithWindows(lb.Named("a:b", lb.Daily()))}},
 		"negative retention": {"ok", []lb.Option{lb.WithRetention(-time.Second)}},
