@@ -17,6 +17,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/redisurl"
 )
 
 // Backend is one Redis a test body runs against.
@@ -80,10 +82,11 @@ func Mini(t testing.TB) *Backend {
 	return &Backend{Name: "miniredis", Client: &CountingClient{Client: c}, Mini: mr}
 }
 
-// Real connects to the real Redis. Without one it skips, or fails under CI=true.
+// Real connects to the real Redis. Without one it skips, or fails under
+// CI=true. Its messages show REDIS_URL without its password.
 func Real(t testing.TB) *Backend {
 	t.Helper()
-	opt, err := rueidis.ParseURL(URL())
+	opt, err := redisurl.Parse(URL())
 	if err != nil {
 		t.Fatalf("REDIS_URL: %v", err)
 	}
@@ -99,9 +102,9 @@ func Real(t testing.TB) *Backend {
 	}
 	if err != nil {
 		if InCI() {
-			t.Fatalf("real Redis at %s is required under CI=true: %v", URL(), err)
+			t.Fatalf("real Redis at %s is required under CI=true: %v", redisurl.Redact(URL()), err)
 		}
-		t.Skipf("no real Redis at %s (set REDIS_URL or run the test command): %v", URL(), err)
+		t.Skipf("no real Redis at %s (set REDIS_URL or run the test command): %v", redisurl.Redact(URL()), err)
 	}
 	t.Cleanup(c.Close)
 	if c.Mode() != rueidis.ClientModeStandalone {
