@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/skiprank/leaderboard/internal/keys"
 )
 
 // rebuildBatch is how many members one ZADD of a rebuild carries,
@@ -243,26 +241,15 @@ func (lb *Leaderboard) query(tg target) StandingsQuery {
 		Window: tg.window.Name(), Period: tg.period.ID}
 }
 
-// rebuildKeys are the keys one period rebuilds, each with the fresh key it
-// is built in first (same slot).
-func (lb *Leaderboard) rebuildKeys(tg target) (zsets, hashes []string) {
-	if !lb.sharded() {
-		return []string{tg.key}, nil
-	}
-	for i := 0; i <= len(lb.bounds); i++ {
-		k := lb.shardKey(i, tg)
-		zsets = append(zsets, k)
-		hashes = append(hashes, keys.Versions(k))
-	}
-	idx := keys.Index(tg.key)
-	return zsets, append(hashes, idx, keys.Versions(idx))
-}
+// rebuildAdder queues one field of a key being rebuilt: keyIdx indexes
+// rebuildKeys' zsets, or its hashes when hash is set.
+type rebuildAdder func(keyIdx int, hash bool, field, value string) error
 
 func fresh(key string) string { return key + ":rebuild" }
 
 func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *RebuildReport, progress func(int64, bool)) (int64, error) {
 	b := lb.client.B()
-	zsets, hashes := lb.rebuildKeys(tg)
+	zsets, hashes := lb.be.rebuildKeys(tg)
 	var clear rueidis.Commands
 	for _, k := range append(append([]string(nil), zsets...), hashes...) {
 		clear = append(clear, b.Del().Key(fresh(k)).Build())
@@ -325,15 +312,7 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 			}
 			return err
 		}
-		value := formatScore(v)
-		if !lb.sharded() {
-			err = add(0, false, st.Member, value)
-		} else {
-			s := lb.shardOf(v)
-			err = errors.Join(add(s, false, st.Member, value), add(s, true, st.Member, "1"),
-				add(len(hashes)-2, true, st.Member, value), add(len(hashes)-1, true, st.Member, "1"))
-		}
-		if err != nil {
+		if err := lb.be.rebuildAdd(st.Member, formatScore(v), v, add); err != nil {
 			return err
 		}
 		members++
@@ -557,19 +536,7 @@ func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 
 func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyReport, error) {
 	r := VerifyReport{Window: tg.window.Name(), Period: tg.period.ID}
-	// The index holds a sharded board's values; shards are Check's business.
-	key := tg.key
-	read := func(members []string) rueidis.Completed {
-		return lb.client.B().Zmscore().Key(key).Member(members...).Build()
-	}
-	count := lb.client.B().Zcard().Key(key).Build()
-	if lb.sharded() {
-		key = keys.Index(tg.key)
-		read = func(members []string) rueidis.Completed {
-			return lb.client.B().Hmget().Key(key).Field(members...).Build()
-		}
-		count = lb.client.B().Hlen().Key(key).Build()
-	}
+	read, count := lb.be.verifyReads(tg)
 	var matched int64
 	members := make([]string, 0, rebuildBatch)
 	want := make([]float64, 0, rebuildBatch)

@@ -56,6 +56,7 @@ var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 // current period, computed once per period) and is safe for concurrent use.
 type Leaderboard struct {
 	client    rueidis.Client
+	be        backend // the kind of board, chosen once in New
 	keys      keys.Board
 	order     Order
 	policy    Policy
@@ -164,7 +165,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 	if c.tieBreak != nil {
 		tb = c.tieBreak.encoding()
 	}
-	return &Leaderboard{
+	lb := &Leaderboard{
 		client:    client,
 		keys:      keys.NewBoard(c.prefix, name),
 		order:     c.order,
@@ -181,7 +182,9 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		dedupe:    c.dedupe,
 		skew:      c.skew,
 		current:   make([]atomic.Pointer[target], len(c.windows)),
-	}, nil
+	}
+	lb.be = newBackend(lb)
+	return lb, nil
 }
 
 func (c *config) validate(client rueidis.Client, name string) error {

@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -106,9 +107,6 @@ func (r CheckReport) Clean() bool {
 // from maintenance jobs and tests, not on a request path. On an unsharded
 // board it returns ErrInvalidArgument.
 func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
-	if !lb.sharded() {
-		return nil, fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
-	}
 	qq, err := parseQueries(q)
 	if err != nil {
 		return nil, err
@@ -131,7 +129,7 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 		if err != nil {
 			return nil, err
 		}
-		r, err := lb.check(ctx, tg, repair)
+		r, err := lb.be.check(ctx, tg, repair)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +138,7 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 	return out, nil
 }
 
-func (lb *Leaderboard) check(ctx context.Context, tg target, repair bool) (CheckReport, error) {
+func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) (CheckReport, error) {
 	r := CheckReport{Window: tg.window.Name(), Period: tg.period.ID}
 	truth, err := lb.scanHash(ctx, keys.Index(tg.key))
 	if err != nil {
@@ -238,14 +236,14 @@ func sameValue(a, b string) bool {
 }
 
 // scanHash reads a whole hash, field -> value, with HSCAN.
-func (lb *Leaderboard) scanHash(ctx context.Context, key string) (map[string]string, error) {
+func (lb *shardedBackend) scanHash(ctx context.Context, key string) (map[string]string, error) {
 	return lb.scanPairs(ctx, func(cursor uint64) rueidis.Completed {
 		return lb.client.B().Hscan().Key(key).Cursor(cursor).Count(1000).Build()
 	})
 }
 
 // scanSet reads a whole sorted set, member -> stored value, with ZSCAN.
-func (lb *Leaderboard) scanSet(ctx context.Context, key string) (map[string]string, error) {
+func (lb *shardedBackend) scanSet(ctx context.Context, key string) (map[string]string, error) {
 	return lb.scanPairs(ctx, func(cursor uint64) rueidis.Completed {
 		return lb.client.B().Zscan().Key(key).Cursor(cursor).Count(1000).Build()
 	})
@@ -253,7 +251,7 @@ func (lb *Leaderboard) scanSet(ctx context.Context, key string) (map[string]stri
 
 // scanPairs runs a SCAN-style command to the end, collecting its flat
 // name, value, name, value replies.
-func (lb *Leaderboard) scanPairs(ctx context.Context, cmd func(cursor uint64) rueidis.Completed) (map[string]string, error) {
+func (lb *shardedBackend) scanPairs(ctx context.Context, cmd func(cursor uint64) rueidis.Completed) (map[string]string, error) {
 	out := map[string]string{}
 	var cursor uint64
 	for {
@@ -271,22 +269,20 @@ func (lb *Leaderboard) scanPairs(ctx context.Context, cmd func(cursor uint64) ru
 	}
 }
 
-func (lb *Leaderboard) sharded() bool { return len(lb.bounds) > 0 }
-
 // shardOf returns the shard of a stored value: the number of bounds at or
 // below its plain score.
-func (lb *Leaderboard) shardOf(v float64) int {
+func (lb *shardedBackend) shardOf(v float64) int {
 	p := lb.plain(v)
 	return sort.Search(len(lb.bounds), func(i int) bool { return lb.bounds[i] > p })
 }
 
-func (lb *Leaderboard) shardOfString(v string) int {
+func (lb *shardedBackend) shardOfString(v string) int {
 	f, _ := strconv.ParseFloat(v, 64)
 	return lb.shardOf(f)
 }
 
 // better reports whether shard i ranks before shard j.
-func (lb *Leaderboard) betterShard(i, j int) bool {
+func (lb *shardedBackend) betterShard(i, j int) bool {
 	if lb.high() {
 		return i > j
 	}
@@ -294,7 +290,7 @@ func (lb *Leaderboard) betterShard(i, j int) bool {
 }
 
 // shardsBestFirst lists the shards in the board's order.
-func (lb *Leaderboard) shardsBestFirst() []int {
+func (lb *shardedBackend) shardsBestFirst() []int {
 	n := len(lb.bounds) + 1
 	out := make([]int, n)
 	for i := range out {
@@ -306,8 +302,18 @@ func (lb *Leaderboard) shardsBestFirst() []int {
 	return out
 }
 
-func (lb *Leaderboard) shardKey(i int, tg target) string {
+func (lb *shardedBackend) shardKey(i int, tg target) string {
 	return lb.keys.Shard(i).Period(tg.window.Name(), tg.period.ID)
+}
+
+// shardedBackend is a board split by score into shards (WithShards), each
+// a sorted set with a hash tag of its own, beside an index in the board's
+// slot that serializes every member's writes. cluster is whether the keys
+// may live on several nodes: a write then takes two steps (index, shards),
+// else one script reaches every key.
+type shardedBackend struct {
+	*Leaderboard
+	cluster bool
 }
 
 // indexRow is what the index did to one member in one window.
@@ -320,14 +326,14 @@ type indexRow struct {
 
 // shardIndex runs the first step of a write (see shard_index.lua) and
 // returns rows[window][member].
-func (lb *Leaderboard) shardIndex(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
+func (lb *shardedBackend) shardIndex(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
 	rows, _, err := lb.shardIndexID(ctx, mode, live, members, values, slot, submission{})
 	return rows, err
 }
 
 // shardIndexID is shardIndex with a Submit's WithID id (sub.id), reporting
 // whether the id was applied before.
-func (lb *Leaderboard) shardIndexID(ctx context.Context, mode string, live []target, members, values []string, slot int64, sub submission) ([][]indexRow, bool, error) {
+func (lb *shardedBackend) shardIndexID(ctx context.Context, mode string, live []target, members, values []string, slot int64, sub submission) ([][]indexRow, bool, error) {
 	ks := make([]string, 0, 2*len(live)+1)
 	args := make([]string, 0, 10+len(live)+2*len(members))
 	args = lb.tieBreakArgs(append(args, mode, lb.policyArg(), flag(lb.high())), slot)
@@ -401,7 +407,7 @@ type shardOp struct {
 	value   string
 }
 
-func (lb *Leaderboard) shardWriteCall(i int, tg target, ops []shardOp) scripts.Call {
+func (lb *shardedBackend) shardWriteCall(i int, tg target, ops []shardOp) scripts.Call {
 	key := lb.shardKey(i, tg)
 	args := make([]string, 0, 4+4*len(ops))
 	args = append(args, flag(lb.high()), flag(lb.ranking == Competition), lb.slotsArg(), strconv.FormatInt(tg.expire, 10))
@@ -416,30 +422,30 @@ func (lb *Leaderboard) shardWriteCall(i int, tg target, ops []shardOp) scripts.C
 		args = append(args, op, o.member, strconv.FormatInt(o.version, 10), o.value)
 	}
 	ks := []string{key, keys.Versions(key)}
-	if lb.client.Mode() != rueidis.ClientModeCluster {
+	if !lb.cluster {
 		// One node: the put can see the index (see shard_write.lua).
 		ks = append(ks, keys.Versions(keys.Index(tg.key)))
 	}
 	return scripts.Call{Script: scripts.ShardWrite, Keys: ks, Args: args}
 }
 
-func (lb *Leaderboard) zcardCall(key string) scripts.Call {
+func (lb *shardedBackend) zcardCall(key string) scripts.Call {
 	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zcard().Key(key).Build() }}
 }
 
-func (lb *Leaderboard) zscoreCall(key, member string) scripts.Call {
+func (lb *shardedBackend) zscoreCall(key, member string) scripts.Call {
 	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zscore().Key(key).Member(member).Build() }}
 }
 
-// submitSharded is Submit on a sharded board: the index first, then the
+// submit is Submit on a sharded board: the index first, then the
 // shards (see WithShards).
-func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
 	out := res.Windows
 	value := formatScore(sub.score)
 	if lb.tb != nil {
 		value = strconv.FormatInt(sub.s, 10)
 	}
-	if lb.client.Mode() != rueidis.ClientModeCluster {
+	if !lb.cluster {
 		return lb.submitLocal(ctx, sub, value, live, where, res)
 	}
 	rows, dup, err := lb.shardIndexID(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t, sub)
@@ -554,7 +560,7 @@ func (lb *Leaderboard) submitSharded(ctx context.Context, sub submission, live [
 
 // submitLocal is Submit on a sharded board whose keys all live on one node:
 // one script, one round trip (see shard_local.lua).
-func (lb *Leaderboard) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, res *Result) error {
+func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, res *Result) error {
 	n := len(lb.bounds) + 1
 	ks := make([]string, 0, len(live)*(2+2*n))
 	for _, tg := range live {
@@ -594,7 +600,7 @@ func (lb *Leaderboard) submitLocal(ctx context.Context, sub submission, value st
 // member of a better shard has a strictly better plain score. worseIn is the
 // members strictly worse inside s (Competition), completed with the worse
 // shards.
-func (lb *Leaderboard) globalRank(cards []int64, s int, inShard, worseIn int64) (rank, worse int64) {
+func (lb *shardedBackend) globalRank(cards []int64, s int, inShard, worseIn int64) (rank, worse int64) {
 	rank, worse = inShard, worseIn
 	for i, c := range cards {
 		switch {
@@ -608,8 +614,8 @@ func (lb *Leaderboard) globalRank(cards []int64, s int, inShard, worseIn int64) 
 	return rank, worse
 }
 
-// submitManySharded is SubmitMany on a sharded board.
-func (lb *Leaderboard) submitManySharded(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
+// submitMany is SubmitMany on a sharded board.
+func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
 	members := make([]string, 0, len(scores))
 	values := make([]string, 0, len(scores))
 	for m, s := range scores {
@@ -631,7 +637,7 @@ func (lb *Leaderboard) submitManySharded(ctx context.Context, scores map[string]
 // applyRows sends the index's changes to the shards, one script call per
 // shard and window. With sweep, every other shard also loses any copy of
 // the members that a crashed write left behind.
-func (lb *Leaderboard) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow, sweep bool) error {
+func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow, sweep bool) error {
 	var calls []scripts.Call
 	for w, tg := range live {
 		ops := make([][]shardOp, len(lb.bounds)+1)
@@ -679,8 +685,8 @@ func (lb *Leaderboard) applyRows(ctx context.Context, op string, live []target, 
 	return nil
 }
 
-// removeSharded is Remove on a sharded board.
-func (lb *Leaderboard) removeSharded(ctx context.Context, live []target, members []string) error {
+// remove is Remove on a sharded board.
+func (lb *shardedBackend) remove(ctx context.Context, live []target, members []string) error {
 	rows, err := lb.shardIndex(ctx, "remove", live, members, nil, 0)
 	if err != nil {
 		return wrap("remove", err)
@@ -700,7 +706,7 @@ type shardEntry struct {
 // shards' member counts, best first, with each shard's stale copies of
 // moving members dropped. It also returns the competition rank of the
 // first entry.
-func (lb *Leaderboard) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, int64, error) {
+func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, int64, error) {
 	var calls []scripts.Call
 	var shards []int
 	offset := int64(0)
@@ -731,13 +737,13 @@ func (lb *Leaderboard) shardRange(ctx context.Context, tg target, cards []int64,
 	return dedupe(all), first, nil
 }
 
-func (lb *Leaderboard) shardReadCall(i int, tg target, args ...string) scripts.Call {
+func (lb *shardedBackend) shardReadCall(i int, tg target, args ...string) scripts.Call {
 	key := lb.shardKey(i, tg)
 	return scripts.Call{Script: scripts.ShardRead, Keys: []string{key, keys.Versions(key)},
 		Args: append([]string{flag(lb.high()), lb.slotsArg()}, args...)}
 }
 
-func (lb *Leaderboard) shardRangeReply(r rueidis.RedisResult, shard int) ([]shardEntry, int64, error) {
+func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult, shard int) ([]shardEntry, int64, error) {
 	v, err := r.ToArray()
 	if err != nil {
 		return nil, 0, err
@@ -797,7 +803,7 @@ func dedupe(all []shardEntry) []Entry {
 
 // shardCards reads every shard's member count and the index's, in one
 // round trip.
-func (lb *Leaderboard) shardCards(ctx context.Context, tg target) ([]int64, int64, error) {
+func (lb *shardedBackend) shardCards(ctx context.Context, tg target) ([]int64, int64, error) {
 	n := len(lb.bounds) + 1
 	cmds := make(rueidis.Commands, 0, n+1)
 	for i := 0; i < n; i++ {
@@ -828,7 +834,7 @@ type shardStanding struct {
 }
 
 // locate finds member on a sharded board in one round trip.
-func (lb *Leaderboard) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
+func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
 	n := len(lb.bounds) + 1
 	calls := make([]scripts.Call, 0, n+1)
 	for i := 0; i < n; i++ {
@@ -880,7 +886,7 @@ func (lb *Leaderboard) locate(ctx context.Context, tg target, member string) (sh
 	return st, nil
 }
 
-func (lb *Leaderboard) rankSharded(ctx context.Context, tg target, member string) (Standing, error) {
+func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
 	st, err := lb.locate(ctx, tg, member)
 	if err != nil {
 		return Standing{}, wrap("rank", err)
@@ -894,7 +900,7 @@ func (lb *Leaderboard) rankSharded(ctx context.Context, tg target, member string
 	return lb.standing(member, lb.plain(st.stored), st.pos+1, 0, st.total), nil
 }
 
-func (lb *Leaderboard) topSharded(ctx context.Context, tg target, n int) ([]Entry, error) {
+func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
 	var calls []scripts.Call
 	for _, i := range lb.shardsBestFirst() {
 		calls = append(calls, lb.shardReadCall(i, tg, "range", "0", strconv.Itoa(n)))
@@ -918,7 +924,7 @@ func (lb *Leaderboard) topSharded(ctx context.Context, tg target, n int) ([]Entr
 	return es, nil
 }
 
-func (lb *Leaderboard) pageSharded(ctx context.Context, tg target, number, size int) (Page, error) {
+func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
 	cards, total, err := lb.shardCards(ctx, tg)
 	if err != nil {
 		return Page{}, wrap("page", err)
@@ -932,7 +938,7 @@ func (lb *Leaderboard) pageSharded(ctx context.Context, tg target, number, size 
 	return Page{Entries: es, Number: number, Size: size, Total: total}, nil
 }
 
-func (lb *Leaderboard) aroundSharded(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+func (lb *shardedBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
 	st, err := lb.locate(ctx, tg, member)
 	if err != nil {
 		return nil, wrap("around", err)
@@ -954,9 +960,9 @@ func (lb *Leaderboard) aroundSharded(ctx context.Context, tg target, member stri
 	return es, nil
 }
 
-// amongSharded reads members' stored values from every shard at once,
+// among reads members' stored values from every shard at once,
 // keeping each member's newest copy.
-func (lb *Leaderboard) amongSharded(ctx context.Context, tg target, members []string) ([]Entry, error) {
+func (lb *shardedBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
 	n := len(lb.bounds) + 1
 	cmds := make(rueidis.Commands, 0, 2*n)
 	for i := 0; i < n; i++ {
@@ -1002,4 +1008,41 @@ func (lb *Leaderboard) amongSharded(ctx context.Context, tg target, members []st
 		es = append(es, e.Entry)
 	}
 	return es, nil
+}
+
+// count reads the index, not the shards: it is exact even while members move.
+func (lb *shardedBackend) count(ctx context.Context, tg target) (int64, error) {
+	n, err := lb.client.Do(ctx, lb.client.B().Hlen().Key(keys.Index(tg.key)).Build()).AsInt64()
+	return n, wrap("count", err)
+}
+
+// verifyReads reads the index, which holds a sharded board's values; the
+// shards are Check's business.
+func (lb *shardedBackend) verifyReads(tg target) (read func(members []string) rueidis.Completed, count rueidis.Completed) {
+	idx := keys.Index(tg.key)
+	read = func(members []string) rueidis.Completed {
+		return lb.client.B().Hmget().Key(idx).Field(members...).Build()
+	}
+	return read, lb.client.B().Hlen().Key(idx).Build()
+}
+
+// rebuildKeys are the keys one period rebuilds, each with the fresh key it
+// is built in first (same slot).
+func (lb *shardedBackend) rebuildKeys(tg target) (zsets, hashes []string) {
+	for i := 0; i <= len(lb.bounds); i++ {
+		k := lb.shardKey(i, tg)
+		zsets = append(zsets, k)
+		hashes = append(hashes, keys.Versions(k))
+	}
+	idx := keys.Index(tg.key)
+	return zsets, append(hashes, idx, keys.Versions(idx))
+}
+
+// rebuildAdd puts a standing into its shard and its version hash, and into
+// the index and its versions (the last two hashes of rebuildKeys), all at
+// version 1.
+func (lb *shardedBackend) rebuildAdd(member, value string, v float64, add rebuildAdder) error {
+	s, n := lb.shardOf(v), len(lb.bounds)+1
+	return errors.Join(add(s, false, member, value), add(s, true, member, "1"),
+		add(n, true, member, value), add(n+1, true, member, "1"))
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
 // Submit applies the board's policy to member's score in every configured
@@ -51,7 +49,7 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 		}
 	}
 	if len(live) > 0 {
-		if err := lb.writeSubmission(ctx, sub, live, where, &res); err != nil {
+		if err := lb.be.submit(ctx, sub, live, where, &res); err != nil {
 			return Result{}, lb.afterRefusal(ctx, "submit", err, sub.record)
 		}
 	}
@@ -169,19 +167,6 @@ func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (
 	return !found || !received.Add(lb.dedupe).After(sub.at), nil
 }
 
-// writeSubmission writes a checked submission to Redis by the way the board
-// and the submission call for.
-func (lb *Leaderboard) writeSubmission(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
-	switch {
-	case lb.sharded():
-		return lb.submitSharded(ctx, sub, live, where, res)
-	case lb.txSubmits(sub):
-		return lb.submitTx(ctx, sub, live, where, res.Windows)
-	default:
-		return lb.submitScript(ctx, sub, live, where, res)
-	}
-}
-
 // afterRefusal turns a Redis error after the store step into Submit's (and
 // SubmitMany's) answer: a refusal (ErrInvalidScore, ErrPrecision) retracts
 // what the store appended, so bad input leaves nothing behind; any other
@@ -218,141 +203,12 @@ type submission struct {
 	storeSeen bool
 }
 
-// txSubmits reports whether sub can be a MULTI/EXEC of plain commands:
-// nothing may need to branch on what is stored. A WithID id is checked and
-// recorded inside the script; Competition ranks count by the stored score;
-// KeepBest under LaterFirst compares plain scores, not composites; and an
-// Accumulate must refuse a total that leaves its range before writing (a
-// tie-break's range always, float64's only for increments that can reach
-// it). Those run the script. A transaction costs Redis about half of what a
-// script doing the same costs (BENCHMARKS.md).
-func (lb *Leaderboard) txSubmits(sub submission) bool {
-	switch {
-	case sub.id != "" || lb.ranking != Ordinal:
-		return false
-	case lb.policy == Replace:
-		return true
-	case lb.policy == KeepBest:
-		// ZADD GT/LT on an EarlierFirst composite keeps the first time a
-		// best was reached, as KeepBest must.
-		return lb.tb == nil || !lb.tb.later
-	case lb.policy == Accumulate:
-		return lb.tb == nil && math.Abs(sub.stored) < incrNeverOverflows
-	}
-	return false
-}
-
 // incrNeverOverflows bounds the Accumulate increments that Submit sends as a
 // plain ZINCRBY: a finite total t plus an x with |x| < 2^970 never rounds to
 // ±Inf, since overflow needs |t + x| to reach MaxFloat64 plus half its ulp
 // (2^970). Larger increments, which could overflow, go through the script,
 // which refuses an overflowing total before writing anything.
 const incrNeverOverflows = 0x1p970
-
-// submitTx runs a submission as one MULTI/EXEC; see txSubmits.
-func (lb *Leaderboard) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
-	member, score := sub.member, sub.stored // Submit has made -0 into 0
-	b := lb.client.B()
-	const perWindow = 6
-	cmds := make(rueidis.Commands, 0, 2+perWindow*len(live))
-	cmds = append(cmds, b.Multi().Build())
-	for _, tg := range live {
-		cmds = append(cmds, b.Zscore().Key(tg.key).Member(member).Build(), lb.rankCmd(tg.key, member))
-		switch {
-		case lb.policy == Accumulate:
-			cmds = append(cmds, b.Zincrby().Key(tg.key).Increment(score).Member(member).Build())
-		case lb.policy == Replace:
-			cmds = append(cmds, b.Zadd().Key(tg.key).Ch().ScoreMember().ScoreMember(score, member).Build())
-		case lb.high():
-			cmds = append(cmds, b.Zadd().Key(tg.key).Gt().Ch().ScoreMember().ScoreMember(score, member).Build())
-		default:
-			cmds = append(cmds, b.Zadd().Key(tg.key).Lt().Ch().ScoreMember().ScoreMember(score, member).Build())
-		}
-		if tg.expire != 0 {
-			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
-		} else {
-			// Keeps every window's replies the same length.
-			cmds = append(cmds, b.Ping().Build())
-		}
-		cmds = append(cmds, lb.rankCmd(tg.key, member), b.Zcard().Key(tg.key).Build())
-	}
-	cmds = append(cmds, b.Exec().Build())
-	replies, err := execResult(lb.client.DoMulti(ctx, cmds...))
-	if err != nil {
-		return wrap("submit", err)
-	}
-	if len(replies) != perWindow*len(live) {
-		return wrap("submit", fmt.Errorf("transaction returned %d replies, want %d", len(replies), perWindow*len(live)))
-	}
-	for j := range live {
-		r := replies[perWindow*j : perWindow*(j+1)]
-		wr := &out[where[j]]
-		prev, had, err := optFloat(&r[0])
-		if err != nil {
-			return wrap("submit", err)
-		}
-		if had {
-			prank, _, err := optInt(&r[1])
-			if err != nil {
-				return wrap("submit", err)
-			}
-			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank + 1}
-		}
-		after := score
-		if lb.policy == Accumulate {
-			// ZINCRBY replies with the new total, added by Redis exactly as
-			// the script would add it.
-			if after, err = r[2].AsFloat64(); err != nil {
-				return wrap("submit", err)
-			}
-		} else {
-			changed, err := r[2].AsInt64()
-			if err != nil {
-				return wrap("submit", err)
-			}
-			if changed == 0 {
-				after = prev
-			}
-		}
-		wr.Changed = !had || lb.plain(prev) != lb.plain(after)
-		rank, err := r[4].AsInt64()
-		if err != nil {
-			return wrap("submit", err)
-		}
-		total, err := r[5].AsInt64()
-		if err != nil {
-			return wrap("submit", err)
-		}
-		wr.Standing = lb.standing(member, lb.plain(after), rank+1, 0, total)
-	}
-	return nil
-}
-
-// submitScript runs a submission that must branch on what is stored (see
-// txSubmits and internal/scripts/submit.lua).
-func (lb *Leaderboard) submitScript(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
-	member := sub.member
-	ks := make([]string, len(live), len(live)+1)
-	args := make([]string, 0, 12+len(live))
-	args = append(args, member, formatScore(sub.score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
-	args = lb.tieBreakArgs(args, sub.t)
-	if lb.tb != nil {
-		args[1] = strconv.FormatInt(sub.s, 10)
-	}
-	args = lb.idArgs(args, sub)
-	for i, tg := range live {
-		ks[i] = tg.key
-		args = append(args, strconv.FormatInt(tg.expire, 10))
-	}
-	if sub.id != "" {
-		ks = append(ks, lb.keys.IDs())
-	}
-	replies, err := scripts.Submit.Exec(ctx, lb.client, ks, args).ToArray()
-	if err != nil {
-		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
-	}
-	return lb.submitReplies(replies, member, live, where, res)
-}
 
 // submitReplies decodes six values a window of what submit.lua (and
 // shard_local.lua) return, and submit.lua's closing duplicate flag.
@@ -445,60 +301,16 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		}
 	}
 	if lb.store == nil {
-		return lb.submitMany(ctx, scores, live, slot)
+		return lb.be.submitMany(ctx, scores, live, slot)
 	}
 	subs, err := lb.appendMany(ctx, scores, now, live)
 	if err != nil {
 		return fmt.Errorf("leaderboard: submit many: store: %w (Redis was not written)", err)
 	}
-	if err := lb.submitMany(ctx, scores, live, slot); err != nil {
+	if err := lb.be.submitMany(ctx, scores, live, slot); err != nil {
 		return lb.afterRefusal(ctx, "submit many", err, subs...)
 	}
 	return nil
-}
-
-// submitMany writes a checked SubmitMany batch to Redis.
-func (lb *Leaderboard) submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
-	if lb.sharded() {
-		return lb.submitManySharded(ctx, scores, live, slot)
-	}
-	if lb.policy == Accumulate && lb.tb == nil && incrsNeverOverflow(scores) {
-		return lb.submitManyIncr(ctx, scores, live)
-	}
-	if lb.policy == Accumulate || lb.tb != nil {
-		return lb.submitManyScript(ctx, scores, live, slot)
-	}
-	b := lb.client.B()
-	// Redis parses a command's arguments into one buffer: chunks keep any one
-	// ZADD small, while the transaction keeps the batch atomic.
-	const chunk = 1000
-	cmds := make(rueidis.Commands, 0, 2+len(live)*(2+len(scores)/chunk))
-	cmds = append(cmds, b.Multi().Build())
-	for _, tg := range live {
-		args := make([]string, 0, 1+2*min(chunk, len(scores)))
-		flush := func() {
-			cmds = append(cmds, b.Arbitrary("ZADD").Keys(tg.key).Args(args...).Build())
-			args = args[:0]
-		}
-		for m, s := range scores {
-			if len(args) == 0 && lb.policy == KeepBest {
-				args = append(args, lb.policyArg())
-			}
-			args = append(args, formatScore(s), m)
-			if len(args) >= 2*chunk {
-				flush()
-			}
-		}
-		if len(args) > 0 {
-			flush()
-		}
-		if tg.expire != 0 {
-			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
-		}
-	}
-	cmds = append(cmds, b.Exec().Build())
-	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
-	return wrap("submit many", err)
 }
 
 // storeSubmission is a submission as the store records it, with the
@@ -548,51 +360,6 @@ func incrsNeverOverflow(scores map[string]float64) bool {
 		}
 	}
 	return true
-}
-
-// submitManyIncr runs an Accumulate SubmitMany as one MULTI/EXEC of a
-// ZINCRBY per member and window: Redis adds each in C, several times
-// cheaper than the script's per-member Lua (BENCHMARKS.md).
-func (lb *Leaderboard) submitManyIncr(ctx context.Context, scores map[string]float64, live []target) error {
-	b := lb.client.B()
-	cmds := make(rueidis.Commands, 0, 2+len(live)*(1+len(scores)))
-	cmds = append(cmds, b.Multi().Build())
-	for _, tg := range live {
-		for m, s := range scores {
-			if s == 0 {
-				s = 0 // never "-0"
-			}
-			cmds = append(cmds, b.Zincrby().Key(tg.key).Increment(s).Member(m).Build())
-		}
-		if tg.expire != 0 {
-			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
-		}
-	}
-	cmds = append(cmds, b.Exec().Build())
-	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
-	return wrap("submit many", err)
-}
-
-// submitManyScript runs SubmitMany where a transaction of ZADDs cannot:
-// see internal/scripts/many.lua.
-func (lb *Leaderboard) submitManyScript(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
-	ks := make([]string, len(live))
-	args := make([]string, 0, 5+len(live)+2*len(scores))
-	args = lb.tieBreakArgs(append(args, lb.policyArg()), slot)
-	for i, tg := range live {
-		ks[i] = tg.key
-		args = append(args, strconv.FormatInt(tg.expire, 10))
-	}
-	for m, s := range scores {
-		v := formatScore(s)
-		if lb.tb != nil {
-			scaled, _ := lb.tb.scaled(s) // checked by SubmitMany
-			v = strconv.FormatInt(scaled, 10)
-		}
-		args = append(args, m, v)
-	}
-	err := scripts.Many.Exec(ctx, lb.client, ks, args).Error()
-	return lb.scriptErr("submit many", err, "a total")
 }
 
 // idArgs appends a write script's WithID arguments: the id (empty for none),
@@ -662,28 +429,12 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 		if err != nil {
 			return fmt.Errorf("leaderboard: remove: store: %w (Redis was not written)", err)
 		}
-		if err := lb.remove(ctx, live, members); err != nil {
+		if err := lb.be.remove(ctx, live, members); err != nil {
 			return fmt.Errorf("%w: %w", ErrPending, err)
 		}
 		return nil
 	}
-	return lb.remove(ctx, live, members)
-}
-
-// remove deletes members from Redis's live periods.
-func (lb *Leaderboard) remove(ctx context.Context, live []target, members []string) error {
-	if lb.sharded() {
-		return lb.removeSharded(ctx, live, members)
-	}
-	b := lb.client.B()
-	cmds := make(rueidis.Commands, 0, 2+len(lb.windows))
-	cmds = append(cmds, b.Multi().Build())
-	for _, tg := range live {
-		cmds = append(cmds, b.Zrem().Key(tg.key).Member(members...).Build())
-	}
-	cmds = append(cmds, b.Exec().Build())
-	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
-	return wrap("remove", err)
+	return lb.be.remove(ctx, live, members)
 }
 
 func (lb *Leaderboard) rankCmd(key, member string) rueidis.Completed {

@@ -34,10 +34,11 @@ func BenchmarkSubmitPaths(b *testing.B) {
 			clear(load)
 		}
 	}
+	plain := board.be.(*plainBackend)
 	paths := map[string]func(context.Context, submission, []target, []int, []WindowResult) error{
-		"tx": board.submitTx,
+		"tx": plain.submitTx,
 		"script": func(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
-			return board.submitScript(ctx, sub, live, where, &Result{Windows: out})
+			return plain.submitScript(ctx, sub, live, where, &Result{Windows: out})
 		},
 	}
 	for _, name := range []string{"tx", "script"} {

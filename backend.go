@@ -1,0 +1,58 @@
+package leaderboard
+
+import (
+	"context"
+
+	"github.com/redis/rueidis"
+)
+
+// backend is where a board's standings live in Redis and how each
+// operation reads and writes them: one implementation for each kind of
+// board, chosen once in New (newBackend). The exported methods are fronts:
+// they validate, encode (tie-breaks), reach the store where there is one,
+// and make one call here. So the kind of board is decided in one place,
+// and the compiler makes every kind implement every operation.
+type backend interface {
+	// submit writes one checked submission to every live window period and
+	// reports each window into res.Windows (live[j] into where[j]).
+	submit(ctx context.Context, sub submission, live []target, where []int, res *Result) error
+	// submitMany writes a checked bulk load; slot is the tie-break's time
+	// slot of the board's clock.
+	submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error
+	// remove deletes members from the live periods.
+	remove(ctx context.Context, live []target, members []string) error
+
+	// top, rank, around and page read one period as Top, Rank, Around and
+	// Page describe, their arguments already checked.
+	top(ctx context.Context, tg target, n int) ([]Entry, error)
+	rank(ctx context.Context, tg target, member string) (Standing, error)
+	around(ctx context.Context, tg target, member string, radius int) ([]Entry, error)
+	page(ctx context.Context, tg target, number, size int) (Page, error)
+	// among reads the stored values of members (composites under a
+	// tie-break, in Entry.Score) that have one; Among sorts and ranks them.
+	among(ctx context.Context, tg target, members []string) ([]Entry, error)
+	// count is the period's member count.
+	count(ctx context.Context, tg target) (int64, error)
+	// check compares a period's layout with its truth, repairing it on
+	// request (see Check).
+	check(ctx context.Context, tg target, repair bool) (CheckReport, error)
+
+	// rebuildKeys lists the sorted sets and the hashes a rebuild of tg
+	// writes; rebuildAdd queues with add what one standing (its stored
+	// value v, formatted as value) puts into them.
+	rebuildKeys(tg target) (zsets, hashes []string)
+	rebuildAdd(member, value string, v float64, add rebuildAdder) error
+	// verifyReads builds Verify's reads: the stored values of members, and
+	// the period's member count.
+	verifyReads(tg target) (read func(members []string) rueidis.Completed, count rueidis.Completed)
+}
+
+// newBackend picks the board's backend: plain without bounds; sharded with
+// them, working every shard of a write in one script where all keys share
+// one node, and in two steps on a Cluster.
+func newBackend(lb *Leaderboard) backend {
+	if len(lb.bounds) == 0 {
+		return &plainBackend{Leaderboard: lb}
+	}
+	return &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster}
+}

@@ -1,0 +1,418 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// plainBackend is a board without shards: one sorted set per window
+// period, every key in the board's slot, every operation one round trip.
+type plainBackend struct{ *Leaderboard }
+
+// top reads the first n entries of one sorted set.
+func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	res := lb.client.Do(ctx, lb.rangeCmd(tg.key, 0, int64(n)-1))
+	es, err := lb.zEntries(&res)
+	if err != nil {
+		return nil, wrap("top", err)
+	}
+	lb.rankEntries(es, 0, 1)
+	return es, nil
+}
+
+// rank reads a standing atomically: a script under Competition (it counts
+// the members strictly better), else a MULTI of plain commands.
+func (lb *plainBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
+	key := tg.key
+	if lb.ranking == Competition {
+		r, err := scripts.Rank.Exec(ctx, lb.client, []string{key}, []string{member, flag(lb.high()), lb.slotsArg()}).ToArray()
+		if err != nil {
+			return Standing{}, notRankedOr("rank", member, err)
+		}
+		if len(r) != 4 {
+			return Standing{}, wrap("rank", fmt.Errorf("script returned %d values, want 4", len(r)))
+		}
+		score, err := r[0].AsFloat64()
+		if err != nil {
+			return Standing{}, wrap("rank", err)
+		}
+		var v [3]int64
+		for i := range v {
+			if v[i], err = r[i+1].AsInt64(); err != nil {
+				return Standing{}, wrap("rank", err)
+			}
+		}
+		return lb.standing(member, lb.plain(score), v[0]+1, v[1], v[2]), nil
+	}
+	b := lb.client.B()
+	replies, err := execResult(lb.client.DoMulti(ctx,
+		b.Multi().Build(),
+		b.Zscore().Key(key).Member(member).Build(),
+		lb.rankCmd(key, member),
+		b.Zcard().Key(key).Build(),
+		b.Exec().Build(),
+	))
+	if err != nil {
+		return Standing{}, wrap("rank", err)
+	}
+	score, ok, err := optFloat(&replies[0])
+	if err != nil {
+		return Standing{}, wrap("rank", err)
+	}
+	if !ok {
+		return Standing{}, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	rank, err := replies[1].AsInt64()
+	if err != nil {
+		return Standing{}, wrap("rank", err)
+	}
+	total, err := replies[2].AsInt64()
+	if err != nil {
+		return Standing{}, wrap("rank", err)
+	}
+	return lb.standing(member, lb.plain(score), rank+1, 0, total), nil
+}
+
+// around reads the rank and the slice in one script (range.lua).
+func (lb *plainBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	res := scripts.Range.Exec(ctx, lb.client, []string{tg.key},
+		[]string{flag(lb.high()), flag(lb.ranking == Competition), "around", member, strconv.Itoa(radius), lb.slotsArg()})
+	es, _, err := lb.rangeReply(res)
+	if err != nil {
+		return nil, notRankedOr("around", member, err)
+	}
+	return es, nil
+}
+
+// page reads a page and the total atomically.
+func (lb *plainBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
+	key := tg.key
+	start := int64(number-1) * int64(size)
+	p := Page{Number: number, Size: size, Entries: []Entry{}}
+	if lb.ranking == Competition {
+		// The first entry's rank counts the members strictly better than it,
+		// which only the server can do in the same step.
+		res := scripts.Range.Exec(ctx, lb.client, []string{key},
+			[]string{flag(lb.high()), "1", "page", strconv.FormatInt(start, 10), strconv.Itoa(size), lb.slotsArg()})
+		es, total, err := lb.rangeReply(res)
+		if err != nil {
+			return Page{}, wrap("page", err)
+		}
+		p.Entries, p.Total = es, total
+		return p, nil
+	}
+	b := lb.client.B()
+	replies, err := execResult(lb.client.DoMulti(ctx,
+		b.Multi().Build(),
+		lb.rangeCmd(key, start, start+int64(size)-1),
+		b.Zcard().Key(key).Build(),
+		b.Exec().Build(),
+	))
+	if err != nil {
+		return Page{}, wrap("page", err)
+	}
+	es, err := lb.zMessageEntries(&replies[0])
+	if err != nil {
+		return Page{}, wrap("page", err)
+	}
+	if p.Total, err = replies[1].AsInt64(); err != nil {
+		return Page{}, wrap("page", err)
+	}
+	if len(es) > 0 {
+		p.Entries = es
+	}
+	lb.rankEntries(p.Entries, start, 0)
+	return p, nil
+}
+
+// among reads members' stored values from one sorted set.
+func (lb *plainBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
+	replies, err := lb.client.Do(ctx, lb.client.B().Zmscore().Key(tg.key).Member(members...).Build()).ToArray()
+	if err != nil {
+		return nil, wrap("among", err)
+	}
+	if len(replies) != len(members) {
+		return nil, wrap("among", fmt.Errorf("ZMSCORE returned %d scores for %d members", len(replies), len(members)))
+	}
+	es := make([]Entry, 0, len(members))
+	for i := range replies {
+		// Not AsFloatSlice: it would read a missing member as a score of 0.
+		s, ok, err := optFloat(&replies[i])
+		if err != nil {
+			return nil, wrap("among", err)
+		}
+		if ok {
+			es = append(es, Entry{Member: members[i], Score: s})
+		}
+	}
+	return es, nil
+}
+
+func (lb *plainBackend) count(ctx context.Context, tg target) (int64, error) {
+	n, err := lb.client.Do(ctx, lb.client.B().Zcard().Key(tg.key).Build()).AsInt64()
+	return n, wrap("count", err)
+}
+
+// submit writes a submission as a MULTI/EXEC of plain commands where
+// nothing needs to branch on what is stored (txSubmits), else as one script.
+func (lb *plainBackend) submit(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+	if lb.txSubmits(sub) {
+		return lb.submitTx(ctx, sub, live, where, res.Windows)
+	}
+	return lb.submitScript(ctx, sub, live, where, res)
+}
+
+// txSubmits reports whether sub can be a MULTI/EXEC of plain commands:
+// nothing may need to branch on what is stored. A WithID id is checked and
+// recorded inside the script; Competition ranks count by the stored score;
+// KeepBest under LaterFirst compares plain scores, not composites; and an
+// Accumulate must refuse a total that leaves its range before writing (a
+// tie-break's range always, float64's only for increments that can reach
+// it). Those run the script. A transaction costs Redis about half of what a
+// script doing the same costs (BENCHMARKS.md).
+func (lb *plainBackend) txSubmits(sub submission) bool {
+	switch {
+	case sub.id != "" || lb.ranking != Ordinal:
+		return false
+	case lb.policy == Replace:
+		return true
+	case lb.policy == KeepBest:
+		// ZADD GT/LT on an EarlierFirst composite keeps the first time a
+		// best was reached, as KeepBest must.
+		return lb.tb == nil || !lb.tb.later
+	case lb.policy == Accumulate:
+		return lb.tb == nil && math.Abs(sub.stored) < incrNeverOverflows
+	}
+	return false
+}
+
+// submitTx runs a submission as one MULTI/EXEC; see txSubmits.
+func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+	member, score := sub.member, sub.stored // Submit has made -0 into 0
+	b := lb.client.B()
+	const perWindow = 6
+	cmds := make(rueidis.Commands, 0, 2+perWindow*len(live))
+	cmds = append(cmds, b.Multi().Build())
+	for _, tg := range live {
+		cmds = append(cmds, b.Zscore().Key(tg.key).Member(member).Build(), lb.rankCmd(tg.key, member))
+		switch {
+		case lb.policy == Accumulate:
+			cmds = append(cmds, b.Zincrby().Key(tg.key).Increment(score).Member(member).Build())
+		case lb.policy == Replace:
+			cmds = append(cmds, b.Zadd().Key(tg.key).Ch().ScoreMember().ScoreMember(score, member).Build())
+		case lb.high():
+			cmds = append(cmds, b.Zadd().Key(tg.key).Gt().Ch().ScoreMember().ScoreMember(score, member).Build())
+		default:
+			cmds = append(cmds, b.Zadd().Key(tg.key).Lt().Ch().ScoreMember().ScoreMember(score, member).Build())
+		}
+		if tg.expire != 0 {
+			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
+		} else {
+			// Keeps every window's replies the same length.
+			cmds = append(cmds, b.Ping().Build())
+		}
+		cmds = append(cmds, lb.rankCmd(tg.key, member), b.Zcard().Key(tg.key).Build())
+	}
+	cmds = append(cmds, b.Exec().Build())
+	replies, err := execResult(lb.client.DoMulti(ctx, cmds...))
+	if err != nil {
+		return wrap("submit", err)
+	}
+	if len(replies) != perWindow*len(live) {
+		return wrap("submit", fmt.Errorf("transaction returned %d replies, want %d", len(replies), perWindow*len(live)))
+	}
+	for j := range live {
+		r := replies[perWindow*j : perWindow*(j+1)]
+		wr := &out[where[j]]
+		prev, had, err := optFloat(&r[0])
+		if err != nil {
+			return wrap("submit", err)
+		}
+		if had {
+			prank, _, err := optInt(&r[1])
+			if err != nil {
+				return wrap("submit", err)
+			}
+			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank + 1}
+		}
+		after := score
+		if lb.policy == Accumulate {
+			// ZINCRBY replies with the new total, added by Redis exactly as
+			// the script would add it.
+			if after, err = r[2].AsFloat64(); err != nil {
+				return wrap("submit", err)
+			}
+		} else {
+			changed, err := r[2].AsInt64()
+			if err != nil {
+				return wrap("submit", err)
+			}
+			if changed == 0 {
+				after = prev
+			}
+		}
+		wr.Changed = !had || lb.plain(prev) != lb.plain(after)
+		rank, err := r[4].AsInt64()
+		if err != nil {
+			return wrap("submit", err)
+		}
+		total, err := r[5].AsInt64()
+		if err != nil {
+			return wrap("submit", err)
+		}
+		wr.Standing = lb.standing(member, lb.plain(after), rank+1, 0, total)
+	}
+	return nil
+}
+
+// submitScript runs a submission that must branch on what is stored (see
+// txSubmits and internal/scripts/submit.lua).
+func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+	member := sub.member
+	ks := make([]string, len(live), len(live)+1)
+	args := make([]string, 0, 12+len(live))
+	args = append(args, member, formatScore(sub.score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
+	args = lb.tieBreakArgs(args, sub.t)
+	if lb.tb != nil {
+		args[1] = strconv.FormatInt(sub.s, 10)
+	}
+	args = lb.idArgs(args, sub)
+	for i, tg := range live {
+		ks[i] = tg.key
+		args = append(args, strconv.FormatInt(tg.expire, 10))
+	}
+	if sub.id != "" {
+		ks = append(ks, lb.keys.IDs())
+	}
+	replies, err := scripts.Submit.Exec(ctx, lb.client, ks, args).ToArray()
+	if err != nil {
+		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
+	}
+	return lb.submitReplies(replies, member, live, where, res)
+}
+
+// submitManyIncr runs an Accumulate SubmitMany as one MULTI/EXEC of a
+// ZINCRBY per member and window: Redis adds each in C, several times
+// cheaper than the script's per-member Lua (BENCHMARKS.md).
+func (lb *plainBackend) submitManyIncr(ctx context.Context, scores map[string]float64, live []target) error {
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, 2+len(live)*(1+len(scores)))
+	cmds = append(cmds, b.Multi().Build())
+	for _, tg := range live {
+		for m, s := range scores {
+			if s == 0 {
+				s = 0 // never "-0"
+			}
+			cmds = append(cmds, b.Zincrby().Key(tg.key).Increment(s).Member(m).Build())
+		}
+		if tg.expire != 0 {
+			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
+		}
+	}
+	cmds = append(cmds, b.Exec().Build())
+	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
+	return wrap("submit many", err)
+}
+
+// submitManyScript runs SubmitMany where a transaction of ZADDs cannot:
+// see internal/scripts/many.lua.
+func (lb *plainBackend) submitManyScript(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
+	ks := make([]string, len(live))
+	args := make([]string, 0, 5+len(live)+2*len(scores))
+	args = lb.tieBreakArgs(append(args, lb.policyArg()), slot)
+	for i, tg := range live {
+		ks[i] = tg.key
+		args = append(args, strconv.FormatInt(tg.expire, 10))
+	}
+	for m, s := range scores {
+		v := formatScore(s)
+		if lb.tb != nil {
+			scaled, _ := lb.tb.scaled(s) // checked by SubmitMany
+			v = strconv.FormatInt(scaled, 10)
+		}
+		args = append(args, m, v)
+	}
+	err := scripts.Many.Exec(ctx, lb.client, ks, args).Error()
+	return lb.scriptErr("submit many", err, "a total")
+}
+
+// submitMany writes a checked SubmitMany batch: ZINCRBYs in a MULTI where no
+// total can overflow, a script where a total must be checked first, else
+// ZADDs in a MULTI.
+func (lb *plainBackend) submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
+	if lb.policy == Accumulate && lb.tb == nil && incrsNeverOverflow(scores) {
+		return lb.submitManyIncr(ctx, scores, live)
+	}
+	if lb.policy == Accumulate || lb.tb != nil {
+		return lb.submitManyScript(ctx, scores, live, slot)
+	}
+	b := lb.client.B()
+	// Redis parses a command's arguments into one buffer: chunks keep any one
+	// ZADD small, while the transaction keeps the batch atomic.
+	const chunk = 1000
+	cmds := make(rueidis.Commands, 0, 2+len(live)*(2+len(scores)/chunk))
+	cmds = append(cmds, b.Multi().Build())
+	for _, tg := range live {
+		args := make([]string, 0, 1+2*min(chunk, len(scores)))
+		flush := func() {
+			cmds = append(cmds, b.Arbitrary("ZADD").Keys(tg.key).Args(args...).Build())
+			args = args[:0]
+		}
+		for m, s := range scores {
+			if len(args) == 0 && lb.policy == KeepBest {
+				args = append(args, lb.policyArg())
+			}
+			args = append(args, formatScore(s), m)
+			if len(args) >= 2*chunk {
+				flush()
+			}
+		}
+		if len(args) > 0 {
+			flush()
+		}
+		if tg.expire != 0 {
+			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
+		}
+	}
+	cmds = append(cmds, b.Exec().Build())
+	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
+	return wrap("submit many", err)
+}
+
+// remove deletes members from the live periods in one MULTI/EXEC.
+func (lb *plainBackend) remove(ctx context.Context, live []target, members []string) error {
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, 2+len(lb.windows))
+	cmds = append(cmds, b.Multi().Build())
+	for _, tg := range live {
+		cmds = append(cmds, b.Zrem().Key(tg.key).Member(members...).Build())
+	}
+	cmds = append(cmds, b.Exec().Build())
+	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
+	return wrap("remove", err)
+}
+
+func (lb *plainBackend) rebuildKeys(tg target) (zsets, hashes []string) {
+	return []string{tg.key}, nil
+}
+
+func (lb *plainBackend) rebuildAdd(member, value string, _ float64, add rebuildAdder) error {
+	return add(0, false, member, value)
+}
+
+func (lb *plainBackend) verifyReads(tg target) (read func(members []string) rueidis.Completed, count rueidis.Completed) {
+	read = func(members []string) rueidis.Completed {
+		return lb.client.B().Zmscore().Key(tg.key).Member(members...).Build()
+	}
+	return read, lb.client.B().Zcard().Key(tg.key).Build()
+}
+
+func (lb *plainBackend) check(context.Context, target, bool) (CheckReport, error) {
+	return CheckReport{}, fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
+}
