@@ -1,17 +1,26 @@
 // Command quickstart fills a leaderboard with a few hundred scores and prints
 // what a game's UI would show: the top 10, one player's standing with the
-// players around them, and page 2.
+// players around them, page 2, and the daily and weekly boards.
 //
 //	go run ./examples/quickstart                      # embedded miniredis
 //	REDIS_URL=redis://127.0.0.1:6379 go run ./examples/quickstart
+//	go run ./examples/quickstart -h                   # usage; connects to nothing
+//
+// On a real Redis it writes the board "quickstart" (keys lb:{quickstart}:*)
+// and deletes those keys before it exits; -keep leaves them, to look at with
+// redis-cli. The all-time key never expires by itself.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
-	"log"
+	"io"
 	"math/rand/v2"
 	"os"
+	"os/signal"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -19,111 +28,228 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/redisurl"
 )
 
 func main() {
-	client, where, err := connect()
-	if err != nil {
-		log.Fatal(err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p := program{board: "quickstart", getenv: os.Getenv, stdout: os.Stdout, stderr: os.Stderr}
+	err := p.run(ctx, os.Args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
 	}
-	defer client.Close()
-	fmt.Println("Redis:", where)
+}
 
-	board, err := leaderboard.New(client, "quickstart",
+// program is the command with what it reads and writes, so tests can run it
+// on a board and streams of their own.
+type program struct {
+	board          string
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
+// errUsage is a bad command line; the flag package has printed why.
+var errUsage = errors.New("usage")
+
+func (p program) flags(args []string) (keep bool, err error) {
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs.SetOutput(p.stderr)
+	fs.BoolVar(&keep, "keep", false, "leave the board's keys in Redis when it ends (a real Redis only)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: go run ./examples/quickstart [-keep]
+
+Fills the leaderboard %q with 400 scores and prints its top 10, one
+player's neighbours, page 2, and the daily and weekly boards.
+
+Environment:
+  REDIS_URL  the Redis to use, e.g. redis://127.0.0.1:6379 (unset: an
+             embedded miniredis, gone when the program ends). On a real
+             Redis the program writes the keys lb:{%s}:* and deletes
+             them before it exits, unless -keep is given.
+
+Flags:
+`, p.board, p.board)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return false, err
+		}
+		return false, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(p.stderr, "unexpected arguments: %q\n", fs.Args())
+		fs.Usage()
+		return false, errUsage
+	}
+	return keep, nil
+}
+
+func (p program) run(ctx context.Context, args []string) (err error) {
+	keep, err := p.flags(args)
+	if err != nil {
+		return err
+	}
+	r, err := connect(p.getenv("REDIS_URL"))
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	fmt.Fprintln(p.stdout, "Redis:", r.where)
+	if r.real {
+		defer func() {
+			if cerr := p.cleanUp(r.client, keep); err == nil {
+				err = cerr
+			}
+		}()
+	}
+	board, err := leaderboard.New(r.client, p.board,
 		leaderboard.WithPolicy(leaderboard.KeepBest), // a player's best run counts
 		leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily(), leaderboard.Weekly(), leaderboard.Monthly()),
 	)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	ctx := context.Background()
-
-	// 400 runs by 80 players over the last ten days, oldest first; the seed
-	// makes every run of this program the same.
-	rng := rand.New(rand.NewPCG(7, 42))
 	now := time.Now()
+	if err := p.fill(ctx, board, now); err != nil {
+		return err
+	}
+	return p.show(ctx, board, now)
+}
+
+// fill submits 400 runs by 80 players over the last ten days, oldest first,
+// and prints what the last one did; the seed makes every run the same.
+func (p program) fill(ctx context.Context, board *leaderboard.Leaderboard, now time.Time) error {
+	rng := rand.New(rand.NewPCG(7, 42))
 	var last leaderboard.Result
 	for i := 0; i < 400; i++ {
 		player := fmt.Sprintf("player:%02d", rng.IntN(80))
 		score := float64(rng.IntN(9000) + 1000)
 		at := now.Add(-time.Duration(400-i) * 36 * time.Minute) // when the run ended
+		var err error
 		if last, err = board.Submit(ctx, player, score, leaderboard.WithTime(at)); err != nil {
-			log.Fatal(err)
+			return err
 		}
 	}
-	fmt.Printf("Submitted 400 runs. The last one, %s with %.0f:\n", last.Member, last.Score)
+	fmt.Fprintf(p.stdout, "Submitted 400 runs. The last one, %s with %.0f:\n", last.Member, last.Score)
 	for _, w := range last.Windows {
-		fmt.Printf("  %-8s %-11s rank %3d of %-3d (was %d), new best: %v\n",
-			w.Window, w.Period, w.Standing.Rank, w.Standing.Total, w.Previous.Rank, w.Changed)
+		if w.Closed {
+			fmt.Fprintf(p.stdout, "  %-8s %-11s closed: the run is older than the period's retention\n", w.Window, w.Period)
+			continue
+		}
+		fmt.Fprintf(p.stdout, "  %-8s %-11s rank %3d of %-3d %-14s new best: %v\n",
+			w.Window, w.Period, w.Standing.Rank, w.Standing.Total, before(w.Previous), w.Changed)
 	}
+	return nil
+}
 
+// before says where a member stood before a submission.
+func before(prev leaderboard.Entry) string {
+	if prev.Rank == 0 {
+		return "(new)" // not ranked in that period before
+	}
+	return fmt.Sprintf("(was %d)", prev.Rank)
+}
+
+// show prints the reads a game's UI makes.
+func (p program) show(ctx context.Context, board *leaderboard.Leaderboard, now time.Time) error {
 	top, err := board.Top(ctx, 10)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Println("\nTop 10, all time")
-	table(top, "")
+	fmt.Fprintln(p.stdout, "\nTop 10, all time")
+	table(p.stdout, top, "")
 
 	me := "player:42"
 	st, err := board.Rank(ctx, me)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	around, err := board.Around(ctx, me, 2)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Printf("\n%s: rank %d of %d, ahead of %.1f%% of the others\n", me, st.Rank, st.Total, st.Percentile)
-	table(around, me)
+	fmt.Fprintf(p.stdout, "\n%s: rank %d of %d, ahead of %.1f%% of the others\n", me, st.Rank, st.Total, st.Percentile)
+	table(p.stdout, around, me)
 
 	page, err := board.Page(ctx, 2, 10)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Printf("\nPage %d (%d per page, %d players)\n", page.Number, page.Size, page.Total)
-	table(page.Entries, "")
+	fmt.Fprintf(p.stdout, "\nPage %d (%d per page, %d players)\n", page.Number, page.Size, page.Total)
+	table(p.stdout, page.Entries, "")
 
 	for _, w := range []leaderboard.Window{leaderboard.Daily(), leaderboard.Weekly()} {
 		top, err := board.Top(ctx, 3, leaderboard.In(w))
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		n, err := board.Count(ctx, leaderboard.In(w))
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
-		fmt.Printf("\nTop 3 of %d players, %s board %s\n", n, w.Name(), w.Period(now).ID)
-		table(top, "")
+		fmt.Fprintf(p.stdout, "\nTop 3 of %d players, %s board %s\n", n, w.Name(), w.Period(now).ID)
+		table(p.stdout, top, "")
 	}
+	return nil
+}
+
+// table prints entries right-aligned, marking the row of member mark.
+func table(out io.Writer, es []leaderboard.Entry, mark string) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "rank\tplayer\tscore\t")
+	for _, e := range es {
+		fmt.Fprintf(w, "%d\t%s\t%.0f\t", e.Rank, e.Member, e.Score)
+		if e.Member == mark {
+			fmt.Fprint(w, "  <- you") // after the aligned cells, two spaces off
+		}
+		fmt.Fprintln(w)
+	}
+	_ = w.Flush()
+}
+
+// redis is the Redis the program uses.
+type redis struct {
+	client rueidis.Client
+	where  string // for people: the URL without its password
+	real   bool   // REDIS_URL, not the embedded miniredis
+	close  func()
 }
 
 // connect uses REDIS_URL when set and an embedded miniredis otherwise.
-func connect() (rueidis.Client, string, error) {
-	if url := os.Getenv("REDIS_URL"); url != "" {
-		opt, err := rueidis.ParseURL(url)
+func connect(url string) (*redis, error) {
+	if url != "" {
+		opt, err := redisurl.Parse(url)
 		if err != nil {
-			return nil, "", fmt.Errorf("REDIS_URL: %w", err)
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
+		// The SDK reads nothing through rueidis's client-side cache; tracking
+		// would only cost a handshake, and a Redis without RESP3 refuses it.
+		opt.DisableCache = true
 		c, err := rueidis.NewClient(opt)
-		return c, url, err
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", redisurl.Redact(url), err)
+		}
+		return &redis{client: c, where: redisurl.Redact(url), real: true, close: c.Close}, nil
 	}
 	mr, err := miniredis.Run()
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("start miniredis: %w", err)
 	}
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true})
-	return c, "embedded miniredis at " + mr.Addr() + " (set REDIS_URL to use a real Redis)", err
-}
-
-func table(es []leaderboard.Entry, mark string) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "rank\tplayer\tscore\t")
-	for _, e := range es {
-		arrow := ""
-		if e.Member == mark {
-			arrow = "<- you"
-		}
-		fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\n", e.Rank, e.Member, e.Score, arrow)
+	// miniredis answers CLUSTER commands as a one-node cluster; without
+	// ForceSingleClient rueidis would build a cluster client for it.
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		mr.Close()
+		return nil, fmt.Errorf("connect to miniredis: %w", err)
 	}
-	w.Flush()
+	return &redis{client: c, where: "embedded miniredis at " + mr.Addr() + ", in memory until the program ends (set REDIS_URL to use a real Redis)",
+		close: func() { c.Close(); mr.Close() }}, nil
 }
