@@ -211,4 +211,3 @@ func TestHelpFlag(t *testing.T) {
 		t.Errorf("usage %q, %d connections", errs, accepted.Load())
 	}
 }
-
