@@ -13,16 +13,17 @@ import (
 	"github.com/skiprank/leaderboard"
 )
 
-// windowStanding is one window of a submit's answer.
+// windowStanding is one window of a submit's answer. The previous rank and
+// score are null when the player was not ranked before: 0 is a real score.
 type windowStanding struct {
-	Period        string  `json:"period"`
-	Rank          int64   `json:"rank"`
-	Score         float64 `json:"score"`
-	PreviousRank  int64   `json:"previousRank"` // 0: was not ranked
-	PreviousScore float64 `json:"previousScore"`
-	NewBest       bool    `json:"newBest"`
-	Total         int64   `json:"total"`
-	Percentile    float64 `json:"percentile"`
+	Period        string   `json:"period"`
+	Rank          int64    `json:"rank"`
+	Score         float64  `json:"score"`
+	PreviousRank  *int64   `json:"previousRank"`
+	PreviousScore *float64 `json:"previousScore"`
+	NewBest       bool     `json:"newBest"`
+	Total         int64    `json:"total"`
+	Percentile    float64  `json:"percentile"`
 }
 
 type submitResponse struct {
@@ -30,9 +31,19 @@ type submitResponse struct {
 	Submitted    float64                   `json:"submitted"`
 	Score        float64                   `json:"score"` // the best, which may be an earlier score
 	Rank         int64                     `json:"rank"`
-	PreviousRank int64                     `json:"previousRank"`
+	PreviousRank *int64                    `json:"previousRank"` // null: not ranked before
 	NewBest      bool                      `json:"newBest"`
 	Windows      map[string]windowStanding `json:"windows"`
+}
+
+// previous returns an entry from before a submit as JSON wants it: nil
+// rank and score when the player was not ranked (the SDK's Rank 0).
+func previous(e leaderboard.Entry) (*int64, *float64) {
+	if e.Rank == 0 {
+		return nil, nil
+	}
+	rank, score := e.Rank, e.Score
+	return &rank, &score
 }
 
 // handleSubmit is POST /api/v1/scores. The checks run from the cheapest to
@@ -44,10 +55,12 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, outcomeInvalid, http.StatusBadRequest, fe.msg, fe.field)
 		return
 	}
-	if err := s.auth.verify(r.Context(), r, body); err != nil {
+	ctx, cancel := s.redisCtx(r)
+	defer cancel()
+	if err := s.auth.verify(ctx, r, body); err != nil {
 		var ae *authError
 		if !errors.As(err, &ae) {
-			s.failed(w, r, "verify signature", err)
+			s.fail(w, r, "verify signature", err, "")
 			return
 		}
 		outcome := outcomeUnsigned
@@ -63,9 +76,9 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, outcomeInvalid, http.StatusBadRequest, fe.msg, fe.field)
 		return
 	}
-	ok, wait, err := s.limiter.allow(r.Context(), req.UserID)
+	ok, wait, err := s.limiter.allow(ctx, req.UserID)
 	if err != nil {
-		s.failed(w, r, "rate limit", err)
+		s.fail(w, r, "rate limit", err, "")
 		return
 	}
 	if !ok {
@@ -75,10 +88,9 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("too many submissions for this user; retry in %v", wait.Round(time.Millisecond)), "userId")
 		return
 	}
-	res, err := s.board.Submit(r.Context(), req.UserID, req.Score)
+	res, err := s.board.Submit(ctx, req.UserID, req.Score)
 	if err != nil {
-		s.metrics.submits.WithLabelValues(outcomeFor(err)).Inc()
-		s.sdkError(w, r, err, "score")
+		s.fail(w, r, "submit", err, "score")
 		return
 	}
 	if res.Changed {
@@ -87,31 +99,30 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.metrics.submits.WithLabelValues(outcomeNotBest).Inc()
 	}
 	s.hub.submitted(req.UserID, req.Score)
+	writeJSON(w, http.StatusOK, submitAnswer(req, res))
+}
+
+// submitAnswer is the answer to an accepted submission.
+func submitAnswer(req submitRequest, res leaderboard.Result) submitResponse {
 	out := submitResponse{
 		UserID: req.UserID, Submitted: req.Score, Score: res.Score, Rank: res.Rank,
-		PreviousRank: res.Previous.Rank, NewBest: res.Changed,
-		Windows: make(map[string]windowStanding, len(res.Windows)),
+		NewBest: res.Changed, Windows: make(map[string]windowStanding, len(res.Windows)),
 	}
+	out.PreviousRank, _ = previous(res.Previous)
 	for _, wr := range res.Windows {
-		out.Windows[wr.Window] = windowStanding{
-			Period: wr.Period, Rank: wr.Standing.Rank, Score: wr.Standing.Score,
-			PreviousRank: wr.Previous.Rank, PreviousScore: wr.Previous.Score, NewBest: wr.Changed,
+		ws := windowStanding{
+			Period: wr.Period, Rank: wr.Standing.Rank, Score: wr.Standing.Score, NewBest: wr.Changed,
 			Total: wr.Standing.Total, Percentile: round2(wr.Standing.Percentile),
 		}
+		ws.PreviousRank, ws.PreviousScore = previous(wr.Previous)
+		out.Windows[wr.Window] = ws
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 func (s *server) refuse(w http.ResponseWriter, outcome string, status int, msg, field string) {
 	s.metrics.submits.WithLabelValues(outcome).Inc()
 	writeError(w, status, msg, field)
-}
-
-func outcomeFor(err error) string {
-	if status, _ := sdkStatus(err); status < 500 {
-		return outcomeInvalid
-	}
-	return outcomeError
 }
 
 // entry is one row of a board.
@@ -169,7 +180,8 @@ func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fe.msg, fe.field)
 		return
 	}
-	ctx := r.Context()
+	ctx, cancel := s.redisCtx(r)
+	defer cancel()
 	period := q.window.Period(s.at(q)).ID
 	if q.user != "" {
 		s.around(ctx, w, r, q, period)
@@ -183,7 +195,7 @@ func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := s.board.Page(ctx, number, size, q.opts()...)
 	if err != nil {
-		s.sdkError(w, r, err, "")
+		s.fail(w, r, "page", err, "")
 		return
 	}
 	out := boardResponse{Window: q.window.Name(), Period: period, Entries: entries(p.Entries), Total: p.Total}
@@ -199,12 +211,12 @@ func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
 func (s *server) around(ctx context.Context, w http.ResponseWriter, r *http.Request, q boardQuery, period string) {
 	st, err := s.board.Rank(ctx, q.user, q.opts()...)
 	if err != nil {
-		s.sdkError(w, r, err, "userId")
+		s.fail(w, r, "rank", err, "userId")
 		return
 	}
 	es, err := s.board.Around(ctx, q.user, q.radius, q.opts()...)
 	if err != nil {
-		s.sdkError(w, r, err, "userId")
+		s.fail(w, r, "around", err, "userId")
 		return
 	}
 	writeJSON(w, http.StatusOK, aroundResponse{
@@ -323,43 +335,3 @@ func entries(es []leaderboard.Entry) []entry {
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
-
-// sdkStatus maps the SDK's errors to a status and the message a client sees.
-func sdkStatus(err error) (int, string) {
-	switch {
-	case errors.Is(err, leaderboard.ErrNotRanked):
-		return http.StatusNotFound, "not ranked in this window"
-	case errors.Is(err, leaderboard.ErrInvalidMember):
-		return http.StatusBadRequest, "invalid userId"
-	case errors.Is(err, leaderboard.ErrInvalidScore), errors.Is(err, leaderboard.ErrPrecision):
-		return http.StatusBadRequest, "invalid score"
-	case errors.Is(err, leaderboard.ErrInvalidArgument):
-		return http.StatusBadRequest, "invalid argument"
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable, "request timed out or was cancelled"
-	}
-	return http.StatusInternalServerError, "internal error"
-}
-
-// sdkError answers an error from the SDK; field names the request part a
-// 4xx is about.
-func (s *server) sdkError(w http.ResponseWriter, r *http.Request, err error, field string) {
-	status, msg := sdkStatus(err)
-	switch {
-	case errors.Is(err, leaderboard.ErrInvalidMember):
-		field = "userId"
-	case errors.Is(err, leaderboard.ErrInvalidScore), errors.Is(err, leaderboard.ErrPrecision):
-		field = "score"
-	case status >= 500:
-		s.log.Error("leaderboard call", "method", r.Method, "path", r.URL.Path, "err", err)
-		field = ""
-	}
-	writeError(w, status, msg, field)
-}
-
-// failed answers a failure of the service's own Redis calls.
-func (s *server) failed(w http.ResponseWriter, r *http.Request, what string, err error) {
-	s.metrics.submits.WithLabelValues(outcomeError).Inc()
-	s.log.Error(what, "method", r.Method, "path", r.URL.Path, "err", err)
-	writeError(w, http.StatusServiceUnavailable, "service unavailable", "")
-}

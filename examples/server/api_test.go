@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,7 +21,7 @@ func TestSubmit(t *testing.T) {
 		now := time.Now().UTC()
 
 		r := f.submit("player-42", 8500)
-		if r.UserID != "player-42" || r.Score != 8500 || r.Submitted != 8500 || r.Rank != 1 || r.PreviousRank != 0 || !r.NewBest {
+		if r.UserID != "player-42" || r.Score != 8500 || r.Submitted != 8500 || r.Rank != 1 || r.PreviousRank != nil || !r.NewBest {
 			t.Fatalf("first submit: %+v", r)
 		}
 		want := map[string]string{
@@ -34,21 +35,22 @@ func TestSubmit(t *testing.T) {
 		}
 		for name, period := range want {
 			w := r.Windows[name]
-			if w.Period != period || w.Rank != 1 || w.Score != 8500 || !w.NewBest || w.Total != 1 || w.Percentile != 100 {
-				t.Fatalf("window %s: %+v, want period %s, rank 1 of 1", name, w, period)
+			if w.Period != period || w.Rank != 1 || w.Score != 8500 || !w.NewBest || w.Total != 1 || w.Percentile != 100 ||
+				w.PreviousRank != nil || w.PreviousScore != nil {
+				t.Fatalf("window %s: %+v, want period %s, rank 1 of 1, not ranked before", name, w, period)
 			}
 		}
 
 		f.submit("player-7", 9000)
 		r = f.submit("player-42", 8000) // not a new best: keeps 8500
-		if r.Score != 8500 || r.Submitted != 8000 || r.Rank != 2 || r.PreviousRank != 2 || r.NewBest {
+		if r.Score != 8500 || r.Submitted != 8000 || r.Rank != 2 || deref(r.PreviousRank) != 2 || r.NewBest {
 			t.Fatalf("lower submit: %+v", r)
 		}
 		r = f.submit("player-42", 9500)
-		if r.Score != 9500 || r.Rank != 1 || r.PreviousRank != 2 || !r.NewBest {
+		if r.Score != 9500 || r.Rank != 1 || deref(r.PreviousRank) != 2 || !r.NewBest {
 			t.Fatalf("better submit: %+v", r)
 		}
-		if w := r.Windows["weekly"]; w.PreviousScore != 8500 || w.Total != 2 || w.Percentile != 100 {
+		if w := r.Windows["weekly"]; deref(w.PreviousScore) != 8500 || w.Total != 2 || w.Percentile != 100 {
 			t.Fatalf("weekly after a new best: %+v", w)
 		}
 		// Scores with fractions and at the configured bounds are taken.
@@ -79,6 +81,11 @@ func TestSubmitUnauthorized(t *testing.T) {
 		{name: "no timestamp", after: func(r *http.Request) { r.Header.Del(headerTimestamp) }, field: headerTimestamp},
 		{name: "timestamp not a number", edit: func(s *signedReq) { s.ts = "yesterday" }, field: headerTimestamp},
 		{name: "timestamp huge", edit: func(s *signedReq) { s.ts = "99999999999999999999" }, field: headerTimestamp},
+		// now - ts overflows int64 for these: none may pass the skew check.
+		{name: "timestamp now-2^63", edit: func(s *signedReq) { s.ts = strconv.FormatInt(time.Now().Unix()+math.MinInt64, 10) }, field: headerTimestamp},
+		{name: "timestamp now-2^63+1", edit: func(s *signedReq) { s.ts = strconv.FormatInt(time.Now().Unix()+math.MinInt64+1, 10) }, field: headerTimestamp},
+		{name: "timestamp MinInt64", edit: func(s *signedReq) { s.ts = strconv.FormatInt(math.MinInt64, 10) }, field: headerTimestamp},
+		{name: "timestamp MaxInt64", edit: func(s *signedReq) { s.ts = strconv.FormatInt(math.MaxInt64, 10) }, field: headerTimestamp},
 		{name: "expired", edit: func(s *signedReq) { s.ts = old }, field: headerTimestamp},
 		{name: "from the future", edit: func(s *signedReq) { s.ts = future }, field: headerTimestamp},
 		{name: "no nonce", after: func(r *http.Request) { r.Header.Del(headerNonce) }, field: headerNonce},
@@ -550,4 +557,33 @@ func TestRoutes(t *testing.T) {
 			t.Fatalf("%s: %d, want 404", path, rec.Code)
 		}
 	}
+}
+
+// TestSubmitPreviousNull: "not ranked before" is null in every field that
+// says so; a real previous score of 0 is 0.
+func TestSubmitPreviousNull(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		rec := f.do(newSigned(`{"userId":"zero","score":0}`).request())
+		if rec.Code != http.StatusOK {
+			t.Fatalf("first submit: %d %s", rec.Code, rec.Body)
+		}
+		body := rec.Body.String()
+		// One top-level previousRank and two fields in each of 4 windows.
+		if n := strings.Count(body, `"previousRank":null`) + strings.Count(body, `"previousScore":null`); n != 1+2*len(windows) {
+			t.Fatalf("first submit: %d null previous fields, want %d: %s", n, 1+2*len(windows), body)
+		}
+		if strings.Contains(body, `"previousRank":0`) || strings.Contains(body, `"previousScore":0`) {
+			t.Fatalf("first submit says ranked before: %s", body)
+		}
+		r := f.submit("zero", 5) // ranked before, with a real score of 0
+		if deref(r.PreviousRank) != 1 {
+			t.Fatalf("second submit: previousRank %v", r.PreviousRank)
+		}
+		for name, w := range r.Windows {
+			if w.PreviousRank == nil || *w.PreviousRank != 1 || w.PreviousScore == nil || *w.PreviousScore != 0 {
+				t.Fatalf("window %s: %+v, want previous rank 1, score 0", name, w)
+			}
+		}
+	})
 }

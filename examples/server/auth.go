@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -89,8 +90,7 @@ func (v *verifier) verify(ctx context.Context, r *http.Request, body []byte) err
 	if err != nil {
 		return &authError{header: headerTimestamp, reason: "timestamp must be unix seconds"}
 	}
-	// Compared in seconds so that no timestamp can overflow a Duration.
-	if d := v.now().Unix() - sec; d > int64(v.skew/time.Second) || -d > int64(v.skew/time.Second) {
+	if !withinSkew(v.now().Unix(), sec, int64(v.skew/time.Second)) {
 		return &authError{header: headerTimestamp, reason: "timestamp outside the allowed clock skew"}
 	}
 	got, err := hex.DecodeString(sig)
@@ -110,4 +110,22 @@ func (v *verifier) verify(ctx context.Context, r *http.Request, body []byte) err
 		return &authError{header: headerNonce, reason: "replayed request", replay: true}
 	}
 	return err
+}
+
+// withinSkew reports whether ts is at most skew seconds from now, for any
+// int64 values: it never subtracts ts (now - ts overflows for a ts far in
+// the past or future) but compares it with now's window, whose ends are
+// clamped to the int64 range.
+func withinSkew(now, ts, skew int64) bool {
+	if skew < 0 {
+		return false
+	}
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if now >= math.MinInt64+skew {
+		lo = now - skew
+	}
+	if now <= math.MaxInt64-skew {
+		hi = now + skew
+	}
+	return lo <= ts && ts <= hi
 }

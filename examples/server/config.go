@@ -29,6 +29,9 @@ type config struct {
 	Rate  float64 // per-user submissions per second, refilled continuously
 	Burst int     // per-user submissions allowed at once
 
+	StreamsPerClient int           // open event streams per client address
+	RedisTimeout     time.Duration // how long a request waits for Redis
+
 	ShutdownTimeout time.Duration
 	LogLevel        string
 	LogFormat       string // "text" or "json"
@@ -42,70 +45,94 @@ const (
 	maxLimit    = 100     // top-n and page size on the public read API
 	maxRange    = 50      // neighbours on each side for ?userId=&range=
 	minKeyBytes = 32      // shortest signing secret accepted
+
+	// Bounds of the rate limit's settings: the bucket's script computes
+	// waits and expiries in milliseconds from them, which must stay
+	// integers Redis accepts.
+	minRate  = 0.001 // one submission per 1000 seconds
+	maxRate  = 1e6
+	maxBurst = 1_000_000
+
+	// The Redis timeout stays under the server's write timeout, so the
+	// 503 it causes still reaches the client.
+	maxRedisTimeout = 10 * time.Second
 )
 
 var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// loadConfig parses the command line over the environment; getenv is
-// os.Getenv outside tests.
-func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	c := config{}
-	var errs []error
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
+// envReader reads settings from the environment, collecting every error
+// so that one run reports them all.
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (e *envReader) str(name, def string) string {
+	if v := e.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (e *envReader) float(name string, def float64) float64 {
+	v := e.getenv(name)
+	if v == "" {
 		return def
 	}
-	envFloat := func(name string, def float64) float64 {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			errs = append(errs, fmt.Errorf("%s=%q: want a finite number", name, v))
-			return def
-		}
-		return f
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a finite number", name, v))
+		return def
 	}
-	envInt := func(name string, def int) int {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: want an integer", name, v))
-			return def
-		}
-		return n
-	}
-	envDuration := func(name string, def time.Duration) time.Duration {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: want a duration such as 30s", name, v))
-			return def
-		}
-		return d
-	}
+	return f
+}
 
+func (e *envReader) int(name string, def int) int {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want an integer", name, v))
+		return def
+	}
+	return n
+}
+
+func (e *envReader) duration(name string, def time.Duration) time.Duration {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a duration such as 30s", name, v))
+		return def
+	}
+	return d
+}
+
+// loadConfig parses the command line over the environment; getenv is
+// os.Getenv outside tests. With -h it returns flag.ErrHelp having printed
+// the usage, and nothing else is done.
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	c := config{}
+	env := &envReader{getenv: getenv}
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.Addr, "addr", env("ADDR", "127.0.0.1:8080"), "listen address (env ADDR)")
-	fs.StringVar(&c.Board, "board", env("BOARD", "game"), "board name (env BOARD)")
-	fs.Float64Var(&c.MinScore, "min-score", envFloat("SCORE_MIN", 0), "smallest score accepted (env SCORE_MIN)")
-	fs.Float64Var(&c.MaxScore, "max-score", envFloat("SCORE_MAX", 1e9), "largest score accepted (env SCORE_MAX)")
-	fs.DurationVar(&c.Skew, "skew", envDuration("SIGNATURE_SKEW", 5*time.Minute), "largest clock difference a signed request may have (env SIGNATURE_SKEW)")
-	fs.Float64Var(&c.Rate, "rate", envFloat("SUBMIT_RATE", 2), "per-user submissions per second (env SUBMIT_RATE)")
-	fs.IntVar(&c.Burst, "burst", envInt("SUBMIT_BURST", 10), "per-user submissions allowed at once (env SUBMIT_BURST)")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long shutdown waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
-	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
-	fs.StringVar(&c.LogFormat, "log-format", env("LOG_FORMAT", "text"), "text or json (env LOG_FORMAT)")
+	fs.StringVar(&c.Addr, "addr", env.str("ADDR", "127.0.0.1:8080"), "listen address (env ADDR)")
+	fs.StringVar(&c.Board, "board", env.str("BOARD", "game"), "board name (env BOARD)")
+	fs.Float64Var(&c.MinScore, "min-score", env.float("SCORE_MIN", 0), "smallest score accepted (env SCORE_MIN)")
+	fs.Float64Var(&c.MaxScore, "max-score", env.float("SCORE_MAX", 1e9), "largest score accepted (env SCORE_MAX)")
+	fs.DurationVar(&c.Skew, "skew", env.duration("SIGNATURE_SKEW", 5*time.Minute), "largest clock difference a signed request may have, 1s..1h (env SIGNATURE_SKEW)")
+	fs.Float64Var(&c.Rate, "rate", env.float("SUBMIT_RATE", 2), fmt.Sprintf("per-user submissions per second, %g..%g (env SUBMIT_RATE)", minRate, maxRate))
+	fs.IntVar(&c.Burst, "burst", env.int("SUBMIT_BURST", 10), fmt.Sprintf("per-user submissions allowed at once, 1..%d (env SUBMIT_BURST)", maxBurst))
+	fs.IntVar(&c.StreamsPerClient, "streams-per-client", env.int("STREAMS_PER_CLIENT", 10), fmt.Sprintf("live-update streams one client address may hold open, 1..%d (env STREAMS_PER_CLIENT)", maxStreams))
+	fs.DurationVar(&c.RedisTimeout, "redis-timeout", env.duration("REDIS_TIMEOUT", 3*time.Second), fmt.Sprintf("how long a request waits for Redis before answering 503, up to %v (env REDIS_TIMEOUT)", maxRedisTimeout))
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long shutdown waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.LogLevel, "log-level", env.str("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", env.str("LOG_FORMAT", "text"), "text or json (env LOG_FORMAT)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: server [flags]\n\nEnvironment: REDIS_URL (unset: embedded miniredis), SIGNING_KEYS (id:secret,id:secret).\n\nFlags:")
 		fs.PrintDefaults()
@@ -113,6 +140,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
+	errs := env.errs
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
@@ -123,26 +151,35 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 		errs = append(errs, err)
 	}
 	c.Keys = keys
+	errs = append(errs, c.validate()...)
+	return c, errors.Join(errs...)
+}
 
-	switch {
-	case c.MinScore > c.MaxScore || math.IsNaN(c.MinScore) || math.IsNaN(c.MaxScore) ||
-		math.IsInf(c.MinScore, 0) || math.IsInf(c.MaxScore, 0):
-		errs = append(errs, fmt.Errorf("score bounds [%v, %v]: want finite numbers, min <= max", c.MinScore, c.MaxScore))
-	case c.Skew < time.Second || c.Skew > time.Hour:
-		errs = append(errs, fmt.Errorf("skew %v: want 1s..1h", c.Skew))
-	case !(c.Rate > 0) || c.Rate > 1e6:
-		errs = append(errs, fmt.Errorf("rate %v: want more than 0", c.Rate))
-	case c.Burst < 1 || c.Burst > 1e6:
-		errs = append(errs, fmt.Errorf("burst %d: want 1 or more", c.Burst))
-	case c.ShutdownTimeout <= 0:
-		errs = append(errs, fmt.Errorf("shutdown timeout %v: want more than 0", c.ShutdownTimeout))
-	case c.LogFormat != "text" && c.LogFormat != "json":
-		errs = append(errs, fmt.Errorf("log format %q: want text or json", c.LogFormat))
+// validate checks the settings that would otherwise fail later, or worse,
+// in a handler: each error names the setting and what it wants.
+func (c config) validate() []error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
 	}
+	finite := !math.IsNaN(c.MinScore) && !math.IsNaN(c.MaxScore) && !math.IsInf(c.MinScore, 0) && !math.IsInf(c.MaxScore, 0)
+	check(finite && c.MinScore <= c.MaxScore, "score bounds [%v, %v]: want finite numbers, min <= max", c.MinScore, c.MaxScore)
+	// Score arithmetic (the distribution chart's bins) subtracts the
+	// bounds: their difference must be a float64 too.
+	check(!finite || !math.IsInf(c.MaxScore-c.MinScore, 0), "score bounds [%v, %v]: max - min overflows float64; narrow them", c.MinScore, c.MaxScore)
+	check(c.Skew >= time.Second && c.Skew <= time.Hour, "skew %v: want 1s..1h", c.Skew)
+	check(c.Rate >= minRate && c.Rate <= maxRate, "rate %v: want %g..%g submissions per second", c.Rate, minRate, maxRate)
+	check(c.Burst >= 1 && c.Burst <= maxBurst, "burst %d: want 1..%d", c.Burst, maxBurst)
+	check(c.StreamsPerClient >= 1 && c.StreamsPerClient <= maxStreams, "streams per client %d: want 1..%d", c.StreamsPerClient, maxStreams)
+	check(c.RedisTimeout > 0 && c.RedisTimeout <= maxRedisTimeout, "redis timeout %v: want more than 0, at most %v", c.RedisTimeout, maxRedisTimeout)
+	check(c.ShutdownTimeout > 0, "shutdown timeout %v: want more than 0", c.ShutdownTimeout)
+	check(c.LogFormat == "text" || c.LogFormat == "json", "log format %q: want text or json", c.LogFormat)
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
-	return c, errors.Join(errs...)
+	return errs
 }
 
 // parseKeys reads "id:secret,id:secret". Several keys let game servers move
@@ -153,16 +190,17 @@ func parseKeys(s string) (map[string][]byte, error) {
 	if strings.TrimSpace(s) == "" {
 		return keys, nil
 	}
-	for _, part := range strings.Split(s, ",") {
+	// Entries are named by position, never by content: a mistyped entry
+	// may hold its secret where the id should be.
+	for i, part := range strings.Split(s, ",") {
 		id, secret, ok := strings.Cut(strings.TrimSpace(part), ":")
 		switch {
 		case !ok || !keyIDPattern.MatchString(id):
-			return nil, fmt.Errorf("SIGNING_KEYS: each entry is id:secret with an id of letters, digits, '.', '_' or '-'")
+			return nil, fmt.Errorf("SIGNING_KEYS: entry %d: want id:secret with an id of 1 to 64 letters, digits, '.', '_' or '-'", i+1)
 		case len(secret) < minKeyBytes:
-			// The id may be printed; the secret never is.
-			return nil, fmt.Errorf("SIGNING_KEYS: the secret of key %q is shorter than %d bytes", id, minKeyBytes)
+			return nil, fmt.Errorf("SIGNING_KEYS: entry %d: the secret is shorter than %d bytes", i+1, minKeyBytes)
 		case keys[id] != nil:
-			return nil, fmt.Errorf("SIGNING_KEYS: key %q given twice", id)
+			return nil, fmt.Errorf("SIGNING_KEYS: entry %d: its key id is given twice", i+1)
 		}
 		keys[id] = []byte(secret)
 	}

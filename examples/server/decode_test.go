@@ -3,8 +3,12 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
 // FuzzDecodeSubmit checks that any body either yields a request that is
@@ -43,6 +47,38 @@ func FuzzDecodeSubmit(f *testing.F) {
 		}
 		if len(m) != 2 || m["userId"] != req.UserID || m["score"] != req.Score {
 			t.Fatalf("accepted %q as %+v", body, req)
+		}
+	})
+}
+
+// FuzzReadQueries sends any query string to the read endpoints on
+// miniredis: every answer is JSON with a status the README lists for a
+// read (200, 400, 404), never a 5xx or a panic.
+func FuzzReadQueries(f *testing.F) {
+	for _, s := range []string{
+		"", "limit=10", "window=weekly&page=3&size=25", "userId=p1&range=5",
+		"at=2026-11-23", "at=0000-01-01", "at=9999-12-31T23:59:59Z", "at=0001-01-01T00:00:00+23:59",
+		"window=monthly&at=1970-01-01", "page=2147483647&size=100", "userId=%00", "range=-1",
+		"limit=1e3", "at=2026-02-30", "userId=a&at=2026-01-01&window=daily",
+	} {
+		f.Add(s)
+	}
+	fx := newFixture(f, testredis.Mini(f))
+	fx.seed(5)
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, path := range []string{"/api/v1/leaderboard", "/api/v1/distribution"} {
+			r := httptest.NewRequest(http.MethodGet, path, nil)
+			r.URL.RawQuery = raw
+			rec := httptest.NewRecorder()
+			fx.h.ServeHTTP(rec, r)
+			switch rec.Code {
+			case http.StatusOK, http.StatusBadRequest, http.StatusNotFound:
+			default:
+				t.Fatalf("%s?%s: %d %s", path, raw, rec.Code, rec.Body)
+			}
+			if !json.Valid(rec.Body.Bytes()) {
+				t.Fatalf("%s?%s: not JSON: %q", path, raw, rec.Body)
+			}
 		}
 	})
 }

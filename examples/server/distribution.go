@@ -76,9 +76,11 @@ func (s *server) handleDistribution(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, c.res)
 		return
 	}
-	p, err := s.board.Page(r.Context(), 1, distSample, q.opts()...)
+	ctx, cancel := s.redisCtx(r)
+	defer cancel()
+	p, err := s.board.Page(ctx, 1, distSample, q.opts()...)
 	if err != nil {
-		s.sdkError(w, r, err, "")
+		s.fail(w, r, "distribution", err, "")
 		return
 	}
 	res := distResponse{Window: win.Name(), Period: period, Total: p.Total, Sampled: len(p.Entries), Bins: histogram(p.Entries, distBins)}
@@ -91,33 +93,50 @@ func (s *server) handleDistribution(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// histogram counts scores in n or n+1 bins of a round width (1, 2 or 5
+// histogram counts scores in at most n+1 bins of a round width (1, 2 or 5
 // times a power of ten) starting at a multiple of it, so the chart's labels
-// read well.
+// read well. Any finite scores are safe, even -MaxFloat64 and MaxFloat64
+// together: no step subtracts two scores, whose difference can overflow.
 func histogram(es []leaderboard.Entry, n int) []bin {
-	if len(es) == 0 {
+	if len(es) == 0 || n < 1 {
 		return []bin{}
 	}
 	lo, hi := es[0].Score, es[0].Score
 	for _, e := range es {
 		lo, hi = math.Min(lo, e.Score), math.Max(hi, e.Score)
 	}
-	width := niceWidth((hi - lo) / float64(n))
+	// Halves subtract without overflow; their difference is at most
+	// MaxFloat64.
+	width := niceWidth((hi/2 - lo/2) / float64(n) * 2)
 	start := math.Floor(lo/width) * width
-	count := int(math.Floor((hi-start)/width)) + 1
+	if math.IsInf(start, 0) {
+		start = lo // rounding down passed -MaxFloat64
+	}
+	// Positions are counted in widths, from quotients that stay finite.
+	at := func(score float64) int {
+		i := math.Floor(score/width - start/width)
+		return int(max(0, min(i, float64(n))))
+	}
+	count := at(hi) + 1
 	bins := make([]bin, count)
 	for i := range bins {
-		bins[i] = bin{From: start + float64(i)*width, To: start + float64(i+1)*width}
+		bins[i] = bin{From: finite(start + float64(i)*width), To: finite(start + float64(i+1)*width)}
 	}
+	// Where rounding (a quotient that underflows, a clamped position) left
+	// the ends short, they stretch to the scores.
+	bins[0].From = min(bins[0].From, lo)
+	bins[count-1].To = max(bins[count-1].To, hi)
 	for _, e := range es {
-		i := min(int(math.Floor((e.Score-start)/width)), count-1)
-		bins[max(i, 0)].Count++
+		bins[at(e.Score)].Count++
 	}
 	return bins
 }
 
+// finite clamps x to the float64 range: JSON has no infinities.
+func finite(x float64) float64 { return max(-math.MaxFloat64, min(x, math.MaxFloat64)) }
+
 // niceWidth rounds w up to 1, 2 or 5 times a power of ten; at least 1e-9 so
-// that equal scores still make one bin.
+// that equal scores still make one bin, and at most MaxFloat64.
 func niceWidth(w float64) float64 {
 	if !(w > 1e-9) {
 		return 1
@@ -125,8 +144,8 @@ func niceWidth(w float64) float64 {
 	p := math.Pow(10, math.Floor(math.Log10(w)))
 	for _, m := range []float64{1, 2, 5, 10} {
 		if w <= m*p {
-			return m * p
+			return finite(m * p)
 		}
 	}
-	return 10 * p
+	return finite(10 * p)
 }

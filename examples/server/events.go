@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +27,7 @@ const (
 	publishEvery = 200 * time.Millisecond
 	streamEvery  = 250 * time.Millisecond
 	keepAlive    = 15 * time.Second
-	maxStreams   = 1000
+	maxStreams   = 1000 // per instance; STREAMS_PER_CLIENT bounds one client's share
 )
 
 // change is the message published on the channel: how many submits the
@@ -42,15 +46,21 @@ type hub struct {
 
 	gen atomic.Uint64 // counts the changes received, for caches
 
-	mu      sync.Mutex
-	pending change                     // submits not yet published
-	last    []byte                     // the latest message received
-	streams map[chan struct{}]struct{} // one per open stream, buffered 1
-	closed  bool
+	perClient int // streams one client address may hold
+
+	mu       sync.Mutex
+	pending  change                   // submits not yet published
+	last     []byte                   // the latest message received
+	streams  map[chan struct{}]string // one per open stream, buffered 1, to its client
+	byClient map[string]int           // open streams per client address
+	closed   bool
 }
 
-func newHub(client rueidis.Client, channel string, log *slog.Logger) *hub {
-	return &hub{client: client, channel: channel, log: log, streams: map[chan struct{}]struct{}{}}
+func newHub(client rueidis.Client, channel string, perClient int, log *slog.Logger) *hub {
+	return &hub{
+		client: client, channel: channel, log: log, perClient: perClient,
+		streams: map[chan struct{}]string{}, byClient: map[string]int{},
+	}
 }
 
 // submitted records an accepted submit, to be published on the next tick.
@@ -134,27 +144,47 @@ func (h *hub) receive(ctx context.Context) {
 	}
 }
 
-// subscribe returns a stream's wake-up channel, or false when the hub is
-// closed or full.
-func (h *hub) subscribe() (chan struct{}, bool) {
+// Why subscribe refused a stream.
+var (
+	errClientStreams = errors.New("too many event streams from this address")
+	errHubFull       = errors.New("too many event streams, or shutting down")
+)
+
+// subscribe returns a stream's wake-up channel for a client address, or
+// errClientStreams when that client holds its share already, or errHubFull
+// when the hub is closed or full. The share per client keeps one client
+// from taking every slot.
+func (h *hub) subscribe(client string) (chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || len(h.streams) >= maxStreams {
-		return nil, false
+	switch {
+	case h.closed || len(h.streams) >= maxStreams:
+		return nil, errHubFull
+	case h.byClient[client] >= h.perClient:
+		return nil, errClientStreams
 	}
 	s := make(chan struct{}, 1)
-	h.streams[s] = struct{}{}
-	return s, true
+	h.streams[s] = client
+	h.byClient[client]++
+	return s, nil
 }
 
 // unsubscribe forgets a stream; after close it is a no-op.
 func (h *hub) unsubscribe(s chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.streams[s]; ok {
-		delete(h.streams, s)
-		close(s)
+	if client, ok := h.streams[s]; ok {
+		h.forget(s, client)
 	}
+}
+
+// forget removes a stream; h.mu is held.
+func (h *hub) forget(s chan struct{}, client string) {
+	delete(h.streams, s)
+	if h.byClient[client]--; h.byClient[client] <= 0 {
+		delete(h.byClient, client)
+	}
+	close(s)
 }
 
 // latest returns the latest message received.
@@ -170,9 +200,8 @@ func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
-	for s := range h.streams {
-		delete(h.streams, s)
-		close(s)
+	for s, client := range h.streams {
+		h.forget(s, client)
 	}
 }
 
@@ -189,9 +218,8 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q", firstKey(r.URL.Query())), firstKey(r.URL.Query()))
 		return
 	}
-	wake, ok := s.hub.subscribe()
+	wake, ok := s.openStream(w, r)
 	if !ok {
-		writeError(w, http.StatusServiceUnavailable, "too many event streams, or shutting down", "")
 		return
 	}
 	defer s.hub.unsubscribe(wake)
@@ -245,4 +273,42 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// openStream takes a stream slot for r's client, or answers why not: 429
+// when the client holds its share (its own doing; its pages poll slowly
+// meanwhile), 503 when the instance is full or shutting down.
+func (s *server) openStream(w http.ResponseWriter, r *http.Request) (chan struct{}, bool) {
+	wake, err := s.hub.subscribe(clientAddr(r.RemoteAddr))
+	switch {
+	case errors.Is(err, errClientStreams):
+		w.Header().Set("Retry-After", strconv.Itoa(int(keepAlive/time.Second)))
+		writeError(w, http.StatusTooManyRequests, err.Error(), "")
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, err.Error(), "")
+		return nil, false
+	}
+	return wake, true
+}
+
+// clientAddr is the address a stream is counted against: the peer's IP, or
+// for IPv6 its /64, which one client usually holds whole. Behind a reverse
+// proxy every client has the proxy's address; forwarded headers are not
+// trusted, as any client can set them.
+func clientAddr(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.WithZone("").Prefix(64)
+	return p.String()
 }

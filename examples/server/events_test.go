@@ -113,3 +113,87 @@ func TestEventsBadQuery(t *testing.T) {
 	f := newFixture(t, testredis.Mini(t))
 	wantError(t, f.get("/api/v1/events?window=daily"), http.StatusBadRequest, "window")
 }
+
+// TestEventsPerClientCap: one client address holds at most its share of
+// the streams (429 past it, the client's doing); another client still gets
+// one, and a closed stream frees its slot.
+func TestEventsPerClientCap(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t), func(c *config) { c.StreamsPerClient = 2 })
+	ts := httptest.NewServer(f.h) // every request from 127.0.0.1
+	defer ts.Close()
+	open := func() (*http.Response, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/api/v1/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, func() { cancel(); resp.Body.Close() }
+	}
+	var closers []context.CancelFunc
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for i := range 2 {
+		resp, done := open()
+		closers = append(closers, done)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d: %d", i, resp.StatusCode)
+		}
+		nextEvent(t, readEvents(resp), "hello")
+	}
+	resp, done := open()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("third stream from one address: %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	done()
+
+	// Another address is not held back by the first one's streams.
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/events", nil)
+	r.RemoteAddr = "192.0.2.7:5555"
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := httptest.NewRecorder()
+	served := make(chan struct{})
+	go func() { f.h.ServeHTTP(rec, r.WithContext(ctx)); close(served) }()
+	for deadline := time.Now().Add(5 * time.Second); f.srv.hub.count() != 3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams open, want 3", f.srv.hub.count())
+		}
+	}
+	cancel()
+	<-served
+	if rec.Code != http.StatusOK {
+		t.Fatalf("stream from another address: %d", rec.Code)
+	}
+
+	// A closed stream gives its slot back.
+	closers[0]()
+	for deadline := time.Now().Add(5 * time.Second); f.srv.hub.count() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams open after one closed, want 1", f.srv.hub.count())
+		}
+	}
+	resp, done = open()
+	closers = append(closers, done)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream after one closed: %d", resp.StatusCode)
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.1:1234":             "192.0.2.1",
+		"[::ffff:192.0.2.1]:1234":    "192.0.2.1",
+		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::1]:443": "2001:db8:1:2::/64",
+		"[fe80::1%eth0]:80":          "fe80::/64",
+		"not an address":             "not an address",
+		"@":                          "@",
+	} {
+		if got := clientAddr(in); got != want {
+			t.Errorf("clientAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -26,7 +26,7 @@ var testKeys = map[string][]byte{
 // fixture is a server on one test backend, with its background work
 // running and stopped at cleanup.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	b     *testredis.Backend
 	srv   *server
 	h     http.Handler
@@ -39,11 +39,12 @@ func testConfig(board string) config {
 		MinScore: 0, MaxScore: 1e6,
 		Keys: testKeys, Skew: time.Minute,
 		Rate: 1000, Burst: 1000, // tests that need the limit set their own
+		StreamsPerClient: 10, RedisTimeout: 3 * time.Second,
 		ShutdownTimeout: 5 * time.Second, LogLevel: "info", LogFormat: "text",
 	}
 }
 
-func newFixture(t *testing.T, b *testredis.Backend, edit ...func(*config)) *fixture {
+func newFixture(t testing.TB, b *testredis.Backend, edit ...func(*config)) *fixture {
 	t.Helper()
 	board := b.BoardName(t)
 	cfg := testConfig(board)
@@ -129,7 +130,7 @@ func (f *fixture) submit(user string, score float64) submitResponse {
 	return decode[submitResponse](f.t, rec)
 }
 
-func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
+func decode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
 	t.Helper()
 	var v T
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -169,3 +170,12 @@ func (f *fixture) unchanged(before map[string]string) {
 }
 
 func ioNopCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
+
+// deref reads an optional JSON number; nil reads as -1, which no test
+// expects.
+func deref[T int64 | float64](p *T) T {
+	if p == nil {
+		return -1
+	}
+	return *p
+}

@@ -25,6 +25,9 @@ func TestLoadgen(t *testing.T) {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
+		if testredis.InCI() {
+			t.Fatal("no go command on PATH to build loadgen with")
+		}
 		t.Skip("no go command on PATH to build loadgen with")
 	}
 	bin := filepath.Join(t.TempDir(), "loadgen")

@@ -15,10 +15,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,14 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	level, _ := parseLevel(cfg.LogLevel)
-	opts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	if cfg.LogFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(stderr, opts))
-	} else {
-		log = slog.New(slog.NewTextHandler(stderr, opts))
-	}
+	log := newLogger(cfg, stderr)
 
 	if len(cfg.Keys) == 0 && cfg.RedisURL != "" {
 		return errors.New("SIGNING_KEYS is required with REDIS_URL (id:secret,... with secrets of 32 bytes or more)")
@@ -81,18 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{
-		Handler: srv.handler(),
-		// Bounds on what a slow or idle client can hold; event streams set
-		// their own write deadlines.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      15 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	hs.RegisterOnShutdown(srv.close)
+	hs := newHTTPServer(srv, log)
 
 	bg, stopBg := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -119,19 +104,47 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
+// newHTTPServer serves srv with bounds on what a slow or idle client can
+// hold; event streams set their own write deadlines. The write timeout is
+// above maxRedisTimeout, so that a 503 for a slow Redis still goes out.
+func newHTTPServer(srv *server, log *slog.Logger) *http.Server {
+	hs := &http.Server{
+		Handler:           srv.handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      maxRedisTimeout + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(srv.close)
+	return hs
+}
+
+// newLogger logs to w at the configured level and format, which
+// loadConfig has checked.
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	level, _ := parseLevel(cfg.LogLevel)
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
 // connect dials REDIS_URL, or starts an embedded miniredis when it is empty.
-func connect(url string) (rueidis.Client, string, func(), error) {
-	if url != "" {
-		opt, err := rueidis.ParseURL(url)
+func connect(rawURL string) (rueidis.Client, string, func(), error) {
+	if rawURL != "" {
+		opt, err := parseRedisURL(rawURL)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
+			return nil, "", nil, err
 		}
 		opt.DisableCache = true // no client-side caching: reads must be live
 		c, err := rueidis.NewClient(opt)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("redis at %s: %w", redact(url), err)
+			return nil, "", nil, fmt.Errorf("redis at %s: %w", redact(rawURL), err)
 		}
-		return c, redact(url), c.Close, nil
+		return c, redact(rawURL), c.Close, nil
 	}
 	mr, err := miniredis.Run()
 	if err != nil {
@@ -147,19 +160,52 @@ func connect(url string) (rueidis.Client, string, func(), error) {
 	return c, "embedded miniredis at " + mr.Addr(), func() { c.Close(); mr.Close() }, nil
 }
 
-// redact drops a password from a Redis URL before it is printed.
-func redact(url string) string {
-	scheme, rest, ok := strings.Cut(url, "://")
+// parseRedisURL reads REDIS_URL. Its errors never quote the URL's parse
+// error, which holds the URL (password included) or pieces of it, but say
+// what is wrong with the URL redacted. A path of "/" alone, as in
+// redis://host:6379/, means the default database: rueidis.ParseURL reads it
+// as an empty database number.
+func parseRedisURL(raw string) (rueidis.ClientOption, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return rueidis.ClientOption{}, fmt.Errorf("REDIS_URL %s: not a valid URL; want redis://[user:pass@]host:port/db", redact(raw))
+	}
+	if u.Path == "/" && u.RawQuery == "" && u.Fragment == "" {
+		u.Path = ""
+		raw = u.String()
+	}
+	opt, err := rueidis.ParseURL(raw)
+	if err != nil {
+		// rueidis's errors quote parts of the URL; replaced, like the
+		// parse error above, so that no error here can carry a secret.
+		return rueidis.ClientOption{}, fmt.Errorf("REDIS_URL %s: want redis://, rediss:// or unix:// with a database number as the path, if any", redact(raw))
+	}
+	return opt, nil
+}
+
+// redact hides the user part (name and password) of a URL before it is
+// printed, also when the URL does not parse: everything between the
+// scheme and the last '@' goes.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User == nil && !strings.Contains(raw, "@") {
+		return raw
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return url
+		scheme, rest = "", raw
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
 		rest = "***@" + rest[at+1:]
 	}
+	if !ok {
+		return rest
+	}
 	return scheme + "://" + rest
 }
 
-// banner tells a person where to look, and in development mode how to sign.
+// banner tells a person where to look, and how to sign: in development mode
+// with the key it prints, else with the keys of SIGNING_KEYS, named by id
+// only.
 func banner(w io.Writer, cfg config, where, addr string) {
 	host, port, _ := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
@@ -167,12 +213,15 @@ func banner(w io.Writer, cfg config, where, addr string) {
 	}
 	url := "http://" + net.JoinHostPort(host, port) + "/"
 	fmt.Fprintf(w, "Leaderboard service on %s\n  page:  %s\n  redis: %s\n", url, url, where)
-	if cfg.Dev {
-		fmt.Fprintf(w, "  No REDIS_URL: scores live in memory until this process exits.\n")
-		fmt.Fprintf(w, "  Development signing key, for loadgen or curl (see README.md):\n\n")
-		fmt.Fprintf(w, "    export SIGNING_KEYS=dev:%s\n", cfg.Keys["dev"])
-		fmt.Fprintf(w, "    go run ./examples/loadgen -url %s -players 20 -duration 30s\n\n", strings.TrimSuffix(url, "/"))
+	if !cfg.Dev {
+		ids := slices.Sorted(maps.Keys(cfg.Keys))
+		fmt.Fprintf(w, "  signing key ids (SIGNING_KEYS): %s\n", strings.Join(ids, ", "))
+		return
 	}
+	fmt.Fprintf(w, "  No REDIS_URL: scores live in memory until this process exits.\n")
+	fmt.Fprintf(w, "  Development signing key, for loadgen or curl (see README.md):\n\n")
+	fmt.Fprintf(w, "    export SIGNING_KEYS=dev:%s\n", cfg.Keys["dev"])
+	fmt.Fprintf(w, "    go run ./examples/loadgen -url %s -players 20 -duration 30s\n\n", strings.TrimSuffix(url, "/"))
 }
 
 func parseLevel(s string) (slog.Level, error) {

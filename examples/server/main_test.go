@@ -3,14 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -242,11 +248,36 @@ func TestLoadConfig(t *testing.T) {
 		"bad format":         {args: []string{"-log-format", "xml"}},
 		"stray argument":     {args: []string{"serve"}},
 		"unknown flag":       {args: []string{"-port", "80"}},
+		// The span of the bounds is subtracted (the chart's bins): it must
+		// be a float64.
+		"bounds span overflows":             {env: map[string]string{"SCORE_MIN": "-1.7976931348623157e308", "SCORE_MAX": "1.7976931348623157e308"}},
+		"bounds span overflows by a little": {args: []string{"-min-score", "-1e308", "-max-score", "1e308"}},
+		// A rate this small makes the bucket's waits and expiries
+		// overflow what Redis takes.
+		"tiny rate":          {args: []string{"-rate", "1e-300"}},
+		"huge rate":          {args: []string{"-rate", "1e7"}},
+		"huge burst":         {args: []string{"-burst", "1000001"}},
+		"no streams":         {env: map[string]string{"STREAMS_PER_CLIENT": "0"}},
+		"too many streams":   {args: []string{"-streams-per-client", "1001"}},
+		"zero redis timeout": {args: []string{"-redis-timeout", "0s"}},
+		"long redis timeout": {env: map[string]string{"REDIS_TIMEOUT": "1m"}},
+		"secret as a key id": {env: map[string]string{"SIGNING_KEYS": secret + ":short"}},
 	} {
 		if _, err := loadConfig(bad.args, envOf(bad.env), io.Discard); err == nil {
 			t.Errorf("%s: no error", name)
 		} else if strings.Contains(err.Error(), secret) {
 			t.Errorf("%s: the error shows a secret: %v", name, err)
+		}
+	}
+	// Wide bounds whose span is a float64 are fine.
+	if _, err := loadConfig([]string{"-min-score", "-8e307", "-max-score", "8e307"}, envOf(nil), io.Discard); err != nil {
+		t.Errorf("bounds of ±8e307: %v", err)
+	}
+	// Every bad setting is reported at once.
+	_, err = loadConfig([]string{"-rate", "0", "-burst", "0", "-log-format", "xml"}, envOf(nil), io.Discard)
+	for _, want := range []string{"rate", "burst", "log format"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not report the %s", err, want)
 		}
 	}
 }
@@ -258,9 +289,143 @@ func TestRedact(t *testing.T) {
 		"rediss://:p@ss@host:6380":         "rediss://***@host:6380",
 		"unix:///run/redis.sock":           "unix:///run/redis.sock",
 		"redis://default:secret@localhost": "redis://***@localhost",
+		// Malformed: the user part still goes.
+		"redis://u:pa/ss@host:6379":   "redis://***@host:6379",
+		"redis://u:p%zz@host":         "redis://***@host",
+		"u:secret@host:6379":          "***@host:6379",
+		"redis:/u:secret@host":        "***@host",
+		"redis://u:secret@host:63 79": "redis://***@host:63 79",
 	} {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRedisURLSecrets: whatever is wrong with REDIS_URL, the error names
+// it without the password, or any piece of it.
+func TestRedisURLSecrets(t *testing.T) {
+	const pw = "Sup3rSecretPw"
+	keys := "k:" + strings.Repeat("s", 32)
+	for _, u := range []string{
+		"redis://user:" + pw + "@127.0.0.1:6379x",                   // bad port
+		"redis://user:" + pw + "%zz@127.0.0.1:6379",                 // bad escape in the password
+		"redis://user:" + pw[:4] + "/" + pw[4:] + "@127.0.0.1:6379", // a '/' in the password cuts the host
+		"redis://user:" + pw + "@127.0.0.1:6379/db0",                // bad database
+		"redis://user:" + pw + "@127.0.0.1:6379/0/1",                // bad path
+		"http://user:" + pw + "@127.0.0.1:6379",                     // bad scheme
+		"redis://user:" + pw + "@127.0.0.1:1",                       // unreachable
+		"redis://user:" + pw + "@127.0.0.1:6379?dial_timeout=soon",
+		" redis://user:" + pw + "@127.0.0.1:6379", // a leading space
+		"redis://user:" + pw + "@[::1:6379",       // bad IPv6 literal
+	} {
+		var logs bytes.Buffer
+		err := run(context.Background(), nil, envOf(map[string]string{"REDIS_URL": u, "SIGNING_KEYS": keys}), &logs, &logs)
+		if err == nil {
+			t.Errorf("%q: no error", u)
+			continue
+		}
+		for _, piece := range []string{pw, pw[:4], pw[4:]} {
+			if strings.Contains(err.Error(), piece) || strings.Contains(logs.String(), piece) {
+				t.Errorf("%q: the error or output shows %q: %v\n%s", u, piece, err, &logs)
+			}
+		}
+		if !strings.Contains(err.Error(), "REDIS_URL") && !strings.Contains(err.Error(), "redis at") {
+			t.Errorf("%q: error %v does not say which setting", u, err)
+		}
+	}
+}
+
+// TestRedisURLTrailingSlash: redis://host:port/ is the default database,
+// as it is for redis-cli; rueidis.ParseURL alone refuses it.
+func TestRedisURLTrailingSlash(t *testing.T) {
+	for _, u := range []string{"redis://127.0.0.1:6379/", "redis://:pw@127.0.0.1:6379/", "rediss://h:6380/"} {
+		opt, err := parseRedisURL(u)
+		if err != nil || opt.SelectDB != 0 || len(opt.InitAddress) != 1 {
+			t.Errorf("%q: %+v %v", u, opt.InitAddress, err)
+		}
+	}
+	if opt, err := parseRedisURL("redis://127.0.0.1:6379/3"); err != nil || opt.SelectDB != 3 {
+		t.Errorf("database 3: %d %v", opt.SelectDB, err)
+	}
+	// And the server starts on it: the test Redis's URL with "/" as its
+	// path.
+	testredis.Real(t) // skips, or fails under CI=true, without one
+	parsed, err := url.Parse(testredis.URL())
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	parsed.Path, parsed.RawQuery = "/", ""
+	u := parsed.String()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, envOf(map[string]string{"REDIS_URL": u, "SIGNING_KEYS": "k:" + strings.Repeat("s", 32)}), &stdout, &stderr)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stdout.String(), "page:"); {
+		select {
+		case err := <-done:
+			t.Fatalf("run with %s: %v\n%s", u, err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner: %s", stdout.String())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+// TestRunHelp: -h prints the usage and touches nothing: no Redis dialled,
+// no port listened on.
+func TestRunHelp(t *testing.T) {
+	redis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer redis.Close()
+	dialled := make(chan struct{}, 1)
+	go func() {
+		if c, err := redis.Accept(); err == nil {
+			c.Close()
+			dialled <- struct{}{}
+		}
+	}()
+	// A port to listen on, free again: -h must leave it free.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"-addr", addr, "-h"}} {
+		var stdout, stderr bytes.Buffer
+		env := envOf(map[string]string{"REDIS_URL": "redis://" + redis.Addr().String(), "SIGNING_KEYS": "k:" + strings.Repeat("s", 32), "ADDR": addr})
+		done := make(chan error, 1)
+		go func() { done <- run(context.Background(), args, env, &stdout, &stderr) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, flag.ErrHelp) {
+				t.Errorf("%v: %v, want flag.ErrHelp", args, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: still running after 5s", args)
+		}
+		if !strings.Contains(stderr.String(), "Usage: server") || !strings.Contains(stderr.String(), "-streams-per-client") || stdout.Len() != 0 {
+			t.Errorf("%v: stdout %q, stderr %q", args, &stdout, &stderr)
+		}
+	}
+	select {
+	case <-dialled:
+		t.Error("-h dialled Redis")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if l, err := net.Listen("tcp", addr); err != nil {
+		t.Errorf("-h left %s taken: %v", addr, err)
+	} else {
+		l.Close()
 	}
 }

@@ -18,8 +18,40 @@ const (
 	outcomeUnsigned    = "unauthorized" // 401 but for a replay
 	outcomeReplayed    = "replayed"     // 401: the nonce was used before
 	outcomeRateLimited = "rate_limited" // 429
+	outcomeCancelled   = "cancelled"    // 499: the client closed the request first
 	outcomeError       = "error"        // 5xx
 )
+
+// outcomes is every value of the outcome label.
+var outcomes = []string{outcomeNewBest, outcomeNotBest, outcomeInvalid, outcomeUnsigned, outcomeReplayed, outcomeRateLimited, outcomeCancelled, outcomeError}
+
+// Label values for what is not in a fixed set: a method other than the
+// standard ones, and a path no route matched. Every label value comes from
+// the code, never from the request, so no client can add a series.
+const (
+	methodOther = "other"
+	routeNone   = "unmatched"
+)
+
+// methodLabel is the method's label value: one of the standard methods, or
+// "other".
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return methodOther
+}
+
+// routeLabel is the route's label value: the pattern that matched (the
+// mux's patterns are the code's own), or "unmatched".
+func routeLabel(pattern string) string {
+	if pattern == "" {
+		return routeNone
+	}
+	return pattern
+}
 
 // metrics holds the service's collectors in a registry of its own, so tests
 // can build several servers in one process.
@@ -52,7 +84,7 @@ func newMetrics(streams func() int) *metrics {
 			Help: "HTTP requests being served, event streams included.",
 		}),
 	}
-	for _, o := range []string{outcomeNewBest, outcomeNotBest, outcomeInvalid, outcomeUnsigned, outcomeReplayed, outcomeRateLimited, outcomeError} {
+	for _, o := range outcomes {
 		m.submits.WithLabelValues(o) // every outcome shows from the start, at 0
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.submits, m.inFlight,
@@ -71,7 +103,9 @@ func (m *metrics) handler() http.Handler {
 }
 
 // instrument counts and times every request by the pattern that matched
-// it, which keeps the label set small whatever paths clients send.
+// it and its method's label, which keeps the label set fixed whatever
+// paths and methods clients send. It reads r.Pattern, which the mux sets on
+// the request it is given: the handlers between must not replace r.
 func (m *metrics) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -79,17 +113,14 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 		defer m.inFlight.Dec()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		route := r.Pattern
-		if route == "" {
-			route = "unmatched"
-		}
+		route, method := routeLabel(r.Pattern), methodLabel(r.Method)
 		code := rec.status
 		if code == 0 {
 			code = http.StatusOK
 		}
-		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(code)).Inc()
+		m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
 		if route != patternEvents {
-			m.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+			m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 		}
 	})
 }

@@ -66,7 +66,7 @@ func newServer(cfg config, client rueidis.Client, log *slog.Logger, now func() t
 		now:     now,
 		auth:    &verifier{keys: cfg.Keys, skew: cfg.Skew, now: now, client: client, prefix: prefix},
 		limiter: newLimiter(client, prefix, cfg.Rate, cfg.Burst),
-		hub:     newHub(client, prefix+"changes", log),
+		hub:     newHub(client, prefix+"changes", cfg.StreamsPerClient, log),
 	}
 	s.metrics = newMetrics(s.hub.count)
 	return s, nil
@@ -107,9 +107,17 @@ func (s *server) handler() http.Handler {
 	return s.metrics.instrument(s.logRequests(recoverPanics(s.log, securityHeaders(mux))))
 }
 
+// redisCtx is the context of a request's Redis calls: the request's own,
+// which ends when the client goes away, with the Redis timeout on top, so
+// a Redis that does not answer costs a 503, not a hung request.
+func (s *server) redisCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.cfg.RedisTimeout)
+}
+
 // logRequests writes one structured line per request: at debug level for
-// successes, which are counted in /metrics anyway, and at info level for
-// the rest.
+// successes, which are counted in /metrics anyway, and for requests the
+// client closed (499); at info level for the other 4xx; at error level for
+// 5xx.
 func (s *server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -119,11 +127,11 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		switch {
 		case rec.status >= 500:
 			level = slog.LevelError
-		case rec.status >= 400:
+		case rec.status >= 400 && rec.status != statusClientClosed:
 			level = slog.LevelInfo
 		}
 		s.log.Log(r.Context(), level, "request",
-			"method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"method", clip(r.Method), "path", clip(r.URL.Path), "status", rec.status,
 			"duration", time.Since(start), "remote", r.RemoteAddr)
 	})
 }
@@ -135,7 +143,7 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+				log.Error("panic", "method", clip(r.Method), "path", clip(r.URL.Path), "panic", fmt.Sprint(v))
 				writeError(w, http.StatusInternalServerError, "internal error", "")
 			}
 		}()
@@ -161,27 +169,41 @@ type errorBody struct {
 	Field string `json:"field,omitempty"`
 }
 
+// writeJSON encodes v before writing anything, so that a value JSON cannot
+// hold (a NaN or an infinity) is a 500 instead of a 200 with a cut body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error: "internal error"})
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(append(b, '\n'))
 }
 
 func writeError(w http.ResponseWriter, status int, msg, field string) {
 	writeJSON(w, status, errorBody{Error: msg, Field: field})
 }
 
-// handleHealth answers 200 while Redis answers a PING within a second.
+// handleHealth answers 200 while Redis answers a PING within the Redis
+// timeout, else 503 whatever the error (a load balancer needs no more), but
+// 499 like every handler when the client has gone.
 func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+	ctx, cancel := s.redisCtx(r)
 	defer cancel()
-	if err := s.client.Do(ctx, s.client.B().Ping().Build()).Error(); err != nil {
-		s.log.Warn("health check", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "redis": "unreachable"})
+	err := s.client.Do(ctx, s.client.B().Ping().Build()).Error()
+	if err == nil {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "redis": "ok"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "redis": "ok"})
+	if status, _ := classify(r.Context(), err); status == statusClientClosed {
+		s.fail(w, r, "health check", err, "")
+		return
+	}
+	s.log.Warn("health check", "err", err)
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "redis": "unreachable"})
 }
 
 // firstKey returns the alphabetically first key of a query, so that an

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard"
+)
+
+// proxy stands between the service and a miniredis, so a test can make
+// Redis stall (it stops forwarding) or vanish (it closes every connection
+// and refuses new ones).
+type proxy struct {
+	ln      net.Listener
+	target  string
+	mu      sync.Mutex
+	stalled bool
+	conns   []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target}
+	go p.accept()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		go p.pipe(up, c)
+		go p.pipe(c, up)
+	}
+}
+
+// pipe copies until either side closes; while stalled it holds what it
+// read instead of writing it on.
+func (p *proxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if err != nil {
+			dst.Close()
+			return
+		}
+		for p.isStalled() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			src.Close()
+			return
+		}
+	}
+}
+
+func (p *proxy) isStalled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stalled
+}
+
+func (p *proxy) stall(on bool) {
+	p.mu.Lock()
+	p.stalled = on
+	p.mu.Unlock()
+}
+
+func (p *proxy) close() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stalled = false
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// syncLog is a log destination safe for concurrent handlers.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// proxied is a server whose Redis is a miniredis behind a proxy, logging
+// at debug level into a buffer.
+type proxied struct {
+	srv   *server
+	h     http.Handler
+	proxy *proxy
+	log   *syncLog
+}
+
+func newProxied(t *testing.T, timeout time.Duration) *proxied {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	p := newProxy(t, mr.Addr())
+	c, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress: []string{p.ln.Addr().String()}, DisableCache: true, ForceSingleClient: true,
+		Dialer: net.Dialer{Timeout: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	t.Cleanup(func() { p.stall(false) }) // before Close, which waits for the calls in flight
+	cfg := testConfig("proxied")
+	cfg.RedisTimeout = timeout
+	logs := &syncLog{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := newServer(cfg, c, log, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &proxied{srv: srv, h: srv.handler(), proxy: p, log: logs}
+}
+
+// endpoints are a request to every endpoint that reads or writes Redis.
+func endpoints() map[string]func() *http.Request {
+	get := func(uri string) func() *http.Request {
+		return func() *http.Request { return httptest.NewRequest(http.MethodGet, uri, nil) }
+	}
+	return map[string]func() *http.Request{
+		"submit":       func() *http.Request { return newSigned(`{"userId":"a","score":1}`).request() },
+		"top":          get("/api/v1/leaderboard?limit=5"),
+		"page":         get("/api/v1/leaderboard?page=2&size=5"),
+		"around":       get("/api/v1/leaderboard?userId=a"),
+		"distribution": get("/api/v1/distribution?window=daily"),
+		"healthz":      get("/healthz"),
+	}
+}
+
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	return rec
+}
+
+// TestRedisUnreachableEveryEndpoint: with Redis gone, every endpoint
+// answers 503, never 500, and counts it as such.
+func TestRedisUnreachableEveryEndpoint(t *testing.T) {
+	p := newProxied(t, 2*time.Second)
+	p.proxy.close()
+	for name, req := range endpoints() {
+		for i := range 2 { // the cut connection, then the refused dial
+			rec := serve(p.h, req())
+			if rec.Code != http.StatusServiceUnavailable {
+				t.Errorf("%s (try %d) with Redis gone: %d %s, want 503", name, i, rec.Code, rec.Body)
+			}
+		}
+	}
+	text := serve(p.h, httptest.NewRequest(http.MethodGet, "/metrics", nil)).Body.String()
+	if strings.Contains(text, `code="500"`) {
+		t.Errorf("metrics count a 500:\n%s", text)
+	}
+}
+
+// TestRedisStalledEveryEndpoint: a Redis that does not answer costs each
+// endpoint a 503 within the Redis timeout.
+func TestRedisStalledEveryEndpoint(t *testing.T) {
+	p := newProxied(t, 300*time.Millisecond)
+	if rec := serve(p.h, httptest.NewRequest(http.MethodGet, "/healthz", nil)); rec.Code != http.StatusOK {
+		t.Fatalf("healthz before the stall: %d", rec.Code)
+	}
+	p.proxy.stall(true)
+	for name, req := range endpoints() {
+		start := time.Now()
+		rec := serve(p.h, req())
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("%s with Redis stalled: %d %s, want 503", name, rec.Code, rec.Body)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s answered after %v, want about the 300ms timeout", name, d)
+		}
+	}
+}
+
+// TestClientClosedRequest: a request whose client goes away while Redis is
+// being asked is a 499, counted apart from 5xx, with its own submission
+// outcome, and logged below warning.
+func TestClientClosedRequest(t *testing.T) {
+	// rueidis may notice the cancellation only at the Redis timeout; the
+	// client leaves well before it.
+	p := newProxied(t, 400*time.Millisecond)
+	p.proxy.stall(true) // the call waits, so the client leaves first
+	for name, req := range endpoints() {
+		ctx, cancel := context.WithCancel(context.Background())
+		r := req().WithContext(ctx)
+		time.AfterFunc(50*time.Millisecond, cancel)
+		if rec := serve(p.h, r); rec.Code != statusClientClosed {
+			t.Errorf("%s, client gone: %d %s, want 499", name, rec.Code, rec.Body)
+		}
+	}
+	text := serve(p.h, httptest.NewRequest(http.MethodGet, "/metrics", nil)).Body.String()
+	for _, want := range []string{
+		`leaderboard_http_requests_total{code="499",method="POST",route="POST /api/v1/scores"} 1`,
+		`leaderboard_http_requests_total{code="499",method="GET",route="GET /api/v1/leaderboard"} 3`,
+		`leaderboard_submits_total{outcome="cancelled"} 1`,
+		`leaderboard_submits_total{outcome="error"} 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(text, `code="503"`) || strings.Contains(text, `code="500"`) {
+		t.Errorf("a closed request counted as 5xx:\n%s", text)
+	}
+	logs := p.log.String()
+	if strings.Contains(logs, "level=WARN") || strings.Contains(logs, "level=ERROR") {
+		t.Errorf("closed requests logged at warning or above:\n%s", logs)
+	}
+	if !strings.Contains(logs, "status=499") {
+		t.Errorf("no 499 in the logs:\n%s", logs)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	live := context.Background()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	opErr := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want int
+	}{
+		{"not ranked", live, fmt.Errorf("x: %w", leaderboard.ErrNotRanked), 404},
+		{"invalid member", live, leaderboard.ErrInvalidMember, 400},
+		{"invalid score", live, leaderboard.ErrInvalidScore, 400},
+		{"precision", live, leaderboard.ErrPrecision, 400},
+		{"invalid argument", live, leaderboard.ErrInvalidArgument, 400},
+		{"deadline", live, fmt.Errorf("leaderboard: page: %w", context.DeadlineExceeded), 503},
+		{"dial", live, fmt.Errorf("leaderboard: page: %w", opErr), 503},
+		{"EOF", live, fmt.Errorf("leaderboard: page: %w", io.EOF), 503},
+		{"closing", live, rueidis.ErrClosing, 503},
+		{"no slot", live, rueidis.ErrNoSlot, 503},
+		{"closed conn", live, fmt.Errorf("x: %w", net.ErrClosed), 503},
+		{"other", live, errors.New("script returned 3 values, want 4"), 500},
+		{"client gone, any error", gone, opErr, statusClientClosed},
+		{"client gone, deadline", gone, context.DeadlineExceeded, statusClientClosed},
+	} {
+		if got, msg := classify(c.ctx, c.err); got != c.want || msg == "" {
+			t.Errorf("%s: %d %q, want %d", c.name, got, msg, c.want)
+		}
+	}
+}
