@@ -83,7 +83,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	fs.IntVar(&o.players, "players", 20, fmt.Sprintf("concurrent players (1..%d)", maxPlayers))
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, fmt.Sprintf("how long to run (at most %v)", maxDuration))
 	fs.Int64Var(&o.maxRequests, "max-requests", 200_000, fmt.Sprintf("stop after this many requests (at most %d)", maxRequestsCap))
-	fs.Float64Var(&o.reads, "reads", 0.5, "share of operations that are reads (0..1)")
+	fs.Float64Var(&o.reads, "reads", 0.5, "share of operations that are reads (0..1); a submit the rate limit holds back waits for its turn, so the share holds")
 	fs.StringVar(&o.prefix, "prefix", "player-", "player ids are this prefix and a number")
 	fs.Float64Var(&o.minScore, "min-score", 0, "smallest score submitted")
 	fs.Float64Var(&o.maxScore, "max-score", 10_000, "largest score submitted")
@@ -105,9 +105,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	u, err := url.Parse(rawURL)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		errs = append(errs, fmt.Errorf("-url %q: want http://host:port", rawURL))
+		errs = append(errs, fmt.Errorf("-url %q: want http://host:port", redactURL(rawURL)))
 	case !o.allowRemote && !loopbackHost(u.Hostname()):
-		errs = append(errs, fmt.Errorf("-url %q is not a loopback address; pass -allow-remote to load a service elsewhere (one you run)", rawURL))
+		errs = append(errs, fmt.Errorf("-url %q is not a loopback address; pass -allow-remote to load a service elsewhere (one you run)", redactURL(rawURL)))
 	}
 	o.base = u
 	if o.players < 1 || o.players > maxPlayers {
@@ -133,6 +133,21 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 		errs = append(errs, err)
 	}
 	return o, errors.Join(errs...)
+}
+
+// redactURL hides a URL's user part (a password, perhaps) before it is
+// printed, also when the URL does not parse: whatever is between the scheme
+// and the last '@' goes.
+func redactURL(raw string) string {
+	at := strings.LastIndex(raw, "@")
+	if at < 0 {
+		return raw
+	}
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 && i < at {
+		start = i + len("://")
+	}
+	return raw[:start] + "***" + raw[at:]
 }
 
 // pickKey returns the key named id from "id:secret,id:secret", or the first.
@@ -195,6 +210,7 @@ type stats struct {
 	failures   map[string]int // transport errors and timeouts
 	unexpected int            // non-2xx other than 429, and failures
 	examples   []string       // a few unexpected answers, to show
+	cutOff     int            // requests cut off by the end of the run, answered or not
 }
 
 func newStats() *stats {
@@ -239,6 +255,7 @@ func (s *stats) merge(o *stats) {
 		s.failures[op] += n
 	}
 	s.unexpected += o.unexpected
+	s.cutOff += o.cutOff
 	for _, e := range o.examples {
 		if len(s.examples) < 5 {
 			s.examples = append(s.examples, e)
@@ -259,20 +276,22 @@ type player struct {
 	st      *stats
 }
 
+// loop runs the player's operations, each a read with probability
+// -reads, else a submit, until the run ends or the request budget is spent.
 func (p *player) loop(ctx context.Context) {
 	for ctx.Err() == nil && p.budget.Add(-1) >= 0 {
-		now := time.Now()
-		if p.rng.Float64() >= p.o.reads && !now.Before(p.blocked) {
-			p.submit(ctx)
-			continue
-		}
-		if p.o.reads == 0 {
-			// Only submits, and rate limited: wait as a game server would.
-			p.budget.Add(1)
-			select {
-			case <-ctx.Done():
-			case <-time.After(p.blocked.Sub(now)):
+		if p.rng.Float64() >= p.o.reads {
+			// A rate-limited player's submit waits out the Retry-After, as
+			// a game server would, instead of becoming a read: the mix
+			// sent stays the one asked for.
+			if wait := time.Until(p.blocked); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
 			}
+			p.submit(ctx)
 			continue
 		}
 		if p.ranked && p.rng.IntN(2) == 0 {
@@ -297,7 +316,8 @@ func (p *player) submit(ctx context.Context) {
 	req.Header = sign(p.o.keyID, p.o.secret, http.MethodPost, req.URL.RequestURI(), body, time.Now())
 	code, resp, d, err := p.do(ctx, req)
 	if ctx.Err() != nil {
-		return // cut off by the end of the run: not the service's fault
+		p.st.cutOff++ // by the end of the run: not the service's fault
+		return
 	}
 	p.st.record(opSubmit, d, code, err, resp.body)
 	switch code {
@@ -322,6 +342,7 @@ func (p *player) get(ctx context.Context, op string, q url.Values) {
 	}
 	code, resp, d, err := p.do(ctx, req)
 	if ctx.Err() != nil {
+		p.st.cutOff++
 		return
 	}
 	p.st.record(op, d, code, err, resp.body)
@@ -392,8 +413,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	client := newClient(&o)
 	defer client.CloseIdleConnections()
 
-	fmt.Fprintf(stdout, "loadgen: %d players for %v against %s (reads %.0f%%, key %q)\n",
-		o.players, o.duration, o.base, o.reads*100, o.keyID)
+	fmt.Fprintf(stdout, "loadgen: %d players for %v against %s (asking %.0f%% reads, key %q)\n",
+		o.players, o.duration, o.base.Redacted(), o.reads*100, o.keyID)
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	var budget atomic.Int64
@@ -423,7 +444,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, p := range players {
 		total.merge(p.st)
 	}
-	report(stdout, total, elapsed)
+	report(stdout, total, elapsed, o.reads)
 	if total.unexpected > 0 {
 		fmt.Fprintf(stdout, "FAIL: %d unexpected responses (not 2xx, not 429)\n", total.unexpected)
 		for _, e := range total.examples {
@@ -435,7 +456,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return 0
 }
 
-func report(w io.Writer, s *stats, elapsed time.Duration) {
+// report prints what was sent: a row per operation, the totals, and the
+// share of reads among the requests sent beside the share asked for.
+func report(w io.Writer, s *stats, elapsed time.Duration, asked float64) {
 	var all []time.Duration
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\trequests\treq/s\tp50\tp90\tp99\tp99.9\tmax\tstatuses\t")
@@ -452,6 +475,14 @@ func report(w io.Writer, s *stats, elapsed time.Duration) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d requests in %v: %.1f requests/s\n", len(all), elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds())
+	if len(all) > 0 {
+		reads := len(s.latency[opTop]) + len(s.latency[opAround])
+		fmt.Fprintf(w, "sent %.1f%% reads (%d) and %.1f%% submits (%d); asked for %.0f%% reads\n",
+			100*float64(reads)/float64(len(all)), reads, 100*float64(len(s.latency[opSubmit]))/float64(len(all)), len(s.latency[opSubmit]), asked*100)
+	}
+	if s.cutOff > 0 {
+		fmt.Fprintf(w, "%d requests cut off by the end of the run are not counted above\n", s.cutOff)
+	}
 }
 
 func row(w io.Writer, op string, l []time.Duration, elapsed time.Duration, st string) {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,5 +155,76 @@ func TestRefusesRemoteDial(t *testing.T) {
 	_, err := c.Get("http://192.0.2.1:9/") // TEST-NET-1: never routed, never dialled
 	if err == nil || !strings.Contains(err.Error(), "not a loopback address") {
 		t.Fatalf("dial outside loopback: %v", err)
+	}
+}
+
+// TestRunMix: the share of reads sent is the share asked for, although the
+// service rate-limits submits, and the summary reports what was sent.
+func TestRunMix(t *testing.T) {
+	keys := env(map[string]string{"SIGNING_KEYS": "gs1:" + vectorSecret})
+	srv, _ := fakeService(t, false) // every third request, if a submit, is a 429 for a second
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"-url", srv.URL, "-players", "4", "-duration", "3s", "-reads", "0.5", "-seed", "7"}, keys, &out, io.Discard)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, &out)
+	}
+	text := out.String()
+	rows := map[string]int{}
+	for _, op := range []string{"submit", "top10", "around"} {
+		m := regexp.MustCompile(`(?m)^\s*` + op + `\s+(\d+)\s`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no %s row:\n%s", op, text)
+		}
+		rows[op], _ = strconv.Atoi(m[1])
+	}
+	reads, total := rows["top10"]+rows["around"], rows["submit"]+rows["top10"]+rows["around"]
+	share := float64(reads) / float64(total)
+	if share < 0.35 || share > 0.65 {
+		t.Errorf("sent %.1f%% reads (%d of %d), asked for 50%%:\n%s", 100*share, reads, total, text)
+	}
+	want := fmt.Sprintf("sent %.1f%% reads (%d) and %.1f%% submits (%d); asked for 50%% reads", 100*share, reads, 100*(1-share), rows["submit"])
+	if !strings.Contains(text, want) {
+		t.Errorf("summary lacks %q:\n%s", want, text)
+	}
+	if strings.Contains(strings.SplitN(text, "\n", 2)[0], "reads 50%") {
+		t.Errorf("the header states the asked share as if it were what was sent: %s", text)
+	}
+}
+
+// TestHelp: -h prints the usage, exits 0 and sends nothing.
+func TestHelp(t *testing.T) {
+	srv, n := fakeService(t, false)
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"-url", srv.URL, "-h"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, env(map[string]string{"SIGNING_KEYS": "gs1:" + vectorSecret}), &stdout, &stderr)
+		if code != 0 || !strings.Contains(stderr.String(), "Usage: loadgen") || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, &stdout, &stderr)
+		}
+	}
+	if got := n.Load(); got != 0 {
+		t.Fatalf("-h sent %d requests", got)
+	}
+}
+
+// TestURLSecrets: a -url with a password never prints it.
+func TestURLSecrets(t *testing.T) {
+	keys := env(map[string]string{"SIGNING_KEYS": "gs1:" + vectorSecret})
+	for _, u := range []string{"http://u:Sup3rSecret@10.0.0.1:8080", "ftp://u:Sup3rSecret@127.0.0.1", "http://u:Sup3rSecret@127.0.0.1:80x"} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"-url", u}, keys, &stdout, &stderr); code != 2 {
+			t.Errorf("%s: exit %d", u, code)
+		}
+		if strings.Contains(stdout.String()+stderr.String(), "Sup3rSecret") {
+			t.Errorf("%s: printed the password: %s%s", u, &stdout, &stderr)
+		}
+	}
+	srv, _ := fakeService(t, false)
+	withUser := strings.Replace(srv.URL, "http://", "http://u:Sup3rSecret@", 1)
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"-url", withUser, "-players", "1", "-duration", "200ms"}, keys, &out, io.Discard); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, &out)
+	}
+	if strings.Contains(out.String(), "Sup3rSecret") {
+		t.Errorf("printed the password:\n%s", &out)
 	}
 }
