@@ -1,8 +1,16 @@
 package leaderboard
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"strings"
 	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
 )
 
 // Order says which end of the score axis ranks first.
@@ -272,4 +280,111 @@ func In(w Window) Query {
 // period whose key has expired reads as empty.
 func At(t time.Time) Query {
 	return func(q *query) { q.at = t }
+}
+
+func (c *config) validate(client rueidis.Client, name string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+	}
+	if len(c.errs) > 0 {
+		return bad("%v", errors.Join(c.errs...))
+	}
+	switch {
+	case client == nil:
+		return bad("nil client")
+	case !keys.ValidName(name) || strings.ContainsRune(name, '#'):
+		return bad("board name %q must be non-empty, without whitespace, braces or '#'", name)
+	case !keys.ValidName(c.prefix):
+		return bad("key prefix %q must be non-empty, without whitespace or braces", c.prefix)
+	case c.order != HighestFirst && c.order != LowestFirst:
+		return bad("unknown order %v", c.order)
+	case c.policy != KeepBest && c.policy != Replace && c.policy != Accumulate:
+		return bad("unknown policy %v", c.policy)
+	case c.ranking != Ordinal && c.ranking != Competition:
+		return bad("unknown rank mode %v", c.ranking)
+	case c.tieBreak != nil && c.tieBreak.encoding() == nil:
+		return bad("nil tie-break")
+	}
+	seen := make(map[string]bool, len(c.windows))
+	for _, w := range c.windows {
+		if nilWindow(w) {
+			return bad("nil window")
+		}
+		n := w.Name()
+		if !keys.ValidSegment(n) {
+			return bad("window name %q must be non-empty, without whitespace, braces or ':'", n)
+		}
+		if seen[n] {
+			return bad("two windows named %q (use Named to tell them apart)", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// nilWindow reports a window that would panic at its first call: nil, a
+// nil pointer, or Named around either.
+func nilWindow(w Window) bool {
+	if n, ok := w.(named); ok {
+		w = n.w
+	}
+	if w == nil {
+		return true
+	}
+	v := reflect.ValueOf(w)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// WithShards splits the score axis at k strictly ascending, finite bounds
+// into k+1 shards, so that one board can outgrow one Redis node: shard i
+// holds the members whose plain score has exactly i bounds at or below it,
+// and each shard of each window period is a sorted set with a hash tag of
+// its own ("lb:{name#s3}:weekly:2026-W49"), which Redis Cluster places on
+// any node. Default: no bounds, one sorted set per period.
+//
+// Every answer stays exact: a global rank is the member count of the better
+// shards plus the rank inside the member's own shard, read in one DoMulti
+// that rueidis sends to the nodes in parallel. Round trips: Rank, Top, Count
+// and Among cost one; SubmitMany, Remove, Around and Page two; Submit two on
+// a Cluster and one on a single node (standalone or Sentinel), where one
+// script can reach every shard.
+//
+// # Consistency
+//
+// A sharded board keeps an index beside its shards, in the board's own slot:
+// every member's stored value and a version. A write first applies the policy
+// to the index in one script, which serializes all writes to a member (no
+// increment or best is lost, whichever shards it moves between) and gives
+// the change a new version; then it puts the member into its new shard and,
+// when it crossed a bound, deletes it from the old one. Shards apply a
+// member's writes only in version order, so late or repeated writes are
+// ignored and every shard converges to the index.
+//
+// Each shard is read atomically, but a read that spans shards on several
+// nodes is not a snapshot of all of them. While a member crosses a bound
+// (between the two shard writes of its Submit, typically under a
+// millisecond) a read may find it in both shards: reads keep only the copy
+// with the newer version, so a member is never returned twice, but the
+// counts of other members' ranks may be off by that one member for that
+// instant. Count and every Total come from the index and are exact. A
+// process that dies between a write's two round trips leaves the member's
+// shard entry behind the index until the member's next Submit or Remove
+// (which sweep every shard for stale copies, at the cost of a third round
+// trip when they find one) or a Check with repair. SubmitMany does not
+// sweep.
+//
+// Choose bounds from a histogram of your scores so the shards hold similar
+// numbers of members (README: "Sharding"). Bounds that are NaN, ±Inf,
+// unsorted or repeated are refused by New with ErrInvalidArgument.
+func WithShards(bounds ...float64) Option {
+	return func(c *config) {
+		c.shards = append([]float64(nil), bounds...)
+		for i, b := range bounds {
+			if math.IsNaN(b) || math.IsInf(b, 0) {
+				c.errs = append(c.errs, fmt.Errorf("WithShards: bound %v is not finite", b))
+			} else if i > 0 && !(bounds[i-1] < b) {
+				c.errs = append(c.errs, fmt.Errorf("WithShards: bounds must be strictly ascending: %v then %v", bounds[i-1], b))
+			}
+		}
+	}
 }

@@ -196,8 +196,7 @@ func (lb *plainBackend) txSubmits(sub submission) bool {
 func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
 	member, score := sub.member, sub.stored // Submit has made -0 into 0
 	b := lb.client.B()
-	const perWindow = 6
-	cmds := make(rueidis.Commands, 0, 2+perWindow*len(live))
+	cmds := make(rueidis.Commands, 0, 2+txPerWindow*len(live))
 	cmds = append(cmds, b.Multi().Build())
 	for _, tg := range live {
 		cmds = append(cmds, b.Zscore().Key(tg.key).Member(member).Build(), lb.rankCmd(tg.key, member))
@@ -224,50 +223,61 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 	if err != nil {
 		return wrap("submit", err)
 	}
-	if len(replies) != perWindow*len(live) {
-		return wrap("submit", fmt.Errorf("transaction returned %d replies, want %d", len(replies), perWindow*len(live)))
+	if len(replies) != txPerWindow*len(live) {
+		return wrap("submit", fmt.Errorf("transaction returned %d replies, want %d", len(replies), txPerWindow*len(live)))
 	}
 	for j := range live {
-		r := replies[perWindow*j : perWindow*(j+1)]
-		wr := &out[where[j]]
-		prev, had, err := optFloat(&r[0])
-		if err != nil {
+		if err := lb.txWindow(member, score, replies[txPerWindow*j:txPerWindow*(j+1)], &out[where[j]]); err != nil {
 			return wrap("submit", err)
 		}
-		if had {
-			prank, _, err := optInt(&r[1])
-			if err != nil {
-				return wrap("submit", err)
-			}
-			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank + 1}
-		}
-		after := score
-		if lb.policy == Accumulate {
-			// ZINCRBY replies with the new total, added by Redis exactly as
-			// the script would add it.
-			if after, err = r[2].AsFloat64(); err != nil {
-				return wrap("submit", err)
-			}
-		} else {
-			changed, err := r[2].AsInt64()
-			if err != nil {
-				return wrap("submit", err)
-			}
-			if changed == 0 {
-				after = prev
-			}
-		}
-		wr.Changed = !had || lb.plain(prev) != lb.plain(after)
-		rank, err := r[4].AsInt64()
-		if err != nil {
-			return wrap("submit", err)
-		}
-		total, err := r[5].AsInt64()
-		if err != nil {
-			return wrap("submit", err)
-		}
-		wr.Standing = lb.standing(member, lb.plain(after), rank+1, 0, total)
 	}
+	return nil
+}
+
+// txPerWindow is how many replies submitTx's transaction has per window:
+// score and rank before, the write, the expiry (or PING), rank and count
+// after.
+const txPerWindow = 6
+
+// txWindow decodes one window's replies of submitTx.
+func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.RedisMessage, wr *WindowResult) error {
+	prev, had, err := optFloat(&r[0])
+	if err != nil {
+		return err
+	}
+	if had {
+		prank, _, err := optInt(&r[1])
+		if err != nil {
+			return err
+		}
+		wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank + 1}
+	}
+	after := score
+	if lb.policy == Accumulate {
+		// ZINCRBY replies with the new total, added by Redis exactly as
+		// the script would add it.
+		if after, err = r[2].AsFloat64(); err != nil {
+			return err
+		}
+	} else {
+		changed, err := r[2].AsInt64()
+		if err != nil {
+			return err
+		}
+		if changed == 0 {
+			after = prev
+		}
+	}
+	wr.Changed = !had || lb.plain(prev) != lb.plain(after)
+	rank, err := r[4].AsInt64()
+	if err != nil {
+		return err
+	}
+	total, err := r[5].AsInt64()
+	if err != nil {
+		return err
+	}
+	wr.Standing = lb.standing(member, lb.plain(after), rank+1, 0, total)
 	return nil
 }
 
@@ -277,11 +287,8 @@ func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live [
 	member := sub.member
 	ks := make([]string, len(live), len(live)+1)
 	args := make([]string, 0, 12+len(live))
-	args = append(args, member, formatScore(sub.score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
+	args = append(args, member, lb.scriptValue(sub.score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
 	args = lb.tieBreakArgs(args, sub.t)
-	if lb.tb != nil {
-		args[1] = strconv.FormatInt(sub.s, 10)
-	}
 	args = lb.idArgs(args, sub)
 	for i, tg := range live {
 		ks[i] = tg.key
@@ -331,12 +338,7 @@ func (lb *plainBackend) submitManyScript(ctx context.Context, scores map[string]
 		args = append(args, strconv.FormatInt(tg.expire, 10))
 	}
 	for m, s := range scores {
-		v := formatScore(s)
-		if lb.tb != nil {
-			scaled, _ := lb.tb.scaled(s) // checked by SubmitMany
-			v = strconv.FormatInt(scaled, 10)
-		}
-		args = append(args, m, v)
+		args = append(args, m, lb.scriptValue(s))
 	}
 	err := scripts.Many.Exec(ctx, lb.client, ks, args).Error()
 	return lb.scriptErr("submit many", err, "a total")
@@ -415,4 +417,22 @@ func (lb *plainBackend) verifyReads(tg target) (read func(members []string) ruei
 
 func (lb *plainBackend) check(context.Context, target, bool) (CheckReport, error) {
 	return CheckReport{}, fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
+}
+
+// incrNeverOverflows bounds the Accumulate increments that Submit sends as a
+// plain ZINCRBY: a finite total t plus an x with |x| < 2^970 never rounds to
+// ±Inf, since overflow needs |t + x| to reach MaxFloat64 plus half its ulp
+// (2^970). Larger increments, which could overflow, go through the script,
+// which refuses an overflowing total before writing anything.
+const incrNeverOverflows = 0x1p970
+
+// incrsNeverOverflow reports whether every increment is below
+// incrNeverOverflows, so that no ZINCRBY of them can overflow.
+func incrsNeverOverflow(scores map[string]float64) bool {
+	for _, s := range scores {
+		if math.Abs(s) >= incrNeverOverflows {
+			return false
+		}
+	}
+	return true
 }

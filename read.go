@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/redis/rueidis"
 )
@@ -119,25 +118,6 @@ func (lb *Leaderboard) Count(ctx context.Context, q ...Query) (int64, error) {
 	return lb.be.count(ctx, tg)
 }
 
-// compare orders entries as the board does: by score, best first, and equal
-// scores as Redis orders them in the board's direction: descending member
-// bytes on a HighestFirst board (ZREVRANGE), ascending on a LowestFirst one.
-func (lb *Leaderboard) compare(a, b Entry) int {
-	c := 0
-	switch {
-	case a.Score < b.Score:
-		c = -1
-	case a.Score > b.Score:
-		c = 1
-	default:
-		c = strings.Compare(a.Member, b.Member)
-	}
-	if lb.high() {
-		return -c
-	}
-	return c
-}
-
 // rangeCmd reads positions start..stop (0-based, inclusive) best first.
 func (lb *Leaderboard) rangeCmd(key string, start, stop int64) rueidis.Completed {
 	r := lb.client.B().Zrange().Key(key).Min(strconv.FormatInt(start, 10)).Max(strconv.FormatInt(stop, 10))
@@ -145,27 +125,4 @@ func (lb *Leaderboard) rangeCmd(key string, start, stop int64) rueidis.Completed
 		return r.Rev().Withscores().Build()
 	}
 	return r.Withscores().Build()
-}
-
-// rangeReply decodes range.lua's reply into ranked entries and the total.
-func (lb *Leaderboard) rangeReply(res rueidis.RedisResult) ([]Entry, int64, error) {
-	r, err := res.ToArray()
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(r) < 3 {
-		return nil, 0, fmt.Errorf("script returned %d values, want at least 3", len(r))
-	}
-	var v [3]int64
-	for i := range v {
-		if v[i], err = r[i].AsInt64(); err != nil {
-			return nil, 0, err
-		}
-	}
-	es, err := lb.entries(r[3:])
-	if err != nil {
-		return nil, 0, err
-	}
-	lb.rankEntries(es, v[1], v[2])
-	return es, v[0], nil
 }

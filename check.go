@@ -1,0 +1,222 @@
+package leaderboard
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// CheckReport is what Check found in one window period of a sharded board.
+// Every list is sorted by member name.
+type CheckReport struct {
+	// Window is the window's Name.
+	Window string
+	// Period is the ID of the period checked.
+	Period string
+	// Members is the number of members in the index.
+	Members int64
+	// Misplaced members are in a shard their score does not belong to, and
+	// not in the right one.
+	Misplaced []string
+	// Duplicated members are in more than one shard.
+	Duplicated []string
+	// Missing members are in the index and in no shard.
+	Missing []string
+	// Stray members are in a shard and not in the index.
+	Stray []string
+	// Stale members are in the right shard with a score that differs from
+	// the index.
+	Stale []string
+	// Repaired reports that repair was asked and every finding was fixed.
+	Repaired bool
+}
+
+// Clean reports whether the check found nothing.
+func (r CheckReport) Clean() bool {
+	return len(r.Misplaced)+len(r.Duplicated)+len(r.Missing)+len(r.Stray)+len(r.Stale) == 0
+}
+
+// Check scans a sharded board's current period of every window (or the one
+// the queries pick; In restricts it to one window) and compares each shard
+// with the index: members in the wrong shard, in two shards, in none, in a
+// shard but not in the index, or with a stale score. With repair, it
+// rewrites every finding from the index. It reads whole shards, so run it
+// from maintenance jobs and tests, not on a request path. On an unsharded
+// board it returns ErrInvalidArgument.
+func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
+	qq, err := parseQueries(q)
+	if err != nil {
+		return nil, err
+	}
+	windows := lb.windows
+	if qq.window != nil {
+		w, err := lb.window(qq.window)
+		if err != nil {
+			return nil, err
+		}
+		windows = []Window{w}
+	}
+	at := qq.at
+	if at.IsZero() {
+		at = lb.now()
+	}
+	var out []CheckReport
+	for _, w := range windows {
+		tg, err := lb.target(w, at)
+		if err != nil {
+			return nil, err
+		}
+		r, err := lb.be.check(ctx, tg, repair)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) (CheckReport, error) {
+	r := CheckReport{Window: tg.window.Name(), Period: tg.period.ID}
+	truth, err := lb.scanHash(ctx, keys.Index(tg.key))
+	if err != nil {
+		return r, err
+	}
+	r.Members = int64(len(truth))
+	where := map[string][]int{}    // member -> shards holding it
+	found := map[string][]string{} // member -> values, as where
+	for i := 0; i <= len(lb.bounds); i++ {
+		zs, err := lb.scanSet(ctx, lb.shardKey(i, tg))
+		if err != nil {
+			return r, err
+		}
+		for m, v := range zs {
+			where[m] = append(where[m], i)
+			found[m] = append(found[m], v)
+		}
+	}
+	bad := lb.compareShards(&r, truth, where, found)
+	if !repair || len(bad) == 0 {
+		return r, nil
+	}
+	if err := lb.repairShards(ctx, tg, bad, where); err != nil {
+		return r, wrap("check", err)
+	}
+	r.Repaired = true
+	return r, nil
+}
+
+// compareShards files every member whose shards disagree with the index
+// (truth) into r, and returns them sorted.
+func (lb *shardedBackend) compareShards(r *CheckReport, truth map[string]string, where map[string][]int, found map[string][]string) []string {
+	var bad []string
+	for m, v := range truth {
+		in := where[m]
+		switch {
+		case len(in) == 0:
+			r.Missing = append(r.Missing, m)
+		case len(in) > 1:
+			r.Duplicated = append(r.Duplicated, m)
+		case in[0] != lb.shardOfString(v):
+			r.Misplaced = append(r.Misplaced, m)
+		case !sameValue(found[m][0], v):
+			r.Stale = append(r.Stale, m)
+		default:
+			continue
+		}
+		bad = append(bad, m)
+	}
+	for m := range where {
+		if _, ok := truth[m]; !ok {
+			r.Stray = append(r.Stray, m)
+			bad = append(bad, m)
+		}
+	}
+	for _, l := range [][]string{r.Misplaced, r.Duplicated, r.Missing, r.Stray, r.Stale, bad} {
+		slices.Sort(l)
+	}
+	return bad
+}
+
+// repairShards rewrites members in every shard from the index: new
+// versions through the index first, so that the repairs win over any write
+// still in flight, then the put into the right shard and a delete from
+// every other shard that holds a copy.
+func (lb *shardedBackend) repairShards(ctx context.Context, tg target, members []string, where map[string][]int) error {
+	rows, err := lb.shardIndex(ctx, "touch", []target{tg}, members, nil, 0)
+	if err != nil {
+		return err
+	}
+	ops := make([][]shardOp, len(lb.bounds)+1)
+	for j, m := range members {
+		row := rows[0][j]
+		right := -1
+		if row.had {
+			right = lb.shardOfString(row.now)
+			ops[right] = append(ops[right], shardOp{put: true, member: m, version: row.version, value: row.now})
+		}
+		for _, i := range where[m] {
+			if i != right {
+				ops[i] = append(ops[i], shardOp{member: m, version: row.version})
+			}
+		}
+	}
+	var calls []scripts.Call
+	for i, o := range ops {
+		if len(o) > 0 {
+			calls = append(calls, lb.shardWriteCall(i, tg, o))
+		}
+	}
+	for _, res := range scripts.ExecMulti(ctx, lb.client, calls) {
+		if err := res.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameValue compares two stored values as numbers: Redis and Lua may print
+// the same double differently.
+func sameValue(a, b string) bool {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	return err1 == nil && err2 == nil && x == y
+}
+
+// scanHash reads a whole hash, field -> value, with HSCAN.
+func (lb *shardedBackend) scanHash(ctx context.Context, key string) (map[string]string, error) {
+	return lb.scanPairs(ctx, func(cursor uint64) rueidis.Completed {
+		return lb.client.B().Hscan().Key(key).Cursor(cursor).Count(1000).Build()
+	})
+}
+
+// scanSet reads a whole sorted set, member -> stored value, with ZSCAN.
+func (lb *shardedBackend) scanSet(ctx context.Context, key string) (map[string]string, error) {
+	return lb.scanPairs(ctx, func(cursor uint64) rueidis.Completed {
+		return lb.client.B().Zscan().Key(key).Cursor(cursor).Count(1000).Build()
+	})
+}
+
+// scanPairs runs a SCAN-style command to the end, collecting its flat
+// name, value, name, value replies.
+func (lb *shardedBackend) scanPairs(ctx context.Context, cmd func(cursor uint64) rueidis.Completed) (map[string]string, error) {
+	out := map[string]string{}
+	var cursor uint64
+	for {
+		e, err := lb.client.Do(ctx, cmd(cursor)).AsScanEntry()
+		if err != nil {
+			return nil, wrap("check", err)
+		}
+		for i := 0; i+1 < len(e.Elements); i += 2 {
+			out[e.Elements[i]] = e.Elements[i+1]
+		}
+		if e.Cursor == 0 {
+			return out, nil
+		}
+		cursor = e.Cursor
+	}
+}

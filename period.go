@@ -1,0 +1,174 @@
+package leaderboard
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+)
+
+// target is one window period an operation reads or writes.
+type target struct {
+	window Window
+	period Period
+	key    string
+	expire int64 // unix ms when the key expires; 0 for never
+}
+
+// target resolves the period of w holding t: from lb.current when it holds
+// t, else from w (Window.Period is a function of t alone).
+func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
+	slot := lb.currentSlot(w)
+	if slot != nil {
+		if c := slot.Load(); c != nil && c.holds(t) {
+			return *c, nil
+		}
+	}
+	tg, err := lb.resolve(w, t)
+	if err != nil || slot == nil {
+		return tg, err
+	}
+	// Only a newer period replaces the cached one, so reads of older
+	// periods (At) do not evict the current one.
+	if c := slot.Load(); c == nil || c.period.Start.Before(tg.period.Start) {
+		slot.Store(&tg)
+	}
+	return tg, nil
+}
+
+// currentSlot is w's entry in lb.current; nil for a window the board does
+// not have.
+func (lb *Leaderboard) currentSlot(w Window) *atomic.Pointer[target] {
+	name := w.Name()
+	for i, bw := range lb.windows {
+		if bw.Name() == name {
+			return &lb.current[i]
+		}
+	}
+	return nil
+}
+
+// holds reports whether t lies in the target's period, which must have a
+// known start unless it never ends.
+func (tg *target) holds(t time.Time) bool {
+	p := tg.period
+	switch {
+	case p.Start.IsZero():
+		return p.End.IsZero()
+	case t.Before(p.Start):
+		return false
+	}
+	return p.End.IsZero() || t.Before(p.End)
+}
+
+// resolve builds the target of w's period holding t.
+func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
+	p := w.Period(t)
+	if !keys.ValidSegment(p.ID) {
+		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID)
+	}
+	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID)}
+	if p.End.IsZero() {
+		return tg, nil
+	}
+	if !t.Before(p.End) || (!p.Start.IsZero() && t.Before(p.Start)) {
+		return target{}, fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not hold it", ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t)
+	}
+	keep := lb.retention
+	if !lb.retained && !p.Start.IsZero() {
+		keep = p.End.Sub(p.Start)
+	}
+	tg.expire = p.End.Add(keep).UnixMilli()
+	return tg, nil
+}
+
+// parseQueries applies a read's queries.
+func parseQueries(qs []Query) (query, error) {
+	var q query
+	for _, fn := range qs {
+		if fn == nil {
+			return q, fmt.Errorf("%w: nil query", ErrInvalidArgument)
+		}
+		fn(&q)
+	}
+	return q, nil
+}
+
+// window returns the configured window with w's name.
+func (lb *Leaderboard) window(w Window) (Window, error) {
+	name := w.Name()
+	for _, c := range lb.windows {
+		if c.Name() == name {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: window %q is not configured on this board", ErrInvalidArgument, name)
+}
+
+// read resolves the period a read looks at.
+func (lb *Leaderboard) read(qs []Query) (target, error) {
+	q, err := parseQueries(qs)
+	if err != nil {
+		return target{}, err
+	}
+	w := lb.windows[0]
+	if q.window != nil {
+		if w, err = lb.window(q.window); err != nil {
+			return target{}, err
+		}
+	}
+	t := q.at
+	if t.IsZero() {
+		t = lb.now()
+	}
+	return lb.target(w, t)
+}
+
+// livePeriods lists, window by window in the board's order, each window's
+// current period and the closed ones whose keys still live at now, newest
+// first: what Rebuild, Verify and Seal walk.
+func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
+	var out []target
+	for _, w := range lb.windows {
+		ps, err := lb.windowLivePeriods(w, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+func (lb *Leaderboard) windowLivePeriods(w Window, now time.Time) ([]target, error) {
+	var out []target
+	t := now
+	for range 10_000 { // bounds a window whose periods never end
+		tg, err := lb.target(w, t)
+		if err != nil {
+			return nil, err
+		}
+		if tg.expire != 0 && tg.expire <= now.UnixMilli() {
+			break
+		}
+		out = append(out, tg)
+		if tg.expire == 0 || tg.period.Start.IsZero() {
+			break
+		}
+		t = tg.period.Start.Add(-time.Nanosecond)
+	}
+	return out, nil
+}
+
+// targetsAt resolves every window's period holding t, in the board's order
+// of windows: what a write goes to.
+func (lb *Leaderboard) targetsAt(t time.Time) ([]target, error) {
+	out := make([]target, len(lb.windows))
+	for i, w := range lb.windows {
+		var err error
+		if out[i], err = lb.target(w, t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

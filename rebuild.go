@@ -1,0 +1,368 @@
+package leaderboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// rebuildBatch is how many members one ZADD of a rebuild carries,
+// rebuildPipeline how many such commands share a round trip, and
+// rebuildInFlight how many round trips may be on their way while the next
+// pipeline is read from the store (1 to 3 measured in BENCHMARKS.md).
+const (
+	rebuildBatch    = 1000
+	rebuildPipeline = 16
+	rebuildInFlight = 2
+)
+
+// RebuildOption configures Rebuild.
+type RebuildOption func(*rebuildConfig)
+
+type rebuildConfig struct {
+	progress func(RebuildProgress)
+}
+
+// WithProgress calls fn as a rebuild goes: after every batch of members
+// and at the end of every period, from the goroutine that called Rebuild.
+func WithProgress(fn func(RebuildProgress)) RebuildOption {
+	return func(c *rebuildConfig) { c.progress = fn }
+}
+
+// RebuildProgress tells how far a Rebuild is.
+type RebuildProgress struct {
+	// Window and Period name the period being rebuilt.
+	Window, Period string
+	// Members is how many members of that period are read from the store
+	// and handed to Redis so far; they are all written when Done.
+	Members int64
+	// PeriodsDone counts the periods finished, of Periods in all.
+	PeriodsDone, Periods int
+	// Done reports that this period is finished and swapped in.
+	Done bool
+}
+
+// RebuildReport is what Rebuild did.
+type RebuildReport struct {
+	// Periods is how many window periods were rebuilt.
+	Periods int
+	// Members is how many members were written, over all periods.
+	Members int64
+	// Refused lists "window/period/member" for the standings the board
+	// cannot hold (an Accumulate total that overflowed, a score outside a
+	// tie-break's range), which were left out.
+	Refused []string
+}
+
+// Present reports whether Redis still holds the board as last rebuilt: a
+// marker key that Rebuild writes and nothing else does, so that a wipe
+// (a restart without persistence, FLUSHALL, a failover to an empty replica)
+// shows even after new submissions arrive. A service calls it at start-up
+// and on a timer, and calls Rebuild when it reports false. A board that was
+// never rebuilt reports false: rebuild it once from its (possibly empty)
+// store to start. One round trip.
+func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
+	n, err := lb.client.Do(ctx, lb.client.B().Exists().Key(lb.keys.Marker()).Build()).AsInt64()
+	return n == 1, wrap("present", err)
+}
+
+// Rebuild rebuilds every live period of every window (the current one and
+// the closed ones still within their retention) from the store: each into
+// fresh keys, swapped in with RENAME, so readers see the old board or the
+// new one, never a half-built one. Each period is read with
+// Store.Standings naming the period (a store that keeps standings streams
+// them best first); members are written in pipelined batches of 1,000,
+// sent from other goroutines while the next are read; WithProgress reports
+// how far it is. On a sharded board it
+// rebuilds the index and every shard (each shard's swap is atomic, the
+// shards of one period are swapped one after another). It then gives Redis
+// back its memory of the WithID ids the store received within the dedupe
+// window, when the store is an IDKeeper (so that their retries are
+// duplicates, see WithID), and writes the marker that Present looks for.
+//
+// Submissions that reach Redis while a period is being rebuilt are in the
+// store, but the swap replaces them in Redis: run Rebuild before serving
+// writes (at start-up, on Present reporting false), or run it again after.
+// Without a store it returns ErrInvalidArgument.
+func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (RebuildReport, error) {
+	var cfg rebuildConfig
+	for _, o := range opts {
+		if o == nil {
+			return RebuildReport{}, fmt.Errorf("%w: nil rebuild option", ErrInvalidArgument)
+		}
+		o(&cfg)
+	}
+	if lb.store == nil {
+		return RebuildReport{}, fmt.Errorf("%w: Rebuild needs a store (WithStore)", ErrInvalidArgument)
+	}
+	now := lb.now()
+	all, err := lb.livePeriods(now)
+	if err != nil {
+		return RebuildReport{}, err
+	}
+	var rep RebuildReport
+	for i, tg := range all {
+		n, err := lb.rebuildPeriod(ctx, tg, &rep, func(members int64, done bool) {
+			if cfg.progress != nil {
+				cfg.progress(RebuildProgress{Window: tg.window.Name(), Period: tg.period.ID, Members: members,
+					PeriodsDone: i + boolInt(done), Periods: len(all), Done: done})
+			}
+		})
+		if err != nil {
+			return rep, err
+		}
+		rep.Periods++
+		rep.Members += n
+	}
+	if err := lb.restoreIDs(ctx, now); err != nil {
+		return rep, err
+	}
+	err = lb.client.Do(ctx, lb.client.B().Set().Key(lb.keys.Marker()).Value(strconv.FormatInt(now.UnixMilli(), 10)).Build()).Error()
+	return rep, wrap("rebuild", err)
+}
+
+// restoreIDs gives Redis back its memory of the WithID ids the store
+// received within the dedupe window, when the store can list them
+// (IDKeeper): the scores just rebuilt include those submissions, so their
+// retries must find them applied. Each id is forgotten when it would have
+// been; ids Redis already holds stay.
+func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
+	k, ok := lb.store.(IDKeeper)
+	if !ok {
+		return nil
+	}
+	key, b := lb.keys.IDs(), lb.client.B()
+	args := make([]string, 0, 2*rebuildBatch)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		// The set lives as long as its newest id: one a Submit records now
+		// is forgotten at the clock's now plus the window, which no
+		// restored id outlives (PEXPIREAT GT, which would keep a later
+		// expiry, needs Redis 7).
+		cmds := rueidis.Commands{b.Arbitrary("ZADD").Keys(key).Args(args...).Build(),
+			b.Pexpireat().Key(key).MillisecondsTimestamp(lb.now().Add(lb.dedupe).UnixMilli()).Build()}
+		args = args[:0]
+		for _, r := range lb.client.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := k.IDsSince(ctx, lb.name, now.Add(-lb.dedupe), func(id string, received time.Time) error {
+		forget := received.Add(lb.dedupe).UnixMilli()
+		if forget <= now.UnixMilli() {
+			return nil
+		}
+		args = append(args, strconv.FormatInt(forget, 10), id)
+		if len(args) == 2*rebuildBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return wrap("rebuild: ids", err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// storedValue is what Redis holds for an aggregated standing: the score, or
+// its tie-break composite.
+func (lb *Leaderboard) storedValue(st StoredStanding) (float64, error) {
+	if err := checkScore(st.Score); err != nil {
+		return 0, err
+	}
+	v, _, _, err := lb.storedOf(st.Score, st.At)
+	return v, err
+}
+
+func (lb *Leaderboard) query(tg target) StandingsQuery {
+	return StandingsQuery{Board: lb.name, Policy: lb.policy, Order: lb.order, From: tg.period.Start, To: tg.period.End,
+		Window: tg.window.Name(), Period: tg.period.ID}
+}
+
+// rebuildAdder queues one field of a key being rebuilt: keyIdx indexes
+// rebuildKeys' zsets, or its hashes when hash is set.
+type rebuildAdder func(keyIdx int, hash bool, field, value string) error
+
+func fresh(key string) string { return key + ":rebuild" }
+
+func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *RebuildReport, progress func(int64, bool)) (int64, error) {
+	zsets, hashes := lb.be.rebuildKeys(tg)
+	all := append(append([]string(nil), zsets...), hashes...)
+	var clear rueidis.Commands
+	for _, k := range all {
+		clear = append(clear, lb.client.B().Del().Key(fresh(k)).Build())
+	}
+	for _, r := range lb.client.DoMulti(ctx, clear...) {
+		if err := r.Error(); err != nil {
+			return 0, wrap("rebuild", err)
+		}
+	}
+	// Commands go to Redis from the writer's goroutines while this one
+	// reads on (see pipelineWriter).
+	w := lb.startPipelineWriter(ctx, rebuildInFlight)
+	defer w.stop()
+	batch := newRebuildWrites(lb.client, zsets, hashes, w)
+	var members int64
+	err := lb.store.Standings(ctx, lb.query(tg), func(st StoredStanding) error {
+		v, err := lb.storedValue(st)
+		if errors.Is(err, ErrInvalidScore) || errors.Is(err, ErrPrecision) {
+			rep.Refused = append(rep.Refused, tg.window.Name()+"/"+tg.period.ID+"/"+st.Member)
+			return nil
+		}
+		if err == nil {
+			err = lb.be.rebuildAdd(st.Member, formatScore(v), v, batch.add)
+		}
+		if err != nil {
+			return err
+		}
+		if members++; members%rebuildBatch == 0 {
+			progress(members, false)
+		}
+		return nil
+	})
+	if err != nil {
+		return members, fmt.Errorf("leaderboard: rebuild %s/%s: %w", tg.window.Name(), tg.period.ID, err)
+	}
+	// Every command must have reached Redis before the swap.
+	if err := batch.finish(); err != nil {
+		return members, wrap("rebuild", err)
+	}
+	// The swap: each key's fresh copy replaces it in one step, or the key
+	// goes when the period has no members (or that shard none).
+	// One transaction per key: on a Cluster the keys of a sharded board
+	// live in different slots, which one pipeline of transactions may not mix.
+	for _, k := range all {
+		if err := lb.swap(ctx, k, tg.expire); err != nil {
+			return members, wrap("rebuild", err)
+		}
+	}
+	progress(members, true)
+	return members, nil
+}
+
+// rebuildWrites gathers a rebuild's writes: one argument list per key being
+// built, a full one (rebuildBatch members) becoming one ZADD or HSET of the
+// fresh key, and rebuildPipeline such commands one pipeline for the writer.
+type rebuildWrites struct {
+	b             rueidis.Builder
+	zsets, hashes []string
+	zadd, hset    [][]string
+	pending       rueidis.Commands
+	w             *pipelineWriter
+}
+
+func newRebuildWrites(c rueidis.Client, zsets, hashes []string, w *pipelineWriter) *rebuildWrites {
+	return &rebuildWrites{b: c.B(), zsets: zsets, hashes: hashes, zadd: make([][]string, len(zsets)),
+		hset: make([][]string, len(hashes)), pending: make(rueidis.Commands, 0, rebuildPipeline), w: w}
+}
+
+// add is a rebuildAdder: it queues field and value for a key.
+func (r *rebuildWrites) add(keyIdx int, hash bool, field, value string) error {
+	var list *[]string
+	if hash {
+		list = &r.hset[keyIdx]
+		*list = append(*list, field, value)
+	} else {
+		list = &r.zadd[keyIdx]
+		*list = append(*list, value, field)
+	}
+	if len(*list) < 2*rebuildBatch {
+		return nil
+	}
+	r.pending = append(r.pending, r.command(keyIdx, hash, *list))
+	*list = (*list)[:0]
+	if len(r.pending) >= rebuildPipeline {
+		return r.flush()
+	}
+	return nil
+}
+
+// command builds one key's write; it copies the arguments, so the list can
+// be reused after it.
+func (r *rebuildWrites) command(keyIdx int, hash bool, list []string) rueidis.Completed {
+	if hash {
+		return r.b.Arbitrary("HSET").Keys(fresh(r.hashes[keyIdx])).Args(list...).Build()
+	}
+	return r.b.Arbitrary("ZADD").Keys(fresh(r.zsets[keyIdx])).Args(list...).Build()
+}
+
+// flush hands the pending pipeline to the writer, which owns it from then.
+func (r *rebuildWrites) flush() error {
+	if len(r.pending) == 0 {
+		return nil
+	}
+	err := r.w.send(r.pending)
+	r.pending = make(rueidis.Commands, 0, rebuildPipeline)
+	return err
+}
+
+// finish sends what is left of every list and waits until the writer has
+// written everything.
+func (r *rebuildWrites) finish() error {
+	for i, list := range r.zadd {
+		if len(list) > 0 {
+			r.pending = append(r.pending, r.command(i, false, list))
+		}
+	}
+	for i, list := range r.hset {
+		if len(list) > 0 {
+			r.pending = append(r.pending, r.command(i, true, list))
+		}
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	return r.w.finish()
+}
+
+// swap replaces key with its fresh copy in one transaction: UNLINK the
+// key, RENAME the copy over it, set the expiry. A period (or a shard) with
+// no members has no copy: RENAME then fails inside the transaction, which
+// runs the rest all the same, so the UNLINK leaves the key rightly gone;
+// any other error inside it is returned. No script: a transaction does it.
+func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) error {
+	b := lb.client.B()
+	cmds := rueidis.Commands{
+		b.Multi().Build(),
+		// UNLINK, not DEL: freeing a large old set would block Redis for
+		// seconds (3.7 s at 10M members, BENCHMARKS.md).
+		b.Unlink().Key(key).Build(),
+		b.Rename().Key(fresh(key)).Newkey(key).Build(),
+	}
+	if expire != 0 {
+		cmds = append(cmds, b.Pexpireat().Key(key).MillisecondsTimestamp(expire).Build())
+	}
+	res := lb.client.DoMulti(ctx, append(cmds, b.Exec().Build())...)
+	for _, r := range res[:len(res)-1] {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	replies, err := res[len(res)-1].ToArray()
+	if err != nil {
+		return err
+	}
+	for i, r := range replies {
+		err := r.Error()
+		if err != nil && !(i == 1 && strings.Contains(err.Error(), "no such key")) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package leaderboard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/rueidis"
+)
+
+// errNilReply stands in for a nil reply where none was expected, so that
+// rueidis.Nil never reaches a caller (who might take it for "not ranked").
+var errNilReply = errors.New("unexpected nil reply")
+
+// wrap names the operation on an error from Redis.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if rueidis.IsRedisNil(err) {
+		err = errNilReply
+	}
+	return fmt.Errorf("leaderboard: %s: %w", op, err)
+}
+
+// execResult returns the replies of a MULTI ... EXEC pipeline's EXEC, or the
+// first error of the pipeline (a queued command refused, EXEC aborted).
+func execResult(res []rueidis.RedisResult) ([]rueidis.RedisMessage, error) {
+	for _, r := range res[:len(res)-1] {
+		if err := r.Error(); err != nil {
+			return nil, err
+		}
+	}
+	replies, err := res[len(res)-1].ToArray()
+	if err != nil {
+		return nil, err
+	}
+	for i := range replies {
+		if err := replies[i].Error(); err != nil && !rueidis.IsRedisNil(err) {
+			return nil, err
+		}
+	}
+	return replies, nil
+}
+
+// optInt reads an integer reply that may be nil (a rank of an absent member).
+func optInt(m *rueidis.RedisMessage) (int64, bool, error) {
+	if m.IsNil() {
+		return 0, false, nil
+	}
+	v, err := m.AsInt64()
+	return v, true, err
+}
+
+// optFloat reads a score reply that may be nil.
+func optFloat(m *rueidis.RedisMessage) (float64, bool, error) {
+	if m.IsNil() {
+		return 0, false, nil
+	}
+	v, err := m.AsFloat64()
+	return v, true, err
+}
+
+// entries turns a flat member, stored value, member, value... reply into
+// entries with plain scores.
+// zEntries decodes a ZRANGE ... WITHSCORES result into entries with plain
+// scores; see zMessageEntries.
+func (lb *Leaderboard) zEntries(res *rueidis.RedisResult) ([]Entry, error) {
+	m, err := res.ToMessage()
+	if err != nil {
+		return nil, err
+	}
+	return lb.zMessageEntries(&m)
+}
+
+// zMessageEntries decodes a ZRANGE ... WITHSCORES reply, flat member, score
+// pairs (RESP2) or one [member, score] array per member (RESP3), straight
+// into entries: AsZScores would allocate a slice of its own first.
+func (lb *Leaderboard) zMessageEntries(m *rueidis.RedisMessage) ([]Entry, error) {
+	arr, err := m.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(arr) == 0 || !arr[0].IsArray() {
+		return lb.entries(arr)
+	}
+	es := make([]Entry, len(arr))
+	for i := range arr {
+		pair, err := arr[i].ToArray()
+		if err != nil {
+			return nil, err
+		}
+		if len(pair) != 2 {
+			return nil, fmt.Errorf("member/score pair of %d values", len(pair))
+		}
+		member, err := pair[0].ToString()
+		if err != nil {
+			return nil, err
+		}
+		s, err := pair[1].AsFloat64()
+		if err != nil {
+			return nil, err
+		}
+		es[i] = Entry{Member: member, Score: lb.plain(s)}
+	}
+	return es, nil
+}
+
+func (lb *Leaderboard) entries(flat []rueidis.RedisMessage) ([]Entry, error) {
+	if len(flat)%2 != 0 {
+		return nil, fmt.Errorf("odd member/score reply of %d values", len(flat))
+	}
+	es := make([]Entry, len(flat)/2)
+	for i := range es {
+		m, err := flat[2*i].ToString()
+		if err != nil {
+			return nil, err
+		}
+		s, err := flat[2*i+1].AsFloat64()
+		if err != nil {
+			return nil, err
+		}
+		es[i] = Entry{Member: m, Score: lb.plain(s)}
+	}
+	return es, nil
+}
+
+func notRankedOr(op, member string, err error) error {
+	if rueidis.IsRedisNil(err) {
+		return fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	return wrap(op, err)
+}
+
+// scriptRefusal tells a script's refusal of a total that would overflow to
+// ±Inf (LBOVERFLOW) or leave a tie-break's range (LBRANGE).
+func scriptRefusal(err error, code string) bool {
+	var re *rueidis.RedisError
+	return errors.As(err, &re) && strings.Contains(re.Error(), code)
+}
+
+// rangeReply decodes range.lua's reply into ranked entries and the total.
+func (lb *Leaderboard) rangeReply(res rueidis.RedisResult) ([]Entry, int64, error) {
+	r, err := res.ToArray()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(r) < 3 {
+		return nil, 0, fmt.Errorf("script returned %d values, want at least 3", len(r))
+	}
+	var v [3]int64
+	for i := range v {
+		if v[i], err = r[i].AsInt64(); err != nil {
+			return nil, 0, err
+		}
+	}
+	es, err := lb.entries(r[3:])
+	if err != nil {
+		return nil, 0, err
+	}
+	lb.rankEntries(es, v[1], v[2])
+	return es, v[0], nil
+}
+
+// submitReplies decodes six values a window of what submit.lua (and
+// shard_local.lua) return, and submit.lua's closing duplicate flag.
+func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member string, live []target, where []int, res *Result) error {
+	var err error
+	const perWindow = 6
+	if len(replies) == perWindow*len(live)+1 {
+		dup, err := replies[len(replies)-1].AsInt64()
+		if err != nil {
+			return wrap("submit", err)
+		}
+		res.Duplicate = dup == 1
+		replies = replies[:len(replies)-1]
+	}
+	if len(replies) != perWindow*len(live) {
+		return wrap("submit", fmt.Errorf("script returned %d values, want %d", len(replies), perWindow*len(live)))
+	}
+	out := res.Windows
+	for j := range live {
+		r := replies[perWindow*j : perWindow*(j+1)]
+		wr := &out[where[j]]
+		var v [4]int64 // previous rank, rank, total, worse
+		for k, at := range [4]int{1, 3, 4, 5} {
+			if v[k], err = r[at].AsInt64(); err != nil {
+				return wrap("submit", err)
+			}
+		}
+		prevRank, rank, total, worse := v[0], v[1], v[2], v[3]
+		prev, had, err := optFloat(&r[0])
+		if err != nil {
+			return wrap("submit", err)
+		}
+		after, ranked, err := optFloat(&r[2])
+		if err != nil {
+			return wrap("submit", err)
+		}
+		if had {
+			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prevRank}
+		}
+		if !ranked {
+			// A duplicate WithID retry for a member removed since: nothing
+			// was written, and the member has no standing.
+			wr.Standing = Standing{Entry: Entry{Member: member}, Total: total}
+			continue
+		}
+		wr.Changed = !res.Duplicate && (!had || lb.plain(prev) != lb.plain(after))
+		wr.Standing = lb.standing(member, lb.plain(after), rank, worse, total)
+	}
+	return nil
+}
+
+func optString(m *rueidis.RedisMessage) (string, bool, error) {
+	if m.IsNil() {
+		return "", false, nil
+	}
+	s, err := m.ToString()
+	return s, true, err
+}

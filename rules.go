@@ -1,0 +1,112 @@
+package leaderboard
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+func (lb *Leaderboard) high() bool { return lb.order == HighestFirst }
+
+func checkMember(member string) error {
+	if member == "" {
+		return fmt.Errorf("%w: empty member", ErrInvalidMember)
+	}
+	if len(member) > MaxMemberLen {
+		return fmt.Errorf("%w: member of %d bytes, limit %d", ErrInvalidMember, len(member), MaxMemberLen)
+	}
+	return nil
+}
+
+func checkScore(score float64) error {
+	if math.IsNaN(score) || math.IsInf(score, 0) {
+		return fmt.Errorf("%w: %v", ErrInvalidScore, score)
+	}
+	return nil
+}
+
+// percentile is the share of the other members ranked below, 0..100.
+func percentile(worse, total int64) float64 {
+	if total <= 1 {
+		return 100
+	}
+	return float64(worse) / float64(total-1) * 100
+}
+
+// standing completes a standing from a rank and, under Competition, the
+// number of members strictly worse (under Ordinal it follows from the rank).
+func (lb *Leaderboard) standing(member string, score float64, rank, worse, total int64) Standing {
+	if lb.ranking == Ordinal {
+		worse = total - rank
+	}
+	return Standing{
+		Entry:      Entry{Member: member, Score: score, Rank: rank},
+		Total:      total,
+		Percentile: percentile(worse, total),
+	}
+}
+
+// rankEntries numbers entries that sit at 0-based position start onwards;
+// first is the rank of the first entry under Competition.
+func (lb *Leaderboard) rankEntries(es []Entry, start, first int64) {
+	for i := range es {
+		pos := start + int64(i) + 1
+		switch {
+		case lb.ranking == Ordinal:
+			es[i].Rank = pos
+		case i == 0:
+			es[i].Rank = first
+		case es[i].Score == es[i-1].Score:
+			es[i].Rank = es[i-1].Rank
+		default:
+			// Everything before a new score is strictly better, so its
+			// competition rank is its position.
+			es[i].Rank = pos
+		}
+	}
+}
+
+// compare orders entries as the board does: by score, best first, and equal
+// scores as Redis orders them in the board's direction: descending member
+// bytes on a HighestFirst board (ZREVRANGE), ascending on a LowestFirst one.
+func (lb *Leaderboard) compare(a, b Entry) int {
+	c := 0
+	switch {
+	case a.Score < b.Score:
+		c = -1
+	case a.Score > b.Score:
+		c = 1
+	default:
+		c = strings.Compare(a.Member, b.Member)
+	}
+	if lb.high() {
+		return -c
+	}
+	return c
+}
+
+func (lb *Leaderboard) rankCmd(key, member string) rueidis.Completed {
+	if lb.high() {
+		return lb.client.B().Zrevrank().Key(key).Member(member).Build()
+	}
+	return lb.client.B().Zrank().Key(key).Member(member).Build()
+}
+
+// storedOf is what Redis stores for a score reached at t: the score, or
+// under a tie-break its composite, with the scaled score s and the time
+// slot. ErrPrecision when the tie-break cannot hold either exactly.
+func (lb *Leaderboard) storedOf(score float64, t time.Time) (stored float64, s, slot int64, err error) {
+	if lb.tb == nil {
+		return score, 0, 0, nil
+	}
+	if s, err = lb.tb.scaled(score); err != nil {
+		return 0, 0, 0, err
+	}
+	if slot, err = lb.tb.slot(t); err != nil {
+		return 0, 0, 0, err
+	}
+	return lb.tb.encode(s, slot, lb.high()), s, slot, nil
+}

@@ -1,0 +1,90 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+)
+
+// SealedPeriod is a closed period's final standings, as sealed into the store.
+type SealedPeriod struct {
+	// Window and Period name the period.
+	Window, Period string
+	// Entries are its final standings, best first.
+	Entries []Entry
+}
+
+// Seal seals every closed period whose key still lives (the ones within
+// their retention) into the store, each exactly once, and runs hook once for
+// each period it seals first (rewards, notifications); periods sealed
+// before, and periods nobody played, are skipped. It returns what it sealed. Run it from a job shortly
+// after each reset: a period whose key expired before it was sealed is
+// gone. The hook runs after the seal is recorded, so a hook that fails is
+// not run again for that period: it returns the error, and the hook must
+// make its own retries. Without a store it returns ErrInvalidArgument.
+func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) ([]SealedPeriod, error) {
+	if lb.store == nil {
+		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
+	}
+	now := lb.now()
+	live, err := lb.livePeriods(now)
+	if err != nil {
+		return nil, err
+	}
+	var out []SealedPeriod
+	for _, tg := range live {
+		if tg.expire == 0 || now.Before(tg.period.End) {
+			continue // never closes, or still open
+		}
+		if _, sealed, err := lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID); err != nil {
+			return out, fmt.Errorf("leaderboard: seal: store: %w", err)
+		} else if sealed {
+			continue
+		}
+		sp := SealedPeriod{Window: tg.window.Name(), Period: tg.period.ID}
+		for n := 1; ; n++ {
+			p, err := lb.Page(ctx, n, MaxN, In(tg.window), At(tg.period.Start))
+			if err != nil {
+				return out, err
+			}
+			sp.Entries = append(sp.Entries, p.Entries...)
+			if len(p.Entries) < MaxN {
+				break
+			}
+		}
+		if len(sp.Entries) == 0 {
+			continue // nobody played: nothing to keep or reward
+		}
+		first, err := lb.store.Seal(ctx, lb.name, tg.window.Name(), tg.period.ID, sp.Entries)
+		if err != nil {
+			return out, fmt.Errorf("leaderboard: seal: store: %w", err)
+		}
+		if !first {
+			continue // another process sealed it meanwhile
+		}
+		out = append(out, sp)
+		if hook != nil {
+			if err := hook(ctx, sp); err != nil {
+				return out, fmt.Errorf("leaderboard: seal hook for %s/%s: %w", sp.Window, sp.Period, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Sealed returns the final standings of the period the queries pick (the
+// default window's current period without At), as sealed into the store,
+// long after its Redis key expired; ok is false when it was never sealed.
+func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry, ok bool, err error) {
+	if lb.store == nil {
+		return nil, false, fmt.Errorf("%w: Sealed needs a store (WithStore)", ErrInvalidArgument)
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return nil, false, err
+	}
+	entries, ok, err = lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID)
+	if err != nil {
+		return nil, false, fmt.Errorf("leaderboard: sealed: store: %w", err)
+	}
+	return entries, ok, nil
+}

@@ -1,0 +1,432 @@
+package leaderboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// shardOf returns the shard of a stored value: the number of bounds at or
+// below its plain score.
+func (lb *shardedBackend) shardOf(v float64) int {
+	p := lb.plain(v)
+	return sort.Search(len(lb.bounds), func(i int) bool { return lb.bounds[i] > p })
+}
+
+func (lb *shardedBackend) shardOfString(v string) int {
+	f, _ := strconv.ParseFloat(v, 64)
+	return lb.shardOf(f)
+}
+
+// better reports whether shard i ranks before shard j.
+func (lb *shardedBackend) betterShard(i, j int) bool {
+	if lb.high() {
+		return i > j
+	}
+	return i < j
+}
+
+// shardsBestFirst lists the shards in the board's order.
+func (lb *shardedBackend) shardsBestFirst() []int {
+	n := len(lb.bounds) + 1
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+		if lb.high() {
+			out[i] = n - 1 - i
+		}
+	}
+	return out
+}
+
+func (lb *shardedBackend) shardKey(i int, tg target) string {
+	return lb.keys.Shard(i).Period(tg.window.Name(), tg.period.ID)
+}
+
+// shardedBackend is a board split by score into shards (WithShards), each
+// a sorted set with a hash tag of its own, beside an index in the board's
+// slot that serializes every member's writes. cluster is whether the keys
+// may live on several nodes: a write then takes two steps (index, shards),
+// else one script reaches every key.
+type shardedBackend struct {
+	*Leaderboard
+	cluster bool
+}
+
+// globalRank turns a rank inside shard s into a rank on the board: every
+// member of a better shard has a strictly better plain score. worseIn is the
+// members strictly worse inside s (Competition), completed with the worse
+// shards.
+func (lb *shardedBackend) globalRank(cards []int64, s int, inShard, worseIn int64) (rank, worse int64) {
+	rank, worse = inShard, worseIn
+	for i, c := range cards {
+		switch {
+		case i == s:
+		case lb.betterShard(i, s):
+			rank += c
+		default:
+			worse += c
+		}
+	}
+	return rank, worse
+}
+
+// shardEntry is an entry read from one shard, with what dedupes it.
+type shardEntry struct {
+	Entry
+	stored  float64
+	version int64
+	shard   int
+}
+
+// shardRange reads count entries from the global position start, given the
+// shards' member counts, best first, with each shard's stale copies of
+// moving members dropped. It also returns the competition rank of the
+// first entry.
+func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, int64, error) {
+	var calls []scripts.Call
+	var shards []int
+	offset := int64(0)
+	for _, i := range lb.shardsBestFirst() {
+		lo, hi := max(start-offset, 0), min(start+count-offset, cards[i])
+		if lo < hi {
+			shards = append(shards, i)
+			calls = append(calls, lb.shardReadCall(i, tg, "range", strconv.FormatInt(lo, 10), strconv.FormatInt(hi-lo, 10)))
+		}
+		offset += cards[i]
+	}
+	if len(calls) == 0 {
+		return []Entry{}, 0, nil
+	}
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	var all []shardEntry
+	var first int64
+	for k, r := range res {
+		es, betterIn, err := lb.shardRangeReply(r, shards[k])
+		if err != nil {
+			return nil, 0, err
+		}
+		if k == 0 {
+			first, _ = lb.globalRank(cards, shards[k], betterIn+1, 0)
+		}
+		all = append(all, es...)
+	}
+	return dedupe(all), first, nil
+}
+
+func (lb *shardedBackend) shardReadCall(i int, tg target, args ...string) scripts.Call {
+	key := lb.shardKey(i, tg)
+	return scripts.Call{Script: scripts.ShardRead, Keys: []string{key, keys.Versions(key)},
+		Args: append([]string{flag(lb.high()), lb.slotsArg()}, args...)}
+}
+
+func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult, shard int) ([]shardEntry, int64, error) {
+	v, err := r.ToArray()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(v) < 2 || (len(v)-2)%3 != 0 {
+		return nil, 0, fmt.Errorf("shard read returned %d values", len(v))
+	}
+	betterIn, err := v[1].AsInt64()
+	if err != nil {
+		return nil, 0, err
+	}
+	es := make([]shardEntry, 0, (len(v)-2)/3)
+	for j := 2; j < len(v); j += 3 {
+		m, err := v[j].ToString()
+		if err != nil {
+			return nil, 0, err
+		}
+		stored, err := v[j+1].AsFloat64()
+		if err != nil {
+			return nil, 0, err
+		}
+		ver, err := v[j+2].AsInt64()
+		if err != nil {
+			return nil, 0, err
+		}
+		es = append(es, shardEntry{Entry: Entry{Member: m, Score: lb.plain(stored)}, stored: stored, version: ver, shard: shard})
+	}
+	return es, betterIn, nil
+}
+
+// dedupe keeps, of a member found in two shards while it moves, the copy
+// with the newer version, in the order of the input.
+func dedupe(all []shardEntry) []Entry {
+	newest := make(map[string]int64, len(all))
+	dup := false
+	for _, e := range all {
+		if v, ok := newest[e.Member]; ok {
+			dup = true
+			if e.version <= v {
+				continue
+			}
+		}
+		newest[e.Member] = e.version
+	}
+	out := make([]Entry, 0, len(all))
+	for _, e := range all {
+		if dup {
+			if v := newest[e.Member]; v != e.version {
+				continue
+			}
+			newest[e.Member] = -1 // once
+		}
+		out = append(out, e.Entry)
+	}
+	return out
+}
+
+// shardCards reads every shard's member count and the index's, in one
+// round trip.
+func (lb *shardedBackend) shardCards(ctx context.Context, tg target) ([]int64, int64, error) {
+	n := len(lb.bounds) + 1
+	cmds := make(rueidis.Commands, 0, n+1)
+	for i := 0; i < n; i++ {
+		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
+	}
+	cmds = append(cmds, lb.client.B().Hlen().Key(keys.Index(tg.key)).Build())
+	res := lb.client.DoMulti(ctx, cmds...)
+	cards := make([]int64, n)
+	for i := range cards {
+		var err error
+		if cards[i], err = res[i].AsInt64(); err != nil {
+			return nil, 0, err
+		}
+	}
+	total, err := res[n].AsInt64()
+	return cards, total, err
+}
+
+// shardStanding is a member's place found by reading every shard at once.
+type shardStanding struct {
+	found         bool
+	stored        float64
+	shard         int
+	pos           int64 // 0-based position on the board
+	better, worse int64 // members strictly better, worse (plain scores)
+	cards         []int64
+	total         int64 // members in the index
+}
+
+// locate finds member on a sharded board in one round trip.
+func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
+	n := len(lb.bounds) + 1
+	calls := make([]scripts.Call, 0, n+1)
+	for i := 0; i < n; i++ {
+		calls = append(calls, lb.shardReadCall(i, tg, "rank", member))
+	}
+	idx := keys.Index(tg.key)
+	calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Hlen().Key(idx).Build() }})
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	st := shardStanding{cards: make([]int64, n)}
+	var err error
+	if st.total, err = res[n].AsInt64(); err != nil {
+		return st, err
+	}
+	var version int64 = -1
+	var posIn, betterIn, worseIn int64
+	for i := 0; i < n; i++ {
+		v, err := res[i].ToArray()
+		if err != nil {
+			return st, err
+		}
+		if len(v) != 6 {
+			return st, fmt.Errorf("shard read returned %d values, want 6", len(v))
+		}
+		if st.cards[i], err = v[0].AsInt64(); err != nil {
+			return st, err
+		}
+		if v[1].IsNil() {
+			continue
+		}
+		var ints [4]int64
+		for k := range ints {
+			if ints[k], err = v[2+k].AsInt64(); err != nil {
+				return st, err
+			}
+		}
+		if ints[0] <= version {
+			continue // a stale copy left by a move in flight
+		}
+		if st.stored, err = v[1].AsFloat64(); err != nil {
+			return st, err
+		}
+		st.found, st.shard, version = true, i, ints[0]
+		posIn, betterIn, worseIn = ints[1], ints[2], ints[3]
+	}
+	if st.found {
+		st.pos, _ = lb.globalRank(st.cards, st.shard, posIn, 0)
+		st.better, st.worse = lb.globalRank(st.cards, st.shard, betterIn, worseIn)
+	}
+	return st, nil
+}
+
+func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
+	st, err := lb.locate(ctx, tg, member)
+	if err != nil {
+		return Standing{}, wrap("rank", err)
+	}
+	if !st.found {
+		return Standing{}, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	if lb.ranking == Competition {
+		return lb.standing(member, lb.plain(st.stored), st.better+1, st.worse, st.total), nil
+	}
+	return lb.standing(member, lb.plain(st.stored), st.pos+1, 0, st.total), nil
+}
+
+func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	var calls []scripts.Call
+	for _, i := range lb.shardsBestFirst() {
+		calls = append(calls, lb.shardReadCall(i, tg, "range", "0", strconv.Itoa(n)))
+	}
+	var all []shardEntry
+	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
+		es, _, err := lb.shardRangeReply(r, lb.shardsBestFirst()[k])
+		if err != nil {
+			return nil, wrap("top", err)
+		}
+		all = append(all, es...)
+		if len(all) >= 2*n {
+			break // enough even if every one of them were a duplicate
+		}
+	}
+	es := dedupe(all)
+	if len(es) > n {
+		es = es[:n]
+	}
+	lb.rankEntries(es, 0, 1)
+	return es, nil
+}
+
+func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
+	cards, total, err := lb.shardCards(ctx, tg)
+	if err != nil {
+		return Page{}, wrap("page", err)
+	}
+	start := int64(number-1) * int64(size)
+	es, first, err := lb.shardRange(ctx, tg, cards, start, int64(size))
+	if err != nil {
+		return Page{}, wrap("page", err)
+	}
+	lb.rankEntries(es, start, first)
+	return Page{Entries: es, Number: number, Size: size, Total: total}, nil
+}
+
+func (lb *shardedBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	st, err := lb.locate(ctx, tg, member)
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	if !st.found {
+		return nil, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	var sum int64
+	for _, c := range st.cards {
+		sum += c
+	}
+	count := int64(2*radius + 1)
+	start := max(0, min(st.pos-int64(radius), sum-count))
+	es, first, err := lb.shardRange(ctx, tg, st.cards, start, count)
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	lb.rankEntries(es, start, first)
+	return es, nil
+}
+
+// among reads members' stored values from every shard at once,
+// keeping each member's newest copy.
+func (lb *shardedBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
+	n := len(lb.bounds) + 1
+	cmds := make(rueidis.Commands, 0, 2*n)
+	for i := 0; i < n; i++ {
+		key := lb.shardKey(i, tg)
+		cmds = append(cmds, lb.client.B().Zmscore().Key(key).Member(members...).Build(),
+			lb.client.B().Hmget().Key(keys.Versions(key)).Field(members...).Build())
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	best := make(map[string]shardEntry, len(members))
+	for i := 0; i < n; i++ {
+		scores, err := res[2*i].ToArray()
+		if err != nil {
+			return nil, wrap("among", err)
+		}
+		versions, err := res[2*i+1].ToArray()
+		if err != nil {
+			return nil, wrap("among", err)
+		}
+		if len(scores) != len(members) || len(versions) != len(members) {
+			return nil, wrap("among", fmt.Errorf("shard %d answered %d scores and %d versions for %d members", i, len(scores), len(versions), len(members)))
+		}
+		for j, m := range members {
+			s, ok, err := optFloat(&scores[j])
+			if err != nil {
+				return nil, wrap("among", err)
+			}
+			if !ok {
+				continue
+			}
+			var ver int64
+			if !versions[j].IsNil() {
+				if ver, err = versions[j].AsInt64(); err != nil {
+					return nil, wrap("among", err)
+				}
+			}
+			if cur, seen := best[m]; !seen || ver > cur.version {
+				best[m] = shardEntry{Entry: Entry{Member: m, Score: s}, version: ver}
+			}
+		}
+	}
+	es := make([]Entry, 0, len(best))
+	for _, e := range best {
+		es = append(es, e.Entry)
+	}
+	return es, nil
+}
+
+// count reads the index, not the shards: it is exact even while members move.
+func (lb *shardedBackend) count(ctx context.Context, tg target) (int64, error) {
+	n, err := lb.client.Do(ctx, lb.client.B().Hlen().Key(keys.Index(tg.key)).Build()).AsInt64()
+	return n, wrap("count", err)
+}
+
+// verifyReads reads the index, which holds a sharded board's values; the
+// shards are Check's business.
+func (lb *shardedBackend) verifyReads(tg target) (read func(members []string) rueidis.Completed, count rueidis.Completed) {
+	idx := keys.Index(tg.key)
+	read = func(members []string) rueidis.Completed {
+		return lb.client.B().Hmget().Key(idx).Field(members...).Build()
+	}
+	return read, lb.client.B().Hlen().Key(idx).Build()
+}
+
+// rebuildKeys are the keys one period rebuilds, each with the fresh key it
+// is built in first (same slot).
+func (lb *shardedBackend) rebuildKeys(tg target) (zsets, hashes []string) {
+	for i := 0; i <= len(lb.bounds); i++ {
+		k := lb.shardKey(i, tg)
+		zsets = append(zsets, k)
+		hashes = append(hashes, keys.Versions(k))
+	}
+	idx := keys.Index(tg.key)
+	return zsets, append(hashes, idx, keys.Versions(idx))
+}
+
+// rebuildAdd puts a standing into its shard and its version hash, and into
+// the index and its versions (the last two hashes of rebuildKeys), all at
+// version 1.
+func (lb *shardedBackend) rebuildAdd(member, value string, v float64, add rebuildAdder) error {
+	s, n := lb.shardOf(v), len(lb.bounds)+1
+	return errors.Join(add(s, false, member, value), add(s, true, member, "1"),
+		add(n, true, member, value), add(n+1, true, member, "1"))
+}

@@ -1,0 +1,148 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/rueidis"
+)
+
+// VerifyReport is what Verify found in one window period.
+type VerifyReport struct {
+	// Window and Period name the period compared.
+	Window, Period string
+	// StoreMembers and RedisMembers count the members on each side.
+	StoreMembers, RedisMembers int64
+	// Missing lists members the store has and Redis lacks; Different, those
+	// whose stored value differs. At most VerifySample names each; the
+	// counts are exact.
+	Missing, Different []string
+	// MissingCount and DifferentCount count them all.
+	MissingCount, DifferentCount int64
+	// Extra counts members Redis has and the store lacks.
+	Extra int64
+	// Store is the store's check of its kept standings against its own log
+	// for the period, when the store is a StandingsChecker (zero
+	// otherwise): kept standings that drifted from the log would else be
+	// compared with Redis as if they were the truth.
+	Store StandingsCheck
+}
+
+// VerifySample is how many names a VerifyReport lists per kind.
+const VerifySample = 100
+
+// Clean reports whether Redis and the store agree, and the store's kept
+// standings with its log.
+func (r VerifyReport) Clean() bool {
+	return r.MissingCount == 0 && r.DifferentCount == 0 && r.Extra == 0 && r.Store.DifferCount == 0
+}
+
+// Verify checks, for every live period of every window, two things:
+//
+//   - Redis against the store: the standings Store.Standings gives for the
+//     period (the store's kept standings where it keeps them, else the
+//     aggregation of its log) against Redis, member by member: a member
+//     missing from Redis, a stored value that differs (the composite under
+//     a tie-break), and the members Redis has beyond them, read back in
+//     batches of 1,000. On a sharded board Redis's side is the index;
+//     Check compares the shards with it.
+//   - The store against itself, when it is a StandingsChecker (pgstore
+//     is): its kept standings against the aggregation of its own log
+//     (VerifyReport.Store), without repairing them.
+//
+// It does not check the log itself (a submission that never reached the
+// store cannot show) nor the WithID ids. The basis of an alarm; it reads
+// whole periods, so run it from a maintenance job. Without a store it
+// returns ErrInvalidArgument.
+func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
+	if lb.store == nil {
+		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
+	}
+	live, err := lb.livePeriods(lb.now())
+	if err != nil {
+		return nil, err
+	}
+	var out []VerifyReport
+	for _, tg := range live {
+		r, err := lb.verifyPeriod(ctx, tg)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyReport, error) {
+	r := VerifyReport{Window: tg.window.Name(), Period: tg.period.ID}
+	read, count := lb.be.verifyReads(tg)
+	var matched int64
+	members := make([]string, 0, rebuildBatch)
+	want := make([]float64, 0, rebuildBatch)
+	compare := func() error {
+		n, err := lb.verifyBatch(ctx, &r, read, members, want)
+		matched += n
+		members, want = members[:0], want[:0]
+		return err
+	}
+	err := lb.store.Standings(ctx, lb.query(tg), func(st StoredStanding) error {
+		v, err := lb.storedValue(st)
+		if err != nil {
+			return nil // Rebuild leaves it out too, and reports it
+		}
+		r.StoreMembers++
+		members, want = append(members, st.Member), append(want, v)
+		if len(members) == rebuildBatch {
+			return compare()
+		}
+		return nil
+	})
+	if err == nil {
+		err = compare()
+	}
+	if err != nil {
+		return r, fmt.Errorf("leaderboard: verify %s/%s: %w", tg.window.Name(), tg.period.ID, err)
+	}
+	if r.RedisMembers, err = lb.client.Do(ctx, count).AsInt64(); err != nil {
+		return r, wrap("verify", err)
+	}
+	r.Extra = r.RedisMembers - matched
+	if c, ok := lb.store.(StandingsChecker); ok {
+		if r.Store, err = c.CheckStandings(ctx, lb.query(tg), false); err != nil {
+			return r, fmt.Errorf("leaderboard: verify %s/%s: store: %w", tg.window.Name(), tg.period.ID, err)
+		}
+	}
+	return r, nil
+}
+
+// verifyBatch reads members' stored values from Redis, files those missing
+// or different from want into r, and returns how many Redis holds.
+func (lb *Leaderboard) verifyBatch(ctx context.Context, r *VerifyReport, read func([]string) rueidis.Completed, members []string, want []float64) (matched int64, err error) {
+	if len(members) == 0 {
+		return 0, nil
+	}
+	got, err := lb.client.Do(ctx, read(members)).ToArray()
+	if err != nil {
+		return 0, err
+	}
+	for i, m := range got {
+		v, ok, err := optFloat(&m)
+		switch {
+		case err != nil:
+			return matched, err
+		case !ok:
+			r.MissingCount++
+			if len(r.Missing) < VerifySample {
+				r.Missing = append(r.Missing, members[i])
+			}
+			continue
+		case v != want[i]:
+			r.DifferentCount++
+			if len(r.Different) < VerifySample {
+				r.Different = append(r.Different, members[i])
+			}
+		}
+		matched++
+	}
+	return matched, nil
+}

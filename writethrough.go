@@ -1,0 +1,117 @@
+package leaderboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// appendSubmission records sub in the store before it reaches Redis: once
+// the store holds it, nothing that goes wrong in Redis can lose it. When the
+// store reports its id a duplicate, it decides with the store whether Redis
+// may still apply it (see storeKnowsApplied).
+func (lb *Leaderboard) appendSubmission(ctx context.Context, sub *submission, live []target) ([]Submission, error) {
+	record := lb.storeSubmission(sub.member, sub.score, sub.id, sub.reached, sub.at, live)
+	dup, err := lb.store.Append(ctx, record)
+	if err != nil {
+		return nil, err
+	}
+	if dup && sub.id != "" {
+		if sub.storeSeen, err = lb.storeKnowsApplied(ctx, sub); err != nil {
+			return nil, err
+		}
+	}
+	return []Submission{record}, nil
+}
+
+// storeKnowsApplied reports whether a submission whose id the store already
+// holds is to be taken as applied whatever Redis remembers. Redis's id set
+// is a cache of the store's ids over the dedupe window (Rebuild restores
+// it): for an id the store received within the window, Redis knows whether
+// it applied it, and a retry of one that reached the store but not Redis
+// (ErrPending, a timeout) is applied there once. An id received before the
+// window, or by a store that cannot say when (not an IDKeeper), was applied
+// as far as anyone can know: the store wins.
+func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (bool, error) {
+	k, ok := lb.store.(IDKeeper)
+	if !ok {
+		return true, nil
+	}
+	received, found, err := k.IDReceived(ctx, lb.name, sub.id)
+	if err != nil {
+		return false, err
+	}
+	return !found || !received.Add(lb.dedupe).After(sub.at), nil
+}
+
+// storeFirst is every write's order with a store: record (nil when the
+// store does not take this write) writes the store first, so that once it
+// holds the write nothing that goes wrong in Redis can lose it; a failure
+// there leaves Redis untouched. Then write writes Redis. A refusal from
+// Redis (ErrInvalidScore, ErrPrecision: a total out of range, found only
+// as Redis adds it) retracts what record appended, so bad input leaves
+// nothing behind; any other Redis error means the store holds what Redis
+// may not: ErrPending.
+func (lb *Leaderboard) storeFirst(ctx context.Context, op string, record func() ([]Submission, error), write func() error) error {
+	if record == nil {
+		return write()
+	}
+	appended, err := record()
+	if err != nil {
+		return fmt.Errorf("leaderboard: %s: store: %w (Redis was not written)", op, err)
+	}
+	err = write()
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision):
+		return fmt.Errorf("%w: %w", ErrPending, err)
+	}
+	r, ok := lb.store.(Retractor)
+	if !ok || len(appended) == 0 {
+		return err
+	}
+	if rerr := r.Retract(ctx, appended); rerr != nil {
+		return fmt.Errorf("%w (leaderboard: %s: store: retracting the refused submission: %v; it stays in the store)", err, op, rerr)
+	}
+	return err
+}
+
+// storeSubmission is a submission as the store records it, with the
+// periods it is written to in Redis (live).
+func (lb *Leaderboard) storeSubmission(member string, score float64, id string, at, received time.Time, live []target) Submission {
+	return Submission{Board: lb.name, ID: id, Member: member, Score: score, At: at, Received: received,
+		Policy: lb.policy, Order: lb.order, Periods: submissionPeriods(live)}
+}
+
+// submissionPeriods lists the periods of targets for a Submission.
+func submissionPeriods(live []target) []SubmissionPeriod {
+	out := make([]SubmissionPeriod, len(live))
+	for i, tg := range live {
+		out[i] = SubmissionPeriod{Window: tg.window.Name(), Period: tg.period.ID, Start: tg.period.Start, End: tg.period.End}
+	}
+	return out
+}
+
+// appendMany records a SubmitMany batch in the store, in one call when the
+// store takes batches (BatchAppender). Every submission shares one Periods
+// slice: stores only read it.
+func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64, at time.Time, live []target) ([]Submission, error) {
+	subs := make([]Submission, 0, len(scores))
+	periods := submissionPeriods(live)
+	for m, s := range scores {
+		subs = append(subs, Submission{Board: lb.name, Member: m, Score: s, At: at, Received: at,
+			Policy: lb.policy, Order: lb.order, Periods: periods})
+	}
+	if ba, ok := lb.store.(BatchAppender); ok {
+		_, err := ba.AppendBatch(ctx, subs)
+		return subs, err
+	}
+	for _, sub := range subs {
+		if _, err := lb.store.Append(ctx, sub); err != nil {
+			return nil, err
+		}
+	}
+	return subs, nil
+}
