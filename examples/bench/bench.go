@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skiprank/leaderboard"
@@ -166,7 +164,7 @@ type loadReport struct {
 // load writes the members into the board with SubmitMany and into the raw
 // sets with ZADDs, batchSize members a call, cfg.loadConcurrency calls in
 // flight, and measures both.
-func (b *bench) load(ctx context.Context, progress io.Writer) (loadReport, error) {
+func (b *bench) load(ctx context.Context, progress console) (loadReport, error) {
 	var rep loadReport
 	m0, memOK := b.c.usedMemory(ctx)
 	var err error
@@ -215,18 +213,11 @@ func (b *bench) load(ctx context.Context, progress io.Writer) (loadReport, error
 	return rep, nil
 }
 
-func (b *bench) loadWith(ctx context.Context, progress io.Writer, what string, write func(ctx context.Context, lo, hi int) error) (time.Duration, error) {
+// loadWith calls write for every batch of batchSize members, from
+// cfg.loadConcurrency goroutines, and returns how long the whole load took.
+func (b *bench) loadWith(ctx context.Context, progress console, what string, write func(ctx context.Context, lo, hi int) error) (time.Duration, error) {
 	n := b.cfg.members
-	bar := progressbar.NewOptions64(int64(n),
-		progressbar.OptionSetWriter(progress),
-		progressbar.OptionSetDescription("load "+what),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("members"),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }),
-	)
+	shown := newLoadProgress(progress, what, n)
 	// The first error stops every goroutine (errgroup cancels ctx).
 	g, ctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
@@ -245,13 +236,13 @@ func (b *bench) loadWith(ctx context.Context, progress io.Writer, what string, w
 				if err := write(ctx, lo, hi); err != nil {
 					return err
 				}
-				_ = bar.Add(hi - lo)
+				shown.add(hi - lo)
 			}
 		})
 	}
 	err := g.Wait()
 	elapsed := time.Since(start)
-	_ = bar.Finish()
+	shown.finish(elapsed, err)
 	return elapsed, err
 }
 

@@ -3,15 +3,35 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skiprank/leaderboard/internal/redisurl"
 )
+
+func noEnv(string) string { return "" }
+
+// realEnv names a Redis, so that parseFlags keeps the real defaults.
+func realEnv(k string) string {
+	if k == "REDIS_URL" {
+		return "redis://127.0.0.1:6379"
+	}
+	return ""
+}
 
 // realURL is the Redis the real-Redis run uses; without one it skips, or
 // fails under CI=true.
@@ -40,7 +60,7 @@ func clusterURL(t *testing.T) string {
 }
 
 func reachable(t *testing.T, url string) string {
-	opt, err := rueidis.ParseURL(url)
+	opt, err := redisurl.Parse(url)
 	require.NoError(t, err)
 	opt.DisableCache = true
 	c, err := rueidis.NewClient(opt)
@@ -50,9 +70,9 @@ func reachable(t *testing.T, url string) string {
 	}
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("real Redis at %s is required under CI=true: %v", url, err)
+			t.Fatalf("real Redis at %s is required under CI=true: %v", redisurl.Redact(url), err)
 		}
-		t.Skipf("no Redis at %s: %v", url, err)
+		t.Skipf("no Redis at %s (set REDIS_URL or REDIS_CLUSTER_ADDRS, or run the test command): %v", redisurl.Redact(url), err)
 	}
 	return url
 }
@@ -64,11 +84,11 @@ func TestRun(t *testing.T) {
 	for _, backend := range []string{"miniredis", "redis", "cluster"} {
 		for _, args := range [][]string{
 			{"-members", "500", "-d", "50ms", "-c", "1,3", "-format", "md", "-commandstats"},
-			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later", "-ops", "submit,submit-many,around,among"},
+			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later", "-ops", "submit,submit-many,around,among", "-rounds", "1"},
 			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count", "-rounds", "2", "-no-auto-pipelining"},
 		} {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
-				cfg, err := parseFlags(args, io.Discard)
+				cfg, err := parseFlags(args, noEnv, io.Discard)
 				require.NoError(t, err)
 				switch backend {
 				case "redis":
@@ -80,7 +100,7 @@ func TestRun(t *testing.T) {
 				}
 				cfg.name = randomName()
 				var out, progress bytes.Buffer
-				require.NoError(t, run(context.Background(), cfg, &out, &progress))
+				require.NoError(t, run(context.Background(), cfg, &out, console{w: &progress}))
 				report := out.String()
 				for _, op := range cfg.ops {
 					if cfg.format == "md" {
@@ -93,6 +113,7 @@ func TestRun(t *testing.T) {
 				require.Contains(t, report, "rueidis")
 				require.Contains(t, report, "load")
 				require.NotContains(t, report, "NaN")
+				require.Contains(t, report, fmt.Sprintf("median of %d round(s)", cfg.rounds))
 				if backend == "miniredis" {
 					require.Contains(t, progress.String(), "WARNING")
 				} else {
@@ -122,15 +143,16 @@ func requireNoKeys(t *testing.T, url, prefix string) {
 }
 
 func TestParseFlags(t *testing.T) {
-	cfg, err := parseFlags(nil, io.Discard)
+	cfg, err := parseFlags(nil, realEnv, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 1_000_000, cfg.members)
 	require.Equal(t, []int{1, 64}, cfg.concurrency)
 	require.Equal(t, allOps, cfg.ops)
 	require.Equal(t, []string{"alltime"}, cfg.windows)
-	require.Equal(t, 3*time.Second, cfg.duration)
+	require.Equal(t, 2*time.Second, cfg.duration)
+	require.Equal(t, 3, cfg.rounds)
 
-	cfg, err = parseFlags([]string{"-windows", "4", "-ops", "rank, top"}, io.Discard)
+	cfg, err = parseFlags([]string{"-windows", "4", "-ops", "rank, top"}, realEnv, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, []string{"alltime", "daily", "weekly", "monthly"}, cfg.windows)
 	require.Equal(t, []string{"rank", "top"}, cfg.ops)
@@ -153,7 +175,7 @@ func TestParseFlags(t *testing.T) {
 		{"-load-c", "0"},
 		{"extra"},
 	} {
-		_, err := parseFlags(bad, io.Discard)
+		_, err := parseFlags(bad, realEnv, io.Discard)
 		require.Error(t, err, "%v", bad)
 	}
 }
@@ -176,7 +198,154 @@ func TestThousands(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	require.Equal(t, "redis://user:xxxxx@10.0.0.1:6379", redact("redis://user:secret@10.0.0.1:6379"))
-	require.Equal(t, "redis://127.0.0.1:6379", redact("redis://127.0.0.1:6379"))
+// TestMain lets a test run this binary as the program itself (main, with
+// its own arguments and environment), the way a person runs it.
+func TestMain(m *testing.M) {
+	if os.Getenv("BENCH_RUN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestHelpTouchesNothing: -h prints the usage, exits 0 and never connects
+// to REDIS_URL (a listener that counts connections).
+func TestHelpTouchesNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		// TestMain runs main before the testing flags are parsed: the
+		// arguments are the program's alone.
+		cmd := exec.CommandContext(t.Context(), os.Args[0], arg)
+		cmd.Env = append(os.Environ(), "BENCH_RUN_MAIN=1", "REDIS_URL=redis://"+ln.Addr().String())
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), stderr.String())
+		require.Contains(t, stderr.String(), "Usage: go run ./examples/bench")
+		require.Contains(t, stderr.String(), "REDIS_URL")
+		require.Contains(t, stderr.String(), "-rounds")
+		require.Empty(t, stdout.String())
+	}
+	require.Zero(t, accepted.Load(), "-h connected to REDIS_URL")
+}
+
+// TestMiniredisDefaults: without REDIS_URL the run is small unless the
+// flags say otherwise; with it the defaults are the real ones.
+func TestMiniredisDefaults(t *testing.T) {
+	cfg, err := parseFlags(nil, noEnv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, miniMembers, cfg.members)
+	require.Equal(t, miniDuration, cfg.duration)
+	cfg, err = parseFlags([]string{"-members", "500", "-d", "1s"}, noEnv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 500, cfg.members)
+	require.Equal(t, time.Second, cfg.duration)
+	cfg, err = parseFlags(nil, realEnv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 1_000_000, cfg.members)
+}
+
+// TestConnectURL: a trailing slash is the default database, and no error
+// holds the URL's password, malformed or unreachable.
+func TestConnectURL(t *testing.T) {
+	mr := miniredis.RunT(t)
+	c, err := connect("redis://"+mr.Addr()+"/", 1, false)
+	require.NoError(t, err)
+	c.close()
+	for _, url := range []string{
+		"redis://user:s3cr%zzet@127.0.0.1:6379",
+		"redis://user:s3cr et@127.0.0.1:6379/",
+		"redis://user:s3cret@127.0.0.1:6379/x",
+		"redis://user:s3cret@127.0.0.1:1",
+	} {
+		_, err := connect(url, 1, false)
+		require.Error(t, err, url)
+		require.NotContains(t, err.Error(), "s3cr", url)
+	}
+}
+
+// TestLoadProgressRates: on a terminal the bar's rates are never above
+// what the load can do. Every batch takes at least 20 ms, so no rate can
+// pass 1,000 members / 20 ms = 50,000 members/s; a bar whose clock starts
+// at the first batch's end shows that batch over microseconds.
+func TestLoadProgressRates(t *testing.T) {
+	var out bytes.Buffer
+	b := &bench{cfg: config{members: 5000, loadConcurrency: 1}}
+	_, err := b.loadWith(context.Background(), console{w: &out, tty: true}, "test", func(ctx context.Context, lo, hi int) error {
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	require.NoError(t, err)
+	rates := regexp.MustCompile(`(\d+) members/s`).FindAllStringSubmatch(out.String(), -1)
+	require.NotEmpty(t, rates, out.String())
+	for _, m := range rates {
+		v, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		require.LessOrEqual(t, v, 50_000, "rate shown: %q", m[0])
+	}
+}
+
+// TestLoadProgressLog: where stderr is no terminal, progress is whole lines
+// (no carriage returns to flood a log file), with the load's rate at the end.
+func TestLoadProgressLog(t *testing.T) {
+	var out bytes.Buffer
+	b := &bench{cfg: config{members: 5000, loadConcurrency: 2}}
+	_, err := b.loadWith(context.Background(), console{w: &out}, "test", func(ctx context.Context, lo, hi int) error {
+		time.Sleep(time.Millisecond)
+		return nil
+	})
+	require.NoError(t, err)
+	s := out.String()
+	require.NotContains(t, s, "\r")
+	require.LessOrEqual(t, strings.Count(s, "\n"), 3, s)
+	require.Contains(t, s, "bench: load test: 5,000 members in ")
+}
+
+// TestVerdict: a verdict needs minVerdictRounds values, and "not met" only
+// when no round met the target.
+func TestVerdict(t *testing.T) {
+	ge := func(vals ...float64) target { return target{vals: vals, meets: atLeast(0.9), show: ratioShow} }
+	require.Contains(t, ge(0.53).verdict(), "no verdict")
+	require.Contains(t, ge(0.53, 1.16).verdict(), "no verdict")
+	require.Equal(t, "met", ge(1.0, 0.95, 1.2).verdict())
+	require.Equal(t, "not met", ge(0.5, 0.6, 0.7).verdict())
+	require.Equal(t, "undecided (2 of 3 rounds met it)", ge(0.53, 1.16, 1.0).verdict())
+	require.Equal(t, "1.00x (0.53x..1.16x)", ge(1.16, 0.53, 1.0).measured())
+	require.Equal(t, "0.53x", ge(0.53).measured())
+	le := target{vals: []float64{0.4e-3, 0.5e-3, 1.2e-3}, meets: under(1e-3), show: secondsShow}
+	require.Equal(t, "undecided (2 of 3 rounds met it)", le.verdict())
+	require.Equal(t, "500µs (400µs..1.20ms)", le.measured())
+}
+
+// TestTargetsFromRounds: the targets table takes its ratios round by round
+// and shows their spread: one noisy round cannot make "NOT met".
+func TestTargetsFromRounds(t *testing.T) {
+	fig := func(impl string, ops ...float64) figure {
+		f := figure{op: "top", impl: impl, conc: 64, calls: 1, elapsed: time.Second}
+		for _, o := range ops {
+			f.rounds = append(f.rounds, roundFigure{opsPerSec: o, p50: time.Millisecond, p99: time.Millisecond})
+		}
+		return f
+	}
+	r := &report{cfg: config{concurrency: []int{64}, rounds: 3}, figures: []figure{
+		fig("sdk", 53, 116, 100), fig("rueidis", 100, 100, 100),
+	}}
+	var b strings.Builder
+	r.writeTargets(&b, false)
+	require.Contains(t, b.String(), "top: ops/s at c=64 >= 0.9x rueidis")
+	require.Contains(t, b.String(), "1.00x (0.53x..1.16x)")
+	require.Contains(t, b.String(), "undecided")
+	require.NotContains(t, b.String(), "not met")
 }

@@ -36,6 +36,14 @@ type figure struct {
 	// commands is what INFO commandstats counted per call, by command,
 	// with -commandstats.
 	commands map[string]cmdStat
+	// rounds are the figure's rounds one by one, for the targets' spread.
+	rounds []roundFigure
+}
+
+// roundFigure is one round's measurement of one implementation.
+type roundFigure struct {
+	opsPerSec float64
+	p50, p99  time.Duration
 }
 
 // cmdStat is one command's share of a call, from INFO commandstats.
@@ -163,6 +171,11 @@ func combine(units int, samples []sample) figure {
 	}
 	slices.Sort(lat)
 	f.p50, f.p99, f.p999 = percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 0.999)
+	for _, s := range samples {
+		sorted := slices.Sorted(slices.Values(s.lat))
+		f.rounds = append(f.rounds, roundFigure{opsPerSec: float64(len(s.lat)) / s.elapsed.Seconds(),
+			p50: percentile(sorted, 0.50), p99: percentile(sorted, 0.99)})
+	}
 	return f
 }
 

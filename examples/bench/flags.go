@@ -1,0 +1,247 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skiprank/leaderboard"
+)
+
+// config is what the flags ask for.
+type config struct {
+	redisURL        string
+	members         int
+	windows         []string
+	policy          leaderboard.Policy
+	order           leaderboard.Order
+	shards          int
+	tieBreak        string
+	concurrency     []int
+	duration        time.Duration
+	rounds          int
+	ops             []string
+	format          string
+	prefix          string
+	scoreMax        int
+	loadConcurrency int
+	keep            bool
+	cpuProfile      string
+	commandStats    bool
+	compare         bool
+	// noAutoPipelining builds the rueidis client with DisableAutoPipelining.
+	noAutoPipelining bool
+	seed             uint64
+	// name is the board's name; empty for a random one (tests set it).
+	name string
+}
+
+// allOps is every operation the tool knows, in the order it measures them.
+var allOps = []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count"}
+
+// Without REDIS_URL the tool runs on miniredis, whose figures mean nothing:
+// smaller defaults make that run a check that the tool works, in seconds.
+const (
+	miniMembers  = 10_000
+	miniDuration = 200 * time.Millisecond
+)
+
+// minVerdictRounds is how many rounds a target's verdict needs: one round's
+// ratio moves by half its value from one run to the next on a busy machine.
+const minVerdictRounds = 3
+
+// listFlags are the flags given as text and checked after parsing.
+type listFlags struct {
+	windows, policy, order, conc, ops, tieBreak string
+}
+
+// parseFlags reads the command line, and REDIS_URL through getenv. It
+// returns flag.ErrHelp for -h, after printing the usage to stderr.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var cfg config
+	var lists listFlags
+	fs := flagSet(&cfg, &lists, stderr)
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	cfg.redisURL = getenv("REDIS_URL")
+	if cfg.redisURL == "" {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["members"] {
+			cfg.members = miniMembers
+		}
+		if !set["d"] {
+			cfg.duration = miniDuration
+		}
+	}
+	for _, check := range []func(*config, listFlags) error{checkBoard, checkRun, checkLimits} {
+		if err := check(&cfg, lists); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { usage(fs) }
+	fs.IntVar(&cfg.members, "members", 1_000_000, fmt.Sprintf("members loaded before measuring (without REDIS_URL: %d)", miniMembers))
+	fs.StringVar(&lists.windows, "windows", "alltime", `windows, comma-separated: alltime, daily, weekly, monthly; or "4" for all four (the first is read)`)
+	fs.StringVar(&lists.policy, "policy", "keepbest", "keepbest, replace or accumulate")
+	fs.StringVar(&lists.order, "order", "highest", "highest or lowest first")
+	fs.IntVar(&cfg.shards, "shards", 0, "score-range shards (WithShards with shards-1 even bounds over [0, score-max)); 0: unsharded")
+	fs.StringVar(&lists.tieBreak, "tiebreak", "none", "none, earlier or later (EarlierFirst/LaterFirst, 1 s resolution)")
+	fs.StringVar(&lists.conc, "c", "1,64", "concurrency levels: goroutines calling at once")
+	fs.DurationVar(&cfg.duration, "d", 2*time.Second, fmt.Sprintf("how long each implementation is measured in each round (without REDIS_URL: %v)", miniDuration))
+	fs.IntVar(&cfg.rounds, "rounds", minVerdictRounds, fmt.Sprintf("rounds per figure: each round measures every implementation of an operation once, one after the other; a target's verdict needs %d or more", minVerdictRounds))
+	fs.StringVar(&lists.ops, "ops", "all", "operations, comma-separated: "+strings.Join(allOps, ", ")+"; or all")
+	fs.StringVar(&cfg.format, "format", "text", "text or md (Markdown tables for BENCHMARKS.md)")
+	fs.StringVar(&cfg.prefix, "prefix", "lbbench", "key prefix of the boards it writes")
+	fs.IntVar(&cfg.scoreMax, "score-max", 1_000_000, "scores are whole numbers in [0, score-max)")
+	fs.IntVar(&cfg.loadConcurrency, "load-c", 4, "SubmitMany or ZADD calls in flight while loading")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the keys it wrote")
+	fs.BoolVar(&cfg.noAutoPipelining, "no-auto-pipelining", false, "build the rueidis client with DisableAutoPipelining: each call takes a pooled connection of its own, as go-redis does, instead of sharing one pipelined connection (lower latency at low concurrency, lower throughput at high)")
+	fs.BoolVar(&cfg.compare, "compare", true, "measure the raw rueidis and go-redis versions beside the SDK")
+	fs.BoolVar(&cfg.commandStats, "commandstats", false, "also report, per figure, the server time of each command per call (INFO commandstats; the INFO calls themselves show up as info)")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the measured part to this file")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the members' scores and the operations' arguments")
+	return fs
+}
+
+func usage(fs *flag.FlagSet) {
+	fmt.Fprint(fs.Output(), `Usage: go run ./examples/bench [flags]
+
+Measures the leaderboard SDK on your Redis beside the same work done with raw
+rueidis and go-redis commands, and prints ops/s, latency percentiles,
+allocations, Redis CPU per call, the SDK's ratios, and its targets' verdicts.
+Run from the repository root; examples/bench/README.md explains the output.
+
+Environment:
+  REDIS_URL  the Redis to measure: redis://[user:password@]host:port[/db],
+             rediss://..., or a Cluster as redis://host:port?addr=host:port.
+             Unset: an embedded miniredis, whose figures mean nothing, with
+             smaller defaults (-members 10000 -d 200ms).
+
+It writes only keys under -prefix and a board name of its own, deletes them
+at the end (unless -keep), and loads Redis hard for minutes: point it at a
+Redis you may load. -h connects to nothing.
+
+Flags:
+`)
+	fs.PrintDefaults()
+}
+
+// checkBoard reads the flags that shape the board.
+func checkBoard(cfg *config, l listFlags) error {
+	if cfg.members < 100 {
+		return fmt.Errorf("-members %d: want at least 100", cfg.members)
+	}
+	windows := l.windows
+	if windows == "4" {
+		windows = "alltime,daily,weekly,monthly"
+	}
+	for _, w := range strings.Split(windows, ",") {
+		w = strings.TrimSpace(w)
+		if _, ok := windowByName(w); !ok {
+			return fmt.Errorf("-windows: unknown window %q", w)
+		}
+		if slices.Contains(cfg.windows, w) {
+			return fmt.Errorf("-windows: %q twice", w)
+		}
+		cfg.windows = append(cfg.windows, w)
+	}
+	switch l.policy {
+	case "keepbest":
+		cfg.policy = leaderboard.KeepBest
+	case "replace":
+		cfg.policy = leaderboard.Replace
+	case "accumulate":
+		cfg.policy = leaderboard.Accumulate
+	default:
+		return fmt.Errorf("-policy %q: want keepbest, replace or accumulate", l.policy)
+	}
+	switch l.order {
+	case "highest":
+		cfg.order = leaderboard.HighestFirst
+	case "lowest":
+		cfg.order = leaderboard.LowestFirst
+	default:
+		return fmt.Errorf("-order %q: want highest or lowest", l.order)
+	}
+	if cfg.shards < 0 || cfg.shards == 1 || cfg.shards > 64 {
+		return fmt.Errorf("-shards %d: want 0 (unsharded) or 2..64", cfg.shards)
+	}
+	switch l.tieBreak {
+	case "none", "earlier", "later":
+		cfg.tieBreak = l.tieBreak
+	default:
+		return fmt.Errorf("-tiebreak %q: want none, earlier or later", l.tieBreak)
+	}
+	return nil
+}
+
+// checkRun reads the flags that shape the measurement.
+func checkRun(cfg *config, l listFlags) error {
+	for _, s := range strings.Split(l.conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 4096 {
+			return fmt.Errorf("-c: %q is not a concurrency in 1..4096", s)
+		}
+		cfg.concurrency = append(cfg.concurrency, n)
+	}
+	if cfg.rounds < 1 || cfg.rounds > 100 {
+		return fmt.Errorf("-rounds %d: want 1..100", cfg.rounds)
+	}
+	if cfg.duration <= 0 {
+		return fmt.Errorf("-d %v: want a positive duration", cfg.duration)
+	}
+	if l.ops == "all" {
+		cfg.ops = allOps
+		return nil
+	}
+	for _, o := range strings.Split(l.ops, ",") {
+		o = strings.TrimSpace(o)
+		if !slices.Contains(allOps, o) {
+			return fmt.Errorf("-ops: unknown operation %q (known: %s)", o, strings.Join(allOps, ", "))
+		}
+		cfg.ops = append(cfg.ops, o)
+	}
+	return nil
+}
+
+// checkLimits reads the remaining flags.
+func checkLimits(cfg *config, _ listFlags) error {
+	if cfg.format != "text" && cfg.format != "md" {
+		return fmt.Errorf("-format %q: want text or md", cfg.format)
+	}
+	if cfg.scoreMax < 2 || cfg.scoreMax > 1<<40 {
+		return fmt.Errorf("-score-max %d: want 2..2^40", cfg.scoreMax)
+	}
+	if cfg.loadConcurrency < 1 || cfg.loadConcurrency > 256 {
+		return fmt.Errorf("-load-c %d: want 1..256", cfg.loadConcurrency)
+	}
+	return nil
+}
+
+func windowByName(name string) (leaderboard.Window, bool) {
+	switch name {
+	case "alltime":
+		return leaderboard.AllTime(), true
+	case "daily":
+		return leaderboard.Daily(), true
+	case "weekly":
+		return leaderboard.Weekly(), true
+	case "monthly":
+		return leaderboard.Monthly(), true
+	}
+	return nil, false
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// target is one of the targets the SDK is held to, with what each round
+// of this run measured for it.
+type target struct {
+	what string
+	// vals are the per-round values (a ratio, or seconds); one value for
+	// what is measured once (the load).
+	vals []float64
+	// meets says whether one value meets the target.
+	meets func(float64) bool
+	// show formats a value.
+	show func(float64) string
+}
+
+// verdict decides a target from its values: met when every value meets
+// it, not met when none does, undecided when they straddle it. One round
+// moves a ratio by half its value from one run to the next on a busy
+// machine, so fewer than minVerdictRounds values decide nothing.
+func (t target) verdict() string {
+	if len(t.vals) < minVerdictRounds {
+		return fmt.Sprintf("no verdict (%d of the %d samples it needs)", len(t.vals), minVerdictRounds)
+	}
+	n := 0
+	for _, v := range t.vals {
+		if t.meets(v) {
+			n++
+		}
+	}
+	switch n {
+	case len(t.vals):
+		return "met"
+	case 0:
+		return "not met"
+	}
+	return fmt.Sprintf("undecided (%d of %d rounds met it)", n, len(t.vals))
+}
+
+// measured is the median and, with several values, their range.
+func (t target) measured() string {
+	s := slices.Sorted(slices.Values(t.vals))
+	if len(s) == 0 {
+		return ""
+	}
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	if len(s) == 1 {
+		return t.show(m)
+	}
+	return fmt.Sprintf("%s (%s..%s)", t.show(m), t.show(s[0]), t.show(s[len(s)-1]))
+}
+
+func ratioShow(v float64) string { return fmt.Sprintf("%.2fx", v) }
+func secondsShow(v float64) string {
+	return dur(time.Duration(v * float64(time.Second)))
+}
+func atLeast(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
+func atMost(x float64) func(float64) bool  { return func(v float64) bool { return v <= x } }
+func under(x float64) func(float64) bool   { return func(v float64) bool { return v < x } }
+
+// ratios are the SDK's per-round ratios to base at conc: ops/s (SDK over
+// base) and p50 (SDK over base).
+func (r *report) ratios(op, base string, conc int) (ops, p50 []float64, ok bool) {
+	s, ok1 := r.figure(op, "sdk", conc)
+	f, ok2 := r.figure(op, base, conc)
+	if !ok1 || !ok2 || len(s.rounds) != len(f.rounds) {
+		return nil, nil, false
+	}
+	for i := range s.rounds {
+		ops = append(ops, s.rounds[i].opsPerSec/f.rounds[i].opsPerSec)
+		p50 = append(p50, s.rounds[i].p50.Seconds()/f.rounds[i].p50.Seconds())
+	}
+	return ops, p50, true
+}
+
+// targets lists every target this run measured.
+func (r *report) targets() []target {
+	var ts []target
+	ts = append(ts, r.readTargets()...)
+	ts = append(ts, r.submitTargets()...)
+	if r.load.SDK > 0 {
+		ts = append(ts, target{"load with SubmitMany >= 0.8x pipelined ZADD of 1,000 (one load; submit-many has the rounds)",
+			[]float64{r.load.Raw.Seconds() / r.load.SDK.Seconds()}, atLeast(0.8), ratioShow})
+	}
+	if slices.Contains(r.cfg.concurrency, 1) {
+		for _, op := range []string{"rank", "top", "around"} {
+			if f, ok := r.figure(op, "sdk", 1); ok {
+				var p99 []float64
+				for _, rd := range f.rounds {
+					p99 = append(p99, rd.p99.Seconds())
+				}
+				ts = append(ts, target{fmt.Sprintf("%s: p99 at c=1 under 1 ms (%s members)", op, thousands(float64(r.cfg.members))),
+					p99, under(time.Millisecond.Seconds()), secondsShow})
+			}
+		}
+	}
+	return ts
+}
+
+// readTargets are the reads' targets.
+func (r *report) readTargets() []target {
+	var ts []target
+	hi, lo := slices.Max(r.cfg.concurrency), slices.Min(r.cfg.concurrency)
+	for _, op := range []string{"top", "rank", "page", "page-deep", "count", "among"} {
+		for _, base := range []string{"rueidis", "rueidis MULTI"} {
+			if ops, _, ok := r.ratios(op, base, hi); ok {
+				ts = append(ts, target{fmt.Sprintf("%s: ops/s at c=%d >= 0.9x %s", op, hi, base), ops, atLeast(0.9), ratioShow})
+			}
+		}
+	}
+	if _, p50, ok := r.ratios("around", "rueidis 2 RT", lo); ok {
+		ts = append(ts, target{fmt.Sprintf("around: p50 at c=%d <= 0.6x the two-round-trip rueidis version", lo), p50, atMost(0.6), ratioShow})
+	}
+	for _, base := range []string{"rueidis 2 RT", "go-redis 2 RT"} {
+		if ops, _, ok := r.ratios("around", base, hi); ok {
+			ts = append(ts, target{fmt.Sprintf("around: ops/s at c=%d >= 1.5x the two-round-trip %s version", hi, strings.TrimSuffix(base, " 2 RT")), ops, atLeast(1.5), ratioShow})
+		}
+	}
+	return ts
+}
+
+// submitTargets are the writes' targets.
+func (r *report) submitTargets() []target {
+	var ts []target
+	hi, lo := slices.Max(r.cfg.concurrency), slices.Min(r.cfg.concurrency)
+	if w := len(r.cfg.windows); w > 1 {
+		if ops, _, ok := r.ratios("submit", "go-redis", hi); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (%d windows): ops/s at c=%d >= 1.5x go-redis, same reads and writes in one MULTI", w, hi), ops, atLeast(1.5), ratioShow})
+		}
+		if ops, _, ok := r.ratios("submit", "rueidis", hi); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (%d windows): ops/s at c=%d >= 0.9x raw rueidis", w, hi), ops, atLeast(0.9), ratioShow})
+		}
+	} else {
+		if ops, _, ok := r.ratios("submit", "go-redis articles", hi); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (1 window): ops/s at c=%d >= 1.2x the articles' go-redis MULTI (3 ZADD GT + 2 EXPIRE)", hi), ops, atLeast(1.2), ratioShow})
+		}
+		if _, p50, ok := r.ratios("submit", "go-redis articles", lo); ok {
+			ts = append(ts, target{fmt.Sprintf("submit (1 window): p50 at c=%d no worse than the articles' go-redis MULTI", lo), p50, atMost(1), ratioShow})
+		}
+	}
+	for _, n := range r.cfg.concurrency {
+		if ops, _, ok := r.ratios("submit-many", "rueidis", n); ok {
+			ts = append(ts, target{fmt.Sprintf("submit-many: members/s at c=%d >= 0.8x pipelined ZADD of 1,000", n), ops, atLeast(0.8), ratioShow})
+		}
+	}
+	return ts
+}
+
+// writeTargets checks the figures against the SDK's targets. They are
+// information for BENCHMARKS.md: a run never fails on them.
+func (r *report) writeTargets(b *strings.Builder, md bool) {
+	ts := r.targets()
+	if len(ts) == 0 {
+		return
+	}
+	how := fmt.Sprintf("this run: median of %d round(s), lowest..highest", r.cfg.rounds)
+	if r.env.redis == "miniredis" {
+		how += "; miniredis, so they say nothing"
+	}
+	if md {
+		fmt.Fprintf(b, "**Targets** (%s)\n\n| target | measured | verdict |\n|---|---|---|\n", how)
+		for _, t := range ts {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", t.what, t.measured(), t.verdict())
+		}
+		b.WriteString("\n")
+		return
+	}
+	b.WriteString("== targets (" + how + ")\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.what, t.measured(), t.verdict())
+	}
+	_ = tw.Flush()
+}
