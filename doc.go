@@ -8,19 +8,34 @@
 //
 // # Round trips and atomicity
 //
-// Every operation costs one round trip to Redis: one Do or one DoMulti on the
-// rueidis client you pass in. Submit applies the policy to every window in one
-// MULTI/EXEC transaction (KeepBest and Replace under Ordinal ranks) or one Lua
-// script (Accumulate, which must refuse an overflowing total before writing,
-// Competition ranks, which count members by the stored score, and KeepBest
-// under LaterFirst, which compares plain scores). Reads that
-// combine several replies (Rank, Page) read them in one transaction or script,
-// so a rank and a total always come from the same moment. Around reads the
-// member's rank and the slice around it in one script, never rank-then-range.
+// On an unsharded board, Submit, SubmitMany, Remove and every read (Top,
+// Rank, Around, Page, Among, Count) cost one round trip to Redis: one Do or
+// one DoMulti on the rueidis client you pass in. A script costs one more
+// the first time it runs on a Redis that has not loaded it (rueidis sends
+// EVALSHA, then EVAL on NOSCRIPT). A sharded board (WithShards) spends up to
+// two (three when Submit or Remove sweeps a copy a crashed write left
+// behind), and its doc comment says which operation spends how many.
+// Rebuild, Verify, Seal and Check take as many as their data needs.
+//
+// Submit applies the policy to every window in one MULTI/EXEC transaction
+// of plain commands, or in one Lua script where the write must branch on
+// what is stored: under Competition ranks (which count members by the
+// stored score), with WithID, for KeepBest under LaterFirst (which compares
+// plain scores, not composites), for Accumulate on a tie-broken board (the
+// total must stay within MaxScore) and for an Accumulate increment of 2^970
+// or more (the only ones that could overflow a float64 total, refused
+// before anything is written). Under Ordinal ranks, then, Replace, KeepBest
+// without a tie-break or under EarlierFirst, and Accumulate without a
+// tie-break (ZINCRBY) are transactions. Reads that combine several replies
+// (Rank, Page) read them in one transaction, or one script under
+// Competition ranks, so a rank and a total always come from the same
+// moment. Around reads the member's rank and the slice around it in one
+// script, never rank-then-range. A sharded board's operations are atomic
+// per step; see WithShards.
 //
 // # Keys
 //
-// Every key of a board shares one hash tag, the board's name:
+// Every key of an unsharded board shares one hash tag, the board's name:
 //
 //	lb:{name}:alltime
 //	lb:{name}:daily:2026-11-30
@@ -28,7 +43,11 @@
 //	lb:{name}:monthly:2026-11
 //
 // so every transaction and script runs unchanged on Redis Cluster (all keys of
-// a board live in one slot). The prefix "lb" is set with WithKeyPrefix.
+// the board live in one slot). A sharded board gives each shard a hash tag of
+// its own ("lb:{name#s3}:alltime"), so that Redis Cluster can spread them,
+// and keeps its index in the board's slot. The prefix "lb" is set with
+// WithKeyPrefix. A board name is printable text without whitespace, braces
+// or '#'; New refuses others with ErrInvalidArgument.
 //
 // # Expiry
 //
@@ -52,5 +71,5 @@
 // # Requirements
 //
 // Redis 6.2 or newer (ZADD GT/LT, ZRANGE ... REV, ZMSCORE), standalone,
-// Sentinel or Cluster.
+// Sentinel or Cluster, through any rueidis client; Go 1.25 or newer.
 package leaderboard
