@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/redis/rueidis"
 
@@ -31,7 +30,7 @@ func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, err
 func (lb *plainBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
 	key := tg.key
 	if lb.ranking == Competition {
-		r, err := scripts.Rank.Exec(ctx, lb.client, []string{key}, []string{member, flag(lb.high()), lb.slotsArg()}).ToArray()
+		r, err := scripts.RankCall(lb.readHeader(), key, member).Exec(ctx, lb.client).ToArray()
 		if err != nil {
 			return Standing{}, notRankedOr("rank", member, err)
 		}
@@ -81,8 +80,7 @@ func (lb *plainBackend) rank(ctx context.Context, tg target, member string) (Sta
 
 // around reads the rank and the slice in one script (range.lua).
 func (lb *plainBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
-	res := scripts.Range.Exec(ctx, lb.client, []string{tg.key},
-		[]string{flag(lb.high()), flag(lb.ranking == Competition), "around", member, strconv.Itoa(radius), lb.slotsArg()})
+	res := scripts.AroundCall(lb.readHeader(), tg.key, member, radius).Exec(ctx, lb.client)
 	es, _, err := lb.rangeReply(res)
 	if err != nil {
 		return nil, notRankedOr("around", member, err)
@@ -98,8 +96,7 @@ func (lb *plainBackend) page(ctx context.Context, tg target, number, size int) (
 	if lb.ranking == Competition {
 		// The first entry's rank counts the members strictly better than it,
 		// which only the server can do in the same step.
-		res := scripts.Range.Exec(ctx, lb.client, []string{key},
-			[]string{flag(lb.high()), "1", "page", strconv.FormatInt(start, 10), strconv.Itoa(size), lb.slotsArg()})
+		res := scripts.PageCall(lb.readHeader(), key, start, size).Exec(ctx, lb.client)
 		es, total, err := lb.rangeReply(res)
 		if err != nil {
 			return Page{}, wrap("page", err)
@@ -285,19 +282,9 @@ func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.Redis
 // txSubmits and internal/scripts/submit.lua).
 func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
 	member := sub.member
-	ks := make([]string, len(live), len(live)+1)
-	args := make([]string, 0, 12+len(live))
-	args = append(args, member, lb.scriptValue(sub.score), lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
-	args = lb.tieBreakArgs(args, sub.t)
-	args = lb.idArgs(args, sub)
-	for i, tg := range live {
-		ks[i] = tg.key
-		args = append(args, strconv.FormatInt(tg.expire, 10))
-	}
-	if sub.id != "" {
-		ks = append(ks, lb.keys.IDs())
-	}
-	replies, err := scripts.Submit.Exec(ctx, lb.client, ks, args).ToArray()
+	ks, expires := keysOf(live)
+	call := scripts.SubmitCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.IDs(), member, lb.scriptValue(sub.score), expires)
+	replies, err := call.Exec(ctx, lb.client).ToArray()
 	if err != nil {
 		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
 	}
@@ -330,17 +317,13 @@ func (lb *plainBackend) submitManyIncr(ctx context.Context, scores map[string]fl
 // submitManyScript runs SubmitMany where a transaction of ZADDs cannot:
 // see internal/scripts/many.lua.
 func (lb *plainBackend) submitManyScript(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
-	ks := make([]string, len(live))
-	args := make([]string, 0, 5+len(live)+2*len(scores))
-	args = lb.tieBreakArgs(append(args, lb.policyArg()), slot)
-	for i, tg := range live {
-		ks[i] = tg.key
-		args = append(args, strconv.FormatInt(tg.expire, 10))
-	}
+	ks, expires := keysOf(live)
+	members := make([]string, 0, len(scores))
+	values := make([]string, 0, len(scores))
 	for m, s := range scores {
-		args = append(args, m, lb.scriptValue(s))
+		members, values = append(members, m), append(values, lb.scriptValue(s))
 	}
-	err := scripts.Many.Exec(ctx, lb.client, ks, args).Error()
+	err := scripts.ManyCall(lb.writeHeader(slot, nil), ks, expires, members, values).Exec(ctx, lb.client).Error()
 	return lb.scriptErr("submit many", err, "a total")
 }
 

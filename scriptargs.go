@@ -3,6 +3,8 @@ package leaderboard
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
 // formatScore renders a score so that Redis parses back the same float64.
@@ -24,34 +26,42 @@ func (lb *Leaderboard) scriptValue(score float64) string {
 	return strconv.FormatInt(s, 10)
 }
 
-// slotsArg is the tie-break's slot count for the scripts; "0" for none.
-func (lb *Leaderboard) slotsArg() string {
-	if lb.tb == nil {
-		return "0"
+// readHeader is the scripts' argument header for a read: the board's
+// order, ranking and tie-break slots.
+func (lb *Leaderboard) readHeader() scripts.Header {
+	h := scripts.Header{High: lb.high(), Competition: lb.ranking == Competition}
+	if lb.tb != nil {
+		h.Slots = lb.tb.slots
 	}
-	return strconv.FormatInt(lb.tb.slots, 10)
+	return h
 }
 
-// idArgs appends a write script's WithID arguments: the id (empty for none),
-// now, and when Redis forgets the id, in unix ms, or "store" when the store
-// reports the id applied (storeKnowsApplied).
-func (lb *Leaderboard) idArgs(args []string, sub submission) []string {
-	now := sub.at.UnixMilli()
-	forget := strconv.FormatInt(now+lb.dedupe.Milliseconds(), 10)
-	if sub.storeSeen {
-		forget = "store" // see seen_before in internal/scripts/common.lua
+// writeHeader is the header for a write whose tie-break time slot is slot,
+// with sub's WithID id when sub has one (sub nil: no id).
+func (lb *Leaderboard) writeHeader(slot int64, sub *submission) scripts.Header {
+	h := lb.readHeader()
+	h.Policy = lb.policyArg()
+	if lb.tb != nil {
+		h.Slot, h.Reversed, h.MaxS = slot, lb.tb.reversed(lb.high()), lb.tb.maxS
 	}
-	return append(args, sub.id, strconv.FormatInt(now, 10), forget)
+	if sub != nil && sub.id != "" {
+		h.ID, h.Now = sub.id, sub.at.UnixMilli()
+		h.Forget = strconv.FormatInt(h.Now+lb.dedupe.Milliseconds(), 10)
+		if sub.storeSeen {
+			h.Forget = "store" // the store wins (storeKnowsApplied)
+		}
+	}
+	return h
 }
 
-// tieBreakArgs appends the tie-break's part of a write script's arguments:
-// slots, the time slot, whether the tie part is reversed, the largest |S|.
-func (lb *Leaderboard) tieBreakArgs(args []string, slot int64) []string {
-	if lb.tb == nil {
-		return append(args, "0", "0", "0", "0")
+// keysOf lists the keys of window periods and their expiries (unix ms, 0
+// for none), as the write scripts take them.
+func keysOf(live []target) (ks []string, expires []int64) {
+	ks, expires = make([]string, len(live)), make([]int64, len(live))
+	for i, tg := range live {
+		ks[i], expires[i] = tg.key, tg.expire
 	}
-	return append(args, lb.slotsArg(), strconv.FormatInt(slot, 10),
-		flag(lb.tb.reversed(lb.high())), strconv.FormatInt(lb.tb.maxS, 10))
+	return ks, expires
 }
 
 // scriptErr maps a write script's refusals to the sentinels; what names
@@ -79,11 +89,4 @@ func (lb *Leaderboard) policyArg() string {
 	default:
 		return "LT"
 	}
-}
-
-func flag(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
 }

@@ -98,7 +98,7 @@ func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int
 		lo, hi := max(start-offset, 0), min(start+count-offset, cards[i])
 		if lo < hi {
 			shards = append(shards, i)
-			calls = append(calls, lb.shardReadCall(i, tg, "range", strconv.FormatInt(lo, 10), strconv.FormatInt(hi-lo, 10)))
+			calls = append(calls, lb.shardRangeCall(i, tg, lo, hi-lo))
 		}
 		offset += cards[i]
 	}
@@ -121,10 +121,10 @@ func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int
 	return dedupe(all), first, nil
 }
 
-func (lb *shardedBackend) shardReadCall(i int, tg target, args ...string) scripts.Call {
+// shardRangeCall reads count entries of shard i from position start.
+func (lb *shardedBackend) shardRangeCall(i int, tg target, start, count int64) scripts.Call {
 	key := lb.shardKey(i, tg)
-	return scripts.Call{Script: scripts.ShardRead, Keys: []string{key, keys.Versions(key)},
-		Args: append([]string{flag(lb.high()), lb.slotsArg()}, args...)}
+	return scripts.ShardRangeCall(lb.readHeader(), key, keys.Versions(key), start, count)
 }
 
 func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult, shard int) ([]shardEntry, int64, error) {
@@ -222,7 +222,7 @@ func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) 
 	n := len(lb.bounds) + 1
 	calls := make([]scripts.Call, 0, n+1)
 	for i := 0; i < n; i++ {
-		calls = append(calls, lb.shardReadCall(i, tg, "rank", member))
+		calls = append(calls, scripts.ShardRankCall(lb.readHeader(), lb.shardKey(i, tg), keys.Versions(lb.shardKey(i, tg)), member))
 	}
 	idx := keys.Index(tg.key)
 	calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Hlen().Key(idx).Build() }})
@@ -287,7 +287,7 @@ func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (S
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
 	var calls []scripts.Call
 	for _, i := range lb.shardsBestFirst() {
-		calls = append(calls, lb.shardReadCall(i, tg, "range", "0", strconv.Itoa(n)))
+		calls = append(calls, lb.shardRangeCall(i, tg, 0, int64(n)))
 	}
 	var all []shardEntry
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {

@@ -30,24 +30,14 @@ func (lb *shardedBackend) shardIndex(ctx context.Context, mode string, live []ta
 // whether the id was applied before.
 func (lb *shardedBackend) shardIndexID(ctx context.Context, mode string, live []target, members, values []string, slot int64, sub submission) ([][]indexRow, bool, error) {
 	ks := make([]string, 0, 2*len(live)+1)
-	args := make([]string, 0, 10+len(live)+2*len(members))
-	args = lb.tieBreakArgs(append(args, mode, lb.policyArg(), flag(lb.high())), slot)
-	args = lb.idArgs(args, sub)
+	expires := make([]int64, 0, len(live))
 	for _, tg := range live {
 		idx := keys.Index(tg.key)
 		ks = append(ks, idx, keys.Versions(idx))
-		args = append(args, strconv.FormatInt(tg.expire, 10))
+		expires = append(expires, tg.expire)
 	}
-	if sub.id != "" {
-		ks = append(ks, lb.keys.IDs())
-	}
-	for i, m := range members {
-		args = append(args, m)
-		if values != nil {
-			args = append(args, values[i])
-		}
-	}
-	r, err := scripts.ShardIndex.Exec(ctx, lb.client, ks, args).ToArray()
+	call := scripts.ShardIndexCall(lb.writeHeader(slot, &sub), mode, ks, lb.keys.IDs(), expires, members, values)
+	r, err := call.Exec(ctx, lb.client).ToArray()
 	if err != nil {
 		return nil, false, err
 	}
@@ -96,9 +86,8 @@ type shardOp struct {
 
 func (lb *shardedBackend) shardWriteCall(i int, tg target, ops []shardOp) scripts.Call {
 	key := lb.shardKey(i, tg)
-	args := make([]string, 0, 4+4*len(ops))
-	args = append(args, flag(lb.high()), flag(lb.ranking == Competition), lb.slotsArg(), strconv.FormatInt(tg.expire, 10))
-	for _, o := range ops {
+	sops := make([]scripts.ShardOp, len(ops))
+	for j, o := range ops {
 		op := "del"
 		switch {
 		case o.put:
@@ -106,14 +95,14 @@ func (lb *shardedBackend) shardWriteCall(i int, tg target, ops []shardOp) script
 		case o.sweep:
 			op = "sweep"
 		}
-		args = append(args, op, o.member, strconv.FormatInt(o.version, 10), o.value)
+		sops[j] = scripts.ShardOp{Op: op, Member: o.member, Version: o.version, Value: o.value}
 	}
 	ks := []string{key, keys.Versions(key)}
 	if !lb.cluster {
 		// One node: the put can see the index (see shard_write.lua).
 		ks = append(ks, keys.Versions(keys.Index(tg.key)))
 	}
-	return scripts.Call{Script: scripts.ShardWrite, Keys: ks, Args: args}
+	return scripts.ShardWriteCall(lb.readHeader(), ks, tg.expire, sops)
 }
 
 func (lb *shardedBackend) zcardCall(key string) scripts.Call {
@@ -290,21 +279,13 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 	if lb.tb != nil {
 		scale = formatScore(lb.tb.scale)
 	}
-	args := make([]string, 0, 11+n+len(live))
-	args = append(args, sub.member, value, lb.policyArg(), flag(lb.high()), flag(lb.ranking == Competition))
-	args = lb.tieBreakArgs(args, sub.t)
-	args = append(args, scale, strconv.Itoa(n))
-	for _, b := range lb.bounds {
-		args = append(args, formatScore(b))
+	bounds := make([]string, len(lb.bounds))
+	for i, b := range lb.bounds {
+		bounds[i] = formatScore(b)
 	}
-	for _, tg := range live {
-		args = append(args, strconv.FormatInt(tg.expire, 10))
-	}
-	args = lb.idArgs(args, sub)
-	if sub.id != "" {
-		ks = append(ks, lb.keys.IDs())
-	}
-	replies, err := scripts.ShardLocal.Exec(ctx, lb.client, ks, args).ToArray()
+	_, expires := keysOf(live)
+	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.IDs(), sub.member, value, scale, bounds, expires)
+	replies, err := call.Exec(ctx, lb.client).ToArray()
 	if err != nil {
 		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}

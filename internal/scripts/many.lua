@@ -5,16 +5,12 @@
 -- and re-encoded here).
 --
 -- KEYS[i]   one sorted set per window period, all in one hash slot
--- ARGV[1]   'GT' | 'LT' (KeepBest), 'SET' (Replace), 'INCR' (Accumulate)
--- ARGV[2]   tie-break time slots, '0' for none; ARGV[3] the batch's time
--- ARGV[4]   slot, '1' when the tie part is reversed, ARGV[5] the largest
---           |score| (see apply in common.lua)
--- ARGV[5+i] absolute expiry of KEYS[i] in unix milliseconds, '0' for none
--- then      member, value, member, value, ... (values as in submit.lua)
-local policy, slots = ARGV[1], num(ARGV[2])
-local t, rev, maxs = num(ARGV[3]), ARGV[4] == '1', num(ARGV[5])
-local high = policy ~= 'LT'
-local first = 5 + #KEYS + 1 -- first member
+-- ARGV      the header (common.lua; the time slot is the batch's), then per
+--           window period its absolute expiry in unix milliseconds ('0' for
+--           none), then member, value, member, value, ... (values as in
+--           submit.lua)
+local exp = H.rest - 1 -- ARGV[exp + i] is KEYS[i]'s expiry
+local first = H.rest + #KEYS -- first member
 local batch = 500 -- members per command: unpack() is bounded by Lua's C stack
 
 -- plan[i] lists value, member pairs for ZADD on KEYS[i].
@@ -28,7 +24,7 @@ for i = 1, #KEYS do
     end
     local cur = redis.call('ZMSCORE', key, unpack(members))
     for m = 1, #members do
-      local v, code = apply(cur[m], ARGV[j + 2 * m - 1], policy, high, slots, t, rev, maxs)
+      local v, code = apply(cur[m], ARGV[j + 2 * m - 1])
       if v == false then return redis.error_reply(code .. ' ' .. key .. ' ' .. members[m]) end
       if v then
         zadd[#zadd + 1] = v
@@ -44,8 +40,8 @@ for i = 1, #KEYS do
   for j = 1, #zadd, 2 * batch do
     redis.call('ZADD', key, unpack(zadd, j, math.min(j + 2 * batch - 1, #zadd)))
   end
-  if ARGV[5 + i] ~= '0' then
-    redis.call('PEXPIREAT', key, ARGV[5 + i])
+  if ARGV[exp + i] ~= '0' then
+    redis.call('PEXPIREAT', key, ARGV[exp + i])
   end
 end
 return #KEYS

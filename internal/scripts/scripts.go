@@ -5,7 +5,10 @@
 // Every script takes all its keys through KEYS, so Redis Cluster routes it by
 // the board's hash tag, and returns scores as strings, since Redis truncates
 // Lua numbers in replies to integers. Each one is common.lua followed by its
-// own file.
+// own file. Every script's arguments open with one Header, which common.lua
+// reads in one place; each script has one typed builder (SubmitCall,
+// RankCall, ...) that puts its own arguments after it, so no caller
+// counts argument positions.
 package scripts
 
 import (
@@ -68,11 +71,6 @@ func newScript(body string) *Script {
 	src := common + body
 	sum := sha1.Sum([]byte(src))
 	return &Script{src: src, sha: hex.EncodeToString(sum[:]), lua: rueidis.NewLuaScript(src)}
-}
-
-// Exec runs the script in one round trip once the server has it.
-func (s *Script) Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult {
-	return s.lua.Exec(ctx, c, keys, args)
 }
 
 // Call is one script run (or, with Script nil, one plain command) in a

@@ -5,33 +5,29 @@
 -- whichever shards the member moves between. Each change gets a new version;
 -- the shards apply a member's writes only in version order (shard_write.lua).
 --
--- KEYS[2w-1], KEYS[2w]  index and version hash of window period w
--- ARGV[1]   'submit', 'remove', or 'touch' (a new version for each member,
---           value unchanged: Check's repairs)
--- ARGV[2]   policy, ARGV[3] '1' when higher scores rank first, ARGV[4..7]
---           the tie-break's slots, time slot, reversal and largest |score|
---           (see apply in common.lua)
--- ARGV[8]   idempotency id ('submit' only), '' for none; then the last KEY
---           is the board's id set, ARGV[9] now in unix ms, ARGV[10] when the
---           id is to be forgotten, or 'store' (see seen_before in common.lua)
--- ARGV[10+w] absolute expiry of window period w in unix milliseconds, '0' for none
--- then      'submit': member, value, member, value, ...; else: members
+-- KEYS[2w-1], KEYS[2w]  index and version hash of window period w; with
+--           an id ('submit' only), then the board's id set
+-- ARGV      the header (common.lua), then the mode: 'submit', 'remove', or
+--           'touch' (a new version for each member, value unchanged:
+--           Check's repairs); then per window period its absolute expiry
+--           in unix milliseconds ('0' for none); then 'submit': member,
+--           value, member, value, ...; else: members
 --
 -- Returns per window, per member: previous stored value or nil, stored
 -- value or nil (removed, or never there), version, members in the index
 -- after the whole call (repeated per member for a flat reply); then, with an
 -- id, 1 when it was seen before and nothing was written, else 0.
-local mode, policy, high = ARGV[1], ARGV[2], ARGV[3] == '1'
-local slots, t, rev, maxs = num(ARGV[4]), num(ARGV[5]), ARGV[6] == '1', num(ARGV[7])
-local id = ARGV[8]
+local mode = ARGV[H.rest]
+local id = H.id
 local nk = #KEYS
 local dup = false
 if id ~= '' then
-  dup = seen_before(KEYS[nk], id, ARGV[9], ARGV[10])
+  dup = seen_before(KEYS[nk])
   nk = nk - 1
 end
 local nw = nk / 2
-local first = 10 + nw + 1
+local exp = H.rest -- ARGV[exp + w] is window period w's expiry
+local first = exp + nw + 1
 local step = 1
 if mode == 'submit' then step = 2 end
 
@@ -48,7 +44,7 @@ for w = 1, nw do
     if dup then
       v = p
     elseif mode == 'submit' then
-      v, code = apply(p, ARGV[j + 1], policy, high, slots, t, rev, maxs)
+      v, code = apply(p, ARGV[j + 1])
       if v == false then return redis.error_reply(code .. ' ' .. idx .. ' ' .. member) end
       if v == nil then v = p end
     elseif mode == 'touch' then
@@ -58,7 +54,7 @@ for w = 1, nw do
   end
   plans[w] = plan
 end
-if id ~= '' and not dup then remember(KEYS[#KEYS], id, ARGV[10]) end
+if id ~= '' and not dup then remember(KEYS[#KEYS]) end
 
 local out = {}
 for w = 1, nw do
@@ -75,13 +71,13 @@ for w = 1, nw do
         redis.call('HDEL', idx, member)
       end
     else
-      version = tonumber(redis.call('HGET', ver, member) or '0')
+      version = version_of(ver, member)
     end
     rows[#rows + 1] = {p or false, v or false, version}
   end
-  if not dup and ARGV[10 + w] ~= '0' then
-    redis.call('PEXPIREAT', idx, ARGV[10 + w])
-    redis.call('PEXPIREAT', ver, ARGV[10 + w])
+  if not dup and ARGV[exp + w] ~= '0' then
+    redis.call('PEXPIREAT', idx, ARGV[exp + w])
+    redis.call('PEXPIREAT', ver, ARGV[exp + w])
   end
   local count = redis.call('HLEN', idx)
   for _, r in ipairs(rows) do

@@ -4,37 +4,32 @@
 -- work takes shard_index.lua and shard_write.lua, two round trips.
 --
 -- KEYS      per window: index, index versions, then per shard its sorted
---           set and version hash (2 + 2 * shards keys a window)
--- ARGV[1]   member, ARGV[2] value, ARGV[3] policy, ARGV[4] '1' when higher
---           scores rank first, ARGV[5] '1' for competition ranks, ARGV[6..9]
---           the tie-break's slots, time slot, reversal and largest |score|
---           (see apply in common.lua), ARGV[10] 10^decimals of the
---           tie-break, ARGV[11] number of shards, then the shards - 1
---           bounds, then one absolute expiry per window ('0' for none),
---           then the idempotency id ('' for none; then the last KEY is the
---           board's id set), now in unix ms, and when the id is forgotten
---           (or 'store': see seen_before in common.lua)
+--           set and version hash (2 + 2 * shards keys a window); with an
+--           id, then the board's id set
+-- ARGV      the header (common.lua), then member, value (as in
+--           submit.lua), 10^decimals of the tie-break ('1' for none), the
+--           number of shards, the shards - 1 bounds, and one absolute expiry
+--           per window ('0' for none)
 --
 -- Returns what submit.lua returns, six values per window, for the board as
 -- a whole: previous stored value or nil, previous rank, stored value, rank,
 -- members, members strictly worse (-1 when not competition); then 1 when
 -- the id was seen before and nothing was written, else 0.
-local member, value, policy = ARGV[1], ARGV[2], ARGV[3]
-local high, comp = ARGV[4] == '1', ARGV[5] == '1'
-local slots, t, rev, maxs = num(ARGV[6]), num(ARGV[7]), ARGV[8] == '1', num(ARGV[9])
-local scale, nshards = num(ARGV[10]), num(ARGV[11])
+local r = H.rest
+local member, value = ARGV[r], ARGV[r + 1]
+local scale, nshards = num(ARGV[r + 2]), num(ARGV[r + 3])
 local bounds = {}
-for i = 1, nshards - 1 do bounds[i] = num(ARGV[11 + i]) end
-local firstexp = 11 + nshards
+for i = 1, nshards - 1 do bounds[i] = num(ARGV[r + 3 + i]) end
+local firstexp = r + 3 + nshards
 local per = 2 + 2 * nshards
 local nk = #KEYS
 local nw = math.floor(nk / per)
-local idarg = firstexp + nw
-local id = ARGV[idarg]
+local id = H.id
 local dup = false
 if id ~= '' then
-  dup = seen_before(KEYS[nk], id, ARGV[idarg + 1], ARGV[idarg + 2])
+  dup = seen_before(KEYS[nk])
 end
+local high, slots = H.high, H.slots
 
 -- The shard of a stored value: the number of bounds at or below its plain
 -- score; shards are numbered from 0 as in Go.
@@ -58,19 +53,13 @@ end
 local function standing(w, s)
   local key = KEYS[w + 2 + 2 * s]
   local v = redis.call('ZSCORE', key, member)
-  local rank, worst
-  if comp then
-    rank, worst = better(key, v, high, slots) + 1, worse(key, v, high, slots)
-  else
-    if high then rank = redis.call('ZREVRANK', key, member) + 1 else rank = redis.call('ZRANK', key, member) + 1 end
-    worst = -1
-  end
+  local rank, worst = rank_of(key, member, v), worse_comp(key, v)
   for i = 0, nshards - 1 do
     if i ~= s then
       local c = redis.call('ZCARD', KEYS[w + 2 + 2 * i])
       if better_shard(i, s) then
         rank = rank + c
-      elseif comp then
+      elseif H.comp then
         worst = worst + c
       end
     end
@@ -84,12 +73,12 @@ for k = 1, nw do
   local w = (k - 1) * per + 1
   prev[k] = redis.call('HGET', KEYS[w], member)
   if not dup then
-    local v, code = apply(prev[k], value, policy, high, slots, t, rev, maxs)
+    local v, code = apply(prev[k], value)
     if v == false then return redis.error_reply(code .. ' ' .. KEYS[w]) end
     store[k] = v
   end
 end
-if id ~= '' and not dup then remember(KEYS[nk], id, ARGV[idarg + 2]) end
+if id ~= '' and not dup then remember(KEYS[nk]) end
 
 local out = {}
 for k = 1, nw do
@@ -111,15 +100,9 @@ for k = 1, nw do
     if p and redis.call('ZSCORE', KEYS[w + 2 + 2 * to], member) then
       rank, worst = standing(w, to)
     end
-    local n = #out
-    out[n + 1] = p or false
-    out[n + 2] = prank
-    out[n + 3] = p or false
-    out[n + 4] = rank
-    out[n + 5] = redis.call('HLEN', idx)
-    out[n + 6] = worst
+    window_reply(out, p, prank, p, rank, redis.call('HLEN', idx), worst)
   else
-  local version = tonumber(redis.call('HGET', ver, member) or '0')
+  local version = version_of(ver, member)
   if store[k] then
     version = redis.call('HINCRBY', ver, member, 1)
     redis.call('HSET', idx, member, v)
@@ -145,13 +128,7 @@ for k = 1, nw do
     end
   end
   local rank, worst = standing(w, to)
-  local n = #out
-  out[n + 1] = p or false
-  out[n + 2] = prank
-  out[n + 3] = v
-  out[n + 4] = rank
-  out[n + 5] = redis.call('HLEN', idx)
-  out[n + 6] = worst
+  window_reply(out, p, prank, v, rank, redis.call('HLEN', idx), worst)
   end
 end
 if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end

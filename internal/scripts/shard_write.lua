@@ -10,10 +10,9 @@
 --          the index's version is skipped: on one node Submit writes index
 --          and shards at once (shard_local.lua) and leaves no tombstone in
 --          the shards the member is not in, which a late put could land in.
--- ARGV[1]  '1' when higher scores rank first, ARGV[2] '1' for competition
---          ranks, ARGV[3] tie-break slots ('0' for none)
--- ARGV[4]  absolute expiry in unix milliseconds, '0' for none
--- then     op, member, version, value ('' unless put), ...; op is 'put',
+-- ARGV     the header (common.lua), then the absolute expiry in unix
+--          milliseconds ('0' for none), then op, member, version, value
+--          ('' unless put), ...; op is 'put',
 --          'del', or 'sweep': a delete of a copy a crashed write left
 --          behind, which leaves no tombstone where there is no copy
 --
@@ -21,24 +20,22 @@
 -- competition: 1 + members strictly better), members strictly worse after
 -- (-1 when not competition); then the shard's member count.
 local key, ver = KEYS[1], KEYS[2]
-local high, comp, slots = ARGV[1] == '1', ARGV[2] == '1', num(ARGV[3])
+local exp = ARGV[H.rest]
 
 local function rank(member)
   local v = redis.call('ZSCORE', key, member)
   if not v then return 0 end
-  if comp then return better(key, v, high, slots) + 1 end
-  if high then return redis.call('ZREVRANK', key, member) + 1 end
-  return redis.call('ZRANK', key, member) + 1
+  return rank_of(key, member, v)
 end
 
 local out = {}
-for j = 5, #ARGV, 4 do
+for j = H.rest + 1, #ARGV, 4 do
   local op, member, version, value = ARGV[j], ARGV[j + 1], num(ARGV[j + 2]), ARGV[j + 3]
   local before = rank(member)
-  local seen = tonumber(redis.call('HGET', ver, member) or '0')
+  local seen = version_of(ver, member)
   local current = version
   if KEYS[3] and op == 'put' then
-    current = tonumber(redis.call('HGET', KEYS[3], member) or '0')
+    current = version_of(KEYS[3], member)
   end
   if version > seen and version >= current and (op ~= 'sweep' or before > 0) then
     redis.call('HSET', ver, member, version)
@@ -49,17 +46,15 @@ for j = 5, #ARGV, 4 do
     end
   end
   local w = -1
-  if comp then
-    local v = redis.call('ZSCORE', key, member)
-    if v then w = worse(key, v, high, slots) end
-  end
+  local v = redis.call('ZSCORE', key, member)
+  if v then w = worse_comp(key, v) end
   out[#out + 1] = before
   out[#out + 1] = rank(member)
   out[#out + 1] = w
 end
-if ARGV[4] ~= '0' then
-  redis.call('PEXPIREAT', key, ARGV[4])
-  redis.call('PEXPIREAT', ver, ARGV[4])
+if exp ~= '0' then
+  redis.call('PEXPIREAT', key, exp)
+  redis.call('PEXPIREAT', ver, exp)
 end
 out[#out + 1] = redis.call('ZCARD', key)
 return out

@@ -1,0 +1,165 @@
+package scripts
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+// Header opens every script's arguments, in the one order common.lua reads
+// them (H): a wrong position is a compile error here, never a wrong rank.
+type Header struct {
+	// High is true when higher scores rank first.
+	High bool
+	// Competition is true for competition ranks.
+	Competition bool
+	// Slots is the tie-break's time slots; 0 for none.
+	Slots int64
+	// Policy is a write's policy: "GT" or "LT" (KeepBest), "SET"
+	// (Replace), "INCR" (Accumulate); "" for a read.
+	Policy string
+	// Slot is a write's time slot under a tie-break.
+	Slot int64
+	// Reversed is true when the tie part is Slots-1-Slot.
+	Reversed bool
+	// MaxS is the largest |scaled score| a tie-break holds.
+	MaxS int64
+	// ID is a write's WithID id; "" for none.
+	ID string
+	// Now is the board's clock in unix ms, for the id set.
+	Now int64
+	// Forget is when the id is forgotten, in unix ms, or "store" when the
+	// store reports it applied.
+	Forget string
+}
+
+// headerLen is how many arguments Header takes (common.lua: H.rest - 1).
+const headerLen = 10
+
+// args starts an argument list with the header, with room for n more.
+func (h Header) args(n int) []string {
+	a := make([]string, 0, headerLen+n)
+	return append(a, flag(h.High), flag(h.Competition), itoa(h.Slots), h.Policy, itoa(h.Slot),
+		flag(h.Reversed), itoa(h.MaxS), h.ID, itoa(h.Now), h.Forget)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Exec runs one call in one round trip once the server has its script, or
+// its plain command.
+func (call Call) Exec(ctx context.Context, c rueidis.Client) rueidis.RedisResult {
+	if call.Script == nil {
+		return c.Do(ctx, call.Cmd())
+	}
+	return call.Script.lua.Exec(ctx, c, call.Keys, call.Args)
+}
+
+// withIDs appends the board's id set to keys when the header carries an id.
+func withIDs(h Header, keys []string, ids string) []string {
+	if h.ID != "" {
+		return append(keys, ids)
+	}
+	return keys
+}
+
+func expiries(args []string, expires []int64) []string {
+	for _, e := range expires {
+		args = append(args, itoa(e))
+	}
+	return args
+}
+
+// SubmitCall applies one submission to window keys (one expiry each); ids
+// is the board's id set, used when h.ID is set. See submit.lua.
+func SubmitCall(h Header, keys []string, ids, member, value string, expires []int64) Call {
+	args := expiries(append(h.args(2+len(expires)), member, value), expires)
+	return Call{Script: Submit, Keys: withIDs(h, keys, ids), Args: args}
+}
+
+// ManyCall applies a batch (members[i] gets values[i]) to window keys.
+// See many.lua.
+func ManyCall(h Header, keys []string, expires []int64, members, values []string) Call {
+	args := expiries(h.args(len(expires)+2*len(members)), expires)
+	for i, m := range members {
+		args = append(args, m, values[i])
+	}
+	return Call{Script: Many, Keys: keys, Args: args}
+}
+
+// RankCall reads a competition standing. See rank.lua.
+func RankCall(h Header, key, member string) Call {
+	return Call{Script: Rank, Keys: []string{key}, Args: append(h.args(1), member)}
+}
+
+// AroundCall reads the slice around member. See range.lua.
+func AroundCall(h Header, key, member string, radius int) Call {
+	return Call{Script: Range, Keys: []string{key}, Args: append(h.args(3), "around", member, strconv.Itoa(radius))}
+}
+
+// PageCall reads count entries from position start (0-based) with the
+// first one's competition rank. See range.lua.
+func PageCall(h Header, key string, start int64, count int) Call {
+	return Call{Script: Range, Keys: []string{key}, Args: append(h.args(3), "page", itoa(start), strconv.Itoa(count))}
+}
+
+// ShardIndexCall applies mode ("submit", "remove", "touch") to index and
+// version hash pairs (keys, one expiry a pair); members[i] gets values[i]
+// under "submit". See shard_index.lua.
+func ShardIndexCall(h Header, mode string, keys []string, ids string, expires []int64, members, values []string) Call {
+	args := expiries(append(h.args(1+len(expires)+2*len(members)), mode), expires)
+	for i, m := range members {
+		args = append(args, m)
+		if mode == "submit" {
+			args = append(args, values[i])
+		}
+	}
+	return Call{Script: ShardIndex, Keys: withIDs(h, keys, ids), Args: args}
+}
+
+// ShardOp is one versioned write to a shard: "put" (with Value), "del",
+// or "sweep".
+type ShardOp struct {
+	Op, Member string
+	Version    int64
+	Value      string
+}
+
+// ShardWriteCall applies ops to one shard: keys are its sorted set and
+// version hash, and on a single node the index's version hash. See
+// shard_write.lua.
+func ShardWriteCall(h Header, keys []string, expire int64, ops []ShardOp) Call {
+	args := append(h.args(1+4*len(ops)), itoa(expire))
+	for _, o := range ops {
+		args = append(args, o.Op, o.Member, itoa(o.Version), o.Value)
+	}
+	return Call{Script: ShardWrite, Keys: keys, Args: args}
+}
+
+// ShardRankCall reads member's place in one shard (its sorted set and
+// version hash). See shard_read.lua.
+func ShardRankCall(h Header, key, versions, member string) Call {
+	return Call{Script: ShardRead, Keys: []string{key, versions}, Args: append(h.args(2), "rank", member)}
+}
+
+// ShardRangeCall reads count entries of one shard from position start.
+// See shard_read.lua.
+func ShardRangeCall(h Header, key, versions string, start, count int64) Call {
+	return Call{Script: ShardRead, Keys: []string{key, versions}, Args: append(h.args(3), "range", itoa(start), itoa(count))}
+}
+
+// ShardLocalCall submits to a sharded board whose keys share one node:
+// scale is 10^decimals of the tie-break ("1" for none), bounds the shard
+// bounds, one expiry per window. See shard_local.lua.
+func ShardLocalCall(h Header, keys []string, ids, member, value, scale string, bounds []string, expires []int64) Call {
+	args := append(h.args(4+len(bounds)+len(expires)), member, value, scale, strconv.Itoa(len(bounds)+1))
+	args = expiries(append(args, bounds...), expires)
+	return Call{Script: ShardLocal, Keys: withIDs(h, keys, ids), Args: args}
+}
