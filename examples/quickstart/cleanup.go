@@ -22,7 +22,8 @@ func (p program) cleanUp(c rueidis.Client, keep bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if keep {
-		fmt.Fprintf(p.stdout, "\nKept the board's keys, %s; the all-time key never expires by itself.\n", p.pattern())
+		fmt.Fprintf(p.stdout, "\nKept the board's keys, %s; the all-time key never expires by itself.\n"+
+			"Delete them with: redis-cli --scan --pattern '%s' | xargs redis-cli unlink\n", p.pattern(), p.pattern())
 		return nil
 	}
 	n, err := unlinkMatching(ctx, c, p.pattern())
