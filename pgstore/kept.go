@@ -164,8 +164,8 @@ func (s *Store) appendSQL(policy leaderboard.Policy, order leaderboard.Order) st
 	FROM unnest($6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[]) AS l (w, p, ps, pe)
 	LEFT JOIN ` + s.tKeptPeriods + ` sp ON sp.board = $1 AND sp."window" = l.w AND sp.period = l.p
 ), ins AS (
-	INSERT INTO ` + s.tSubs + ` (board, id, member, score, at)
-	SELECT $1::text, $2::text, $3::text, $4::float8, $5::timestamptz WHERE NOT EXISTS (SELECT 1 FROM pr WHERE pr.missing)
+	INSERT INTO ` + s.tSubs + ` (board, id, member, score, at, received)
+	SELECT $1::text, $2::text, $3::text, $4::float8, $5::timestamptz, $12::timestamptz WHERE NOT EXISTS (SELECT 1 FROM pr WHERE pr.missing)
 	ON CONFLICT (board, id) WHERE id IS NOT NULL DO NOTHING
 	RETURNING 1
 ), up AS (
@@ -192,7 +192,7 @@ func (s *Store) appendOnce(ctx context.Context, sub leaderboard.Submission, ps [
 	b := &pgx.Batch{}
 	b.Queue("SELECT pg_advisory_xact_lock_shared($1)", s.boardLockKey(sub.Board))
 	b.Queue(s.appendStmt[sub.Policy][sub.Order], sub.Board, nullID(sub.ID), sub.Member, sub.Score, sub.At,
-		ws, pids, starts, ends, int16(sub.Policy), int16(sub.Order))
+		ws, pids, starts, ends, int16(sub.Policy), int16(sub.Order), nullTime(sub.Received))
 	br := s.pool.SendBatch(ctx, b)
 	_, err = br.Exec()
 	var n, marked int64
@@ -334,8 +334,10 @@ JOIN unnest($1::text[], $2::text[], $3::text[]) AS l (b, w, p) ON sp.board = l.b
 	return nil
 }
 
-// lockBoards takes the shared lock of every board of a batch, in key order.
-func (s *Store) lockBoards(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission) error {
+// lockBoards takes the lock of every board of subs, in key order: shared
+// for appends, exclusive for what must see no Append of the board run
+// meanwhile (Retract).
+func (s *Store) lockBoards(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission, exclusive bool) error {
 	seen := map[int64]bool{}
 	var keys []int64
 	for _, sub := range subs {
@@ -345,7 +347,11 @@ func (s *Store) lockBoards(ctx context.Context, tx pgx.Tx, subs []leaderboard.Su
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared(k) FROM unnest($1::bigint[]) AS k ORDER BY k", keys)
+	lock := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		lock = "pg_advisory_xact_lock"
+	}
+	_, err := tx.Exec(ctx, "SELECT "+lock+"(k) FROM unnest($1::bigint[]) AS k ORDER BY k", keys)
 	return err
 }
 
@@ -581,20 +587,27 @@ func (s *Store) standingsKept(ctx context.Context, q leaderboard.StandingsQuery,
 		return false, fmt.Errorf("pgstore: standings: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	err = tx.QueryRow(ctx, `SELECT complete AND policy = $4 AND score_order = $5 AND period_start = $6 AND period_end = $7
-FROM `+s.tKeptPeriods+` WHERE board = $1 AND "window" = $2 AND period = $3`,
-		q.Board, q.Window, q.Period, int16(q.Policy), int16(q.Order),
-		bound(q.From, pgtype.NegativeInfinity), bound(q.To, pgtype.Infinity)).Scan(&kept)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil || !kept {
+	if kept, err = s.keeps(ctx, tx, q); err != nil || !kept {
 		return false, wrapStandings(err)
 	}
 	_, err = s.stream(ctx, tx, `SELECT member, score, at FROM `+s.tKept+`
 WHERE board = $1 AND "window" = $2 AND period = $3 ORDER BY score `+dir+`, at `+dir,
 		[]any{q.Board, q.Window, q.Period}, fn)
 	return true, err
+}
+
+// keeps reports whether the period q names has standings Standings can
+// stream: its row complete, under q's policy, order and bounds.
+func (s *Store) keeps(ctx context.Context, tx pgx.Tx, q leaderboard.StandingsQuery) (bool, error) {
+	var kept bool
+	err := tx.QueryRow(ctx, `SELECT complete AND policy = $4 AND score_order = $5 AND period_start = $6 AND period_end = $7
+FROM `+s.tKeptPeriods+` WHERE board = $1 AND "window" = $2 AND period = $3`,
+		q.Board, q.Window, q.Period, int16(q.Policy), int16(q.Order),
+		bound(q.From, pgtype.NegativeInfinity), bound(q.To, pgtype.Infinity)).Scan(&kept)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return kept, err
 }
 
 func wrapStandings(err error) error {

@@ -18,6 +18,7 @@
 //	leaderboard_submissions        every submission, in append order (seq)
 //	leaderboard_standings          each kept period's standings, one row a member
 //	leaderboard_standing_periods   the periods kept, and whether completely
+//	leaderboard_removals           each member's last removal from a period
 //	leaderboard_sealed_periods     the closed periods sealed, one row each
 //	leaderboard_sealed_entries     their final standings
 //	leaderboard_schema_migrations  the migrations applied
@@ -43,7 +44,8 @@
 // cost. Completeness is decided under an advisory lock per board: every
 // Append holds it shared, the creation of a period's row exclusively, so
 // the row's first check sees every submission before it and every Append
-// after it sees the row.
+// after it sees the row. Remove, Retract, DeleteBoard and CheckStandings
+// with repair hold it exclusively too.
 //
 // KeepBest standings do not depend on the order of appends. Replace and
 // Accumulate standings are kept in the order the appends lock the row,
@@ -59,12 +61,19 @@
 // so that index-only scans rarely read the table; after a bulk load,
 // VACUUM it before a rebuild if autovacuum has not come by.
 //
+// Besides leaderboard.Store, the store is a BatchAppender (AppendBatch), a
+// Remover (Remove), a Retractor (Retract: a submission Redis refused is
+// taken back, kept standings recomputed), an IDKeeper (IDReceived,
+// IDsSince), a BoardDeleter (DeleteBoard) and a StandingsChecker
+// (CheckStandings: kept standings against the log, and their repair).
+//
 // # Values
 //
 // Scores are stored as double precision: every float64 comes back exactly
 // (-0 is stored as 0). Times are stored as timestamptz, which keeps
-// microseconds: Append and AppendBatch truncate At to the microsecond, so
-// Standings returns exactly the time stored; times come back in UTC. Board
+// microseconds: Append and AppendBatch truncate At and Received to the
+// microsecond, so Standings and IDReceived return exactly the time stored;
+// times come back in UTC. Board
 // names, ids, members, windows and periods are text, so they must be valid
 // UTF-8 without NUL bytes (refused with leaderboard.ErrInvalidMember or
 // leaderboard.ErrInvalidArgument otherwise).
@@ -132,9 +141,13 @@ type Store struct {
 }
 
 var (
-	_ leaderboard.Store         = (*Store)(nil)
-	_ leaderboard.BatchAppender = (*Store)(nil)
-	_ leaderboard.Remover       = (*Store)(nil)
+	_ leaderboard.Store            = (*Store)(nil)
+	_ leaderboard.BatchAppender    = (*Store)(nil)
+	_ leaderboard.Remover          = (*Store)(nil)
+	_ leaderboard.Retractor        = (*Store)(nil)
+	_ leaderboard.IDKeeper         = (*Store)(nil)
+	_ leaderboard.BoardDeleter     = (*Store)(nil)
+	_ leaderboard.StandingsChecker = (*Store)(nil)
 )
 
 // New returns a store on pool. It makes no call to the database; run Migrate
@@ -214,6 +227,7 @@ func prepareSub(sub leaderboard.Submission) (leaderboard.Submission, error) {
 		return sub, fmt.Errorf("%w: %v", leaderboard.ErrInvalidScore, sub.Score)
 	}
 	sub.At = sub.At.Truncate(time.Microsecond)
+	sub.Received = sub.Received.Truncate(time.Microsecond)
 	if sub.Score == 0 {
 		sub.Score = 0 // -0 equals 0, and Redis would hold it as 0 too
 	}
@@ -225,11 +239,18 @@ func nullID(id string) pgtype.Text {
 	return pgtype.Text{String: id, Valid: id != ""}
 }
 
+// nullTime is the received column's value: NULL for a zero time, which
+// the store reads as created_at, its own clock at the append.
+func nullTime(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+}
+
 // Append records sub and, in the same transaction, keeps the standings of
 // every period sub.Periods lists (see Standings). With a non-empty ID
 // already recorded for sub.Board it records nothing and returns duplicate =
-// true; concurrent appends of one ID record it once. sub.At is truncated to
-// the microsecond.
+// true; concurrent appends of one ID record it once. sub.At and sub.Received
+// are truncated to the microsecond; a zero Received is recorded as the
+// database's clock at the append (see IDReceived).
 func (s *Store) Append(ctx context.Context, sub leaderboard.Submission) (duplicate bool, err error) {
 	sub, kept, err := prepare(sub)
 	if err != nil {
@@ -264,7 +285,8 @@ const batchChunk = 20000
 // transaction: all or none, with the standings kept as Append keeps them.
 // duplicates[i] reports that subs[i] was not recorded because its ID was
 // already recorded for its board, by an earlier call or by an earlier
-// element of subs. Each At is truncated to the microsecond.
+// element of subs. Each At and Received is truncated to the microsecond, as
+// Append does.
 //
 // A batch without ids is streamed with COPY; a batch with ids is inserted
 // with INSERT ... ON CONFLICT DO NOTHING in chunks. The kept standings are
@@ -292,7 +314,7 @@ func (s *Store) AppendBatch(ctx context.Context, subs []leaderboard.Submission) 
 	for attempt := 0; ; attempt++ {
 		clear(duplicates)
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if err := s.lockBoards(ctx, tx, prepared); err != nil {
+			if err := s.lockBoards(ctx, tx, prepared, false); err != nil {
 				return err
 			}
 			if !withIDs {
@@ -323,15 +345,15 @@ func (s *Store) AppendBatch(ctx context.Context, subs []leaderboard.Submission) 
 // seq in row order.
 func (s *Store) copySubmissions(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission) error {
 	i := 0
-	row := make([]any, 4)
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{s.tSubs}, []string{"board", "member", "score", "at"},
+	row := make([]any, 5)
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{s.tSubs}, []string{"board", "member", "score", "at", "received"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			if i == len(subs) {
 				return nil, nil
 			}
 			sub := &subs[i]
 			i++
-			row[0], row[1], row[2], row[3] = sub.Board, sub.Member, sub.Score, sub.At
+			row[0], row[1], row[2], row[3], row[4] = sub.Board, sub.Member, sub.Score, sub.At, nullTime(sub.Received)
 			return row, nil
 		}))
 	return err
@@ -348,18 +370,20 @@ func (s *Store) insertChunk(ctx context.Context, tx pgx.Tx, subs []leaderboard.S
 	members := make([]string, len(subs))
 	scores := make([]float64, len(subs))
 	ats := make([]time.Time, len(subs))
+	received := make([]pgtype.Timestamptz, len(subs))
 	for i, sub := range subs {
 		boards[i], ids[i], members[i], scores[i], ats[i] = sub.Board, nullID(sub.ID), sub.Member, sub.Score, sub.At
+		received[i] = nullTime(sub.Received)
 	}
 	rows, err := tx.Query(ctx, `WITH ins AS (
-	INSERT INTO `+s.tSubs+` (board, id, member, score, at)
-	SELECT b, i, m, s, a
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::timestamptz[]) WITH ORDINALITY AS u (b, i, m, s, a, ord)
+	INSERT INTO `+s.tSubs+` (board, id, member, score, at, received)
+	SELECT b, i, m, s, a, r
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::timestamptz[], $6::timestamptz[]) WITH ORDINALITY AS u (b, i, m, s, a, r, ord)
 	ORDER BY ord
 	ON CONFLICT (board, id) WHERE id IS NOT NULL DO NOTHING
 	RETURNING board, id
 )
-SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, ats)
+SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, ats, received)
 	if err != nil {
 		return err
 	}

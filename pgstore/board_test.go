@@ -1,0 +1,72 @@
+package pgstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// TestBoardOnStore drives a board on the store through Redis: a submission
+// Redis refuses leaves no row and no taken id, Verify reports kept
+// standings that drifted from the log until a repair, and a deleted board
+// rebuilds empty.
+func TestBoardOnStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithPolicy(leaderboard.Accumulate))
+		require.NoError(t, err)
+		_, err = board.Submit(ctx, "q", 2, leaderboard.WithID("y"))
+		require.NoError(t, err)
+		requireVerify(t, board, true)
+		_, err = s.pool.Exec(ctx, `UPDATE `+s.tKept+` SET score = score + 1 WHERE board = $1 AND member = 'q'`, name)
+		require.NoError(t, err)
+		requireVerify(t, board, false)
+		c, err := s.CheckStandings(ctx, leaderboard.StandingsQuery{Board: name, Policy: leaderboard.Accumulate,
+			Window: "alltime", Period: "alltime"}, true)
+		require.NoError(t, err)
+		require.True(t, c.Repaired)
+		requireVerify(t, board, true)
+
+		_, err = board.Submit(ctx, "p", 1.5e308)
+		require.NoError(t, err)
+		_, err = board.Submit(ctx, "p", 1.5e308, leaderboard.WithID("x")) // the total overflows
+		require.ErrorIs(t, err, leaderboard.ErrInvalidScore)
+		require.Equal(t, 2, boardRows(t, s, name))
+		res, err := board.Submit(ctx, "q", 2, leaderboard.WithID("x")) // the corrected retry
+		require.NoError(t, err)
+		require.False(t, res.Duplicate)
+		require.Equal(t, 3, boardRows(t, s, name))
+		requireVerify(t, board, true)
+
+		require.NoError(t, s.DeleteBoard(ctx, name))
+		rep, err := board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Zero(t, rep.Members)
+		n, err := board.Count(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		requireVerify(t, board, true)
+	})
+}
+
+// requireVerify checks that Verify is clean, or that it is not and blames
+// the store's kept standings.
+func requireVerify(t *testing.T, board *leaderboard.Leaderboard, clean bool) {
+	t.Helper()
+	reports, err := board.Verify(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, reports)
+	for _, r := range reports {
+		require.Equal(t, clean, r.Clean(), "%+v", r)
+		if !clean {
+			require.True(t, r.Store.Kept)
+			require.Equal(t, []string{"q"}, r.Store.Differ)
+		}
+	}
+}
