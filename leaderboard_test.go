@@ -28,6 +28,24 @@ const longRetention = 60 * 365 * 24 * time.Hour
 
 func fixed(t time.Time) func() time.Time { return func() time.Time { return t } }
 
+// testClock is a board clock a test moves (WithClock(c.Now)).
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
 func newBoard(t *testing.T, b *testredis.Backend, opts ...lb.Option) (*lb.Leaderboard, string) {
 	t.Helper()
 	name := b.BoardName(t)

@@ -7,13 +7,12 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/skiprank/leaderboard"
+	lb "github.com/skiprank/leaderboard"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -52,11 +51,11 @@ const (
 )
 
 type modelCombo struct {
-	policy     leaderboard.Policy
+	policy     lb.Policy
 	policyName string
-	order      leaderboard.Order
+	order      lb.Order
 	orderName  string
-	rank       leaderboard.RankMode
+	rank       lb.RankMode
 	rankName   string
 	nextDay    bool
 	seed       uint64
@@ -64,17 +63,17 @@ type modelCombo struct {
 
 func modelCombos() []modelCombo {
 	policies := []struct {
-		p    leaderboard.Policy
+		p    lb.Policy
 		name string
-	}{{leaderboard.KeepBest, "KeepBest"}, {leaderboard.Replace, "Replace"}, {leaderboard.Accumulate, "Accumulate"}}
+	}{{lb.KeepBest, "KeepBest"}, {lb.Replace, "Replace"}, {lb.Accumulate, "Accumulate"}}
 	orders := []struct {
-		o    leaderboard.Order
+		o    lb.Order
 		name string
-	}{{leaderboard.HighestFirst, "HighestFirst"}, {leaderboard.LowestFirst, "LowestFirst"}}
+	}{{lb.HighestFirst, "HighestFirst"}, {lb.LowestFirst, "LowestFirst"}}
 	ranks := []struct {
-		r    leaderboard.RankMode
+		r    lb.RankMode
 		name string
-	}{{leaderboard.Ordinal, "Ordinal"}, {leaderboard.Competition, "Competition"}}
+	}{{lb.Ordinal, "Ordinal"}, {lb.Competition, "Competition"}}
 	var out []modelCombo
 	for pi, p := range policies {
 		for oi, o := range orders {
@@ -103,24 +102,6 @@ func (c modelCombo) name() string {
 	return c.policyName + "/" + c.orderName + "/" + c.rankName + "/" + day
 }
 
-// modelClock is the board's clock; the workload moves it.
-type modelClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *modelClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *modelClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 // ---- the model ----
 
 type modelEntry struct {
@@ -129,9 +110,9 @@ type modelEntry struct {
 }
 
 type model struct {
-	policy leaderboard.Policy
-	order  leaderboard.Order
-	rank   leaderboard.RankMode
+	policy lb.Policy
+	order  lb.Order
+	rank   lb.RankMode
 	// boards maps "alltime" and "daily/<date>" to member->score.
 	boards map[string]map[string]float64
 }
@@ -156,7 +137,7 @@ func (m *model) board(key string) map[string]float64 {
 
 // better reports whether score a ranks strictly ahead of score b.
 func (m *model) better(a, b float64) bool {
-	if m.order == leaderboard.LowestFirst {
+	if m.order == lb.LowestFirst {
 		return a < b
 	}
 	return a > b
@@ -174,7 +155,7 @@ func (m *model) sorted(b map[string]float64) []modelEntry {
 		if a.score != c.score {
 			return m.better(a.score, c.score)
 		}
-		if m.order == leaderboard.LowestFirst {
+		if m.order == lb.LowestFirst {
 			return a.member < c.member
 		}
 		return a.member > c.member
@@ -183,37 +164,37 @@ func (m *model) sorted(b map[string]float64) []modelEntry {
 }
 
 // ranked turns a sorted list into entries with ranks.
-func (m *model) ranked(s []modelEntry) []leaderboard.Entry {
-	out := make([]leaderboard.Entry, len(s))
+func (m *model) ranked(s []modelEntry) []lb.Entry {
+	out := make([]lb.Entry, len(s))
 	for i, e := range s {
 		r := int64(i + 1)
-		if m.rank == leaderboard.Competition && i > 0 && s[i-1].score == e.score {
+		if m.rank == lb.Competition && i > 0 && s[i-1].score == e.score {
 			r = out[i-1].Rank
 		}
-		out[i] = leaderboard.Entry{Member: e.member, Score: e.score, Rank: r}
+		out[i] = lb.Entry{Member: e.member, Score: e.score, Rank: r}
 	}
 	return out
 }
 
-func (m *model) entries(key string) []leaderboard.Entry {
+func (m *model) entries(key string) []lb.Entry {
 	return m.ranked(m.sorted(m.boards[key]))
 }
 
 // standing is the member's standing on a board, ok=false if not ranked.
-func (m *model) standing(key, member string) (leaderboard.Standing, bool) {
+func (m *model) standing(key, member string) (lb.Standing, bool) {
 	es := m.entries(key)
 	for i, e := range es {
 		if e.Member != member {
 			continue
 		}
 		total := int64(len(es))
-		st := leaderboard.Standing{Entry: e, Total: total}
+		st := lb.Standing{Entry: e, Total: total}
 		if total == 1 {
 			st.Percentile = 100
 			return st, true
 		}
 		below := total - e.Rank
-		if m.rank == leaderboard.Competition {
+		if m.rank == lb.Competition {
 			below = 0
 			for _, o := range es[i+1:] {
 				if m.better(e.Score, o.Score) {
@@ -224,15 +205,15 @@ func (m *model) standing(key, member string) (leaderboard.Standing, bool) {
 		st.Percentile = float64(below) / float64(total-1) * 100
 		return st, true
 	}
-	return leaderboard.Standing{}, false
+	return lb.Standing{}, false
 }
 
 // apply submits one score to every window at now and returns the expected
 // result per window (in window order).
-func (m *model) apply(now time.Time, member string, score float64) []leaderboard.WindowResult {
-	var out []leaderboard.WindowResult
+func (m *model) apply(now time.Time, member string, score float64) []lb.WindowResult {
+	var out []lb.WindowResult
 	for _, key := range m.keys(now) {
-		wr := leaderboard.WindowResult{Previous: leaderboard.Entry{Member: member}}
+		wr := lb.WindowResult{Previous: lb.Entry{Member: member}}
 		if st, ok := m.standing(key, member); ok {
 			wr.Previous = st.Entry
 		}
@@ -241,9 +222,9 @@ func (m *model) apply(now time.Time, member string, score float64) []leaderboard
 		next := score
 		if present {
 			switch m.policy {
-			case leaderboard.Replace:
+			case lb.Replace:
 				next = score
-			case leaderboard.Accumulate:
+			case lb.Accumulate:
 				next = old + score
 			default:
 				next = old
@@ -269,7 +250,7 @@ func (m *model) remove(now time.Time, members ...string) {
 }
 
 // among is the expected answer of Among.
-func (m *model) among(key string, members []string) []leaderboard.Entry {
+func (m *model) among(key string, members []string) []lb.Entry {
 	want := map[string]bool{}
 	for _, mem := range members {
 		want[mem] = true
@@ -288,9 +269,9 @@ func (m *model) among(key string, members []string) []leaderboard.Entry {
 type modelRun struct {
 	t     *testing.T
 	ctx   context.Context
-	lb    *leaderboard.Leaderboard
+	board *lb.Leaderboard
 	m     *model
-	clock *modelClock
+	clock *testClock
 	rng   *rand.Rand
 	combo modelCombo
 	step  int
@@ -326,7 +307,7 @@ func (r *modelRun) submit() {
 	t := r.t
 	mem, sc := r.member(), r.score()
 	r.logf("Submit(%q, %v)", mem, sc)
-	got, err := r.lb.Submit(r.ctx, mem, sc)
+	got, err := r.board.Submit(r.ctx, mem, sc)
 	require.NoError(t, err, "%s Submit(%q, %v)", r.where(), mem, sc)
 	want := r.m.apply(r.clock.Now(), mem, sc)
 	require.Len(t, got.Windows, len(want), "%s Submit(%q, %v) windows", r.where(), mem, sc)
@@ -358,7 +339,7 @@ func (r *modelRun) submitMany() {
 		batch[r.member()] = r.score()
 	}
 	r.logf("SubmitMany(%v)", batch)
-	require.NoError(r.t, r.lb.SubmitMany(r.ctx, batch), "%s SubmitMany(%v)", r.where(), batch)
+	require.NoError(r.t, r.board.SubmitMany(r.ctx, batch), "%s SubmitMany(%v)", r.where(), batch)
 	now := r.clock.Now()
 	for mem, sc := range batch {
 		r.m.apply(now, mem, sc)
@@ -376,11 +357,11 @@ func (r *modelRun) remove() {
 		}
 	}
 	r.logf("Remove(%q)", ms)
-	require.NoError(r.t, r.lb.Remove(r.ctx, ms...), "%s Remove(%q)", r.where(), ms)
+	require.NoError(r.t, r.board.Remove(r.ctx, ms...), "%s Remove(%q)", r.where(), ms)
 	r.m.remove(r.clock.Now(), ms...)
 }
 
-func requireStanding(t *testing.T, want, got leaderboard.Standing, msg string) {
+func requireStanding(t *testing.T, want, got lb.Standing, msg string) {
 	t.Helper()
 	require.Equal(t, want.Entry, got.Entry, "%s entry", msg)
 	require.Equal(t, want.Total, got.Total, "%s total", msg)
@@ -391,7 +372,7 @@ func requireStanding(t *testing.T, want, got leaderboard.Standing, msg string) {
 type modelView struct {
 	name string
 	key  string
-	q    []leaderboard.Query
+	q    []lb.Query
 	// frozen views (a closed day) no longer change: between full checks a
 	// Count and Top(1000) show that nothing touched them.
 	frozen bool
@@ -401,11 +382,11 @@ func (r *modelRun) views() []modelView {
 	now := r.clock.Now()
 	vs := []modelView{
 		{name: "default", key: "alltime"},
-		{name: "daily", key: modelDayKey(now), q: []leaderboard.Query{leaderboard.In(leaderboard.Daily())}},
+		{name: "daily", key: modelDayKey(now), q: []lb.Query{lb.In(lb.Daily())}},
 	}
 	if !now.Equal(modelDay1) {
 		vs = append(vs, modelView{name: "daily@day1", key: modelDayKey(modelDay1), frozen: true,
-			q: []leaderboard.Query{leaderboard.In(leaderboard.Daily()), leaderboard.At(modelDay1)}})
+			q: []lb.Query{lb.In(lb.Daily()), lb.At(modelDay1)}})
 	}
 	return vs
 }
@@ -423,11 +404,11 @@ func (r *modelRun) checkAll(full bool) {
 	// The all-time window named explicitly, and at another time, is the
 	// default one.
 	want := r.m.entries("alltime")
-	for _, q := range [][]leaderboard.Query{
-		{leaderboard.In(leaderboard.AllTime())},
-		{leaderboard.In(leaderboard.AllTime()), leaderboard.At(modelDay1.Add(-72 * time.Hour))},
+	for _, q := range [][]lb.Query{
+		{lb.In(lb.AllTime())},
+		{lb.In(lb.AllTime()), lb.At(modelDay1.Add(-72 * time.Hour))},
 	} {
-		got, err := r.lb.Top(r.ctx, 1000, q...)
+		got, err := r.board.Top(r.ctx, 1000, q...)
 		require.NoError(r.t, err, "%s Top(1000) in alltime", r.where())
 		requireEntries(r.t, want, got, r.where()+" Top(1000) In(AllTime())")
 	}
@@ -436,15 +417,15 @@ func (r *modelRun) checkAll(full bool) {
 func (r *modelRun) checkCheap(v modelView) {
 	where := r.where() + " view=" + v.name
 	want := r.m.entries(v.key)
-	n, err := r.lb.Count(r.ctx, v.q...)
+	n, err := r.board.Count(r.ctx, v.q...)
 	require.NoError(r.t, err, "%s Count", where)
 	require.Equal(r.t, int64(len(want)), n, "%s Count", where)
-	got, err := r.lb.Top(r.ctx, 1000, v.q...)
+	got, err := r.board.Top(r.ctx, 1000, v.q...)
 	require.NoError(r.t, err, "%s Top(1000)", where)
 	requireEntries(r.t, want, got, where+" Top(1000)")
 }
 
-func requireEntries(t *testing.T, want, got []leaderboard.Entry, msg string) {
+func requireEntries(t *testing.T, want, got []lb.Entry, msg string) {
 	t.Helper()
 	if len(want) == 0 && len(got) == 0 {
 		return
@@ -453,26 +434,26 @@ func requireEntries(t *testing.T, want, got []leaderboard.Entry, msg string) {
 }
 
 func (r *modelRun) check(v modelView) {
-	t, ctx, lb := r.t, r.ctx, r.lb
+	t, ctx, board := r.t, r.ctx, r.board
 	where := r.where() + " view=" + v.name
 	all := r.m.entries(v.key)
 	total := int64(len(all))
 
-	n, err := lb.Count(ctx, v.q...)
+	n, err := board.Count(ctx, v.q...)
 	require.NoError(t, err, "%s Count", where)
 	require.Equal(t, total, n, "%s Count", where)
 
 	for _, k := range []int{1, 10, 1000} {
-		got, err := lb.Top(ctx, k, v.q...)
+		got, err := board.Top(ctx, k, v.q...)
 		require.NoError(t, err, "%s Top(%d)", where, k)
 		requireEntries(t, all[:min(k, len(all))], got, fmt.Sprintf("%s Top(%d)", where, k))
 	}
 
 	for _, mem := range append(append([]string{}, modelPool...), modelUnknown...) {
-		got, err := lb.Rank(ctx, mem, v.q...)
+		got, err := board.Rank(ctx, mem, v.q...)
 		want, ok := r.m.standing(v.key, mem)
 		if !ok {
-			require.ErrorIs(t, err, leaderboard.ErrNotRanked, "%s Rank(%q) of an unranked member", where, mem)
+			require.ErrorIs(t, err, lb.ErrNotRanked, "%s Rank(%q) of an unranked member", where, mem)
 			continue
 		}
 		require.NoError(t, err, "%s Rank(%q)", where, mem)
@@ -482,10 +463,10 @@ func (r *modelRun) check(v modelView) {
 	r.checkAround(v, where, all)
 
 	for _, size := range []int{1, 3, 7} {
-		var walked []leaderboard.Entry
+		var walked []lb.Entry
 		pages := (len(all) + size - 1) / size
 		for num := 1; num <= pages+1; num++ {
-			p, err := lb.Page(ctx, num, size, v.q...)
+			p, err := board.Page(ctx, num, size, v.q...)
 			require.NoError(t, err, "%s Page(%d, %d)", where, num, size)
 			require.Equal(t, num, p.Number, "%s Page(%d, %d).Number", where, num, size)
 			require.Equal(t, size, p.Size, "%s Page(%d, %d).Size", where, num, size)
@@ -515,16 +496,16 @@ func (r *modelRun) check(v modelView) {
 				ms = append(ms, r.member())
 			}
 		}
-		got, err := lb.Among(ctx, ms, v.q...)
+		got, err := board.Among(ctx, ms, v.q...)
 		require.NoError(t, err, "%s Among(%q)", where, ms)
 		requireEntries(t, r.m.among(v.key, ms), got, fmt.Sprintf("%s Among(%q)", where, ms))
 	}
 }
 
-func (r *modelRun) checkAround(v modelView, where string, all []leaderboard.Entry) {
+func (r *modelRun) checkAround(v modelView, where string, all []lb.Entry) {
 	t := r.t
-	_, err := r.lb.Around(r.ctx, modelUnknown[0], 1, v.q...)
-	require.ErrorIs(t, err, leaderboard.ErrNotRanked, "%s Around(%q) of an unranked member", where, modelUnknown[0])
+	_, err := r.board.Around(r.ctx, modelUnknown[0], 1, v.q...)
+	require.ErrorIs(t, err, lb.ErrNotRanked, "%s Around(%q) of an unranked member", where, modelUnknown[0])
 	if len(all) == 0 {
 		return
 	}
@@ -535,24 +516,24 @@ func (r *modelRun) checkAround(v modelView, where string, all []leaderboard.Entr
 			width := 2*radius + 1
 			start := min(max(pos-radius, 0), max(0, total-width))
 			end := min(start+width, total)
-			got, err := r.lb.Around(r.ctx, mem, radius, v.q...)
+			got, err := r.board.Around(r.ctx, mem, radius, v.q...)
 			require.NoError(t, err, "%s Around(%q, %d)", where, mem, radius)
 			requireEntries(t, all[start:end], got, fmt.Sprintf("%s Around(%q, %d) at position %d", where, mem, radius, pos))
 		}
 	}
 }
 
-func newModelBoard(t *testing.T, b *testredis.Backend, c modelCombo, clock *modelClock) *leaderboard.Leaderboard {
+func newModelBoard(t *testing.T, b *testredis.Backend, c modelCombo, clock *testClock) *lb.Leaderboard {
 	t.Helper()
-	lb, err := leaderboard.New(b.Client, b.BoardName(t),
-		leaderboard.WithPolicy(c.policy),
-		leaderboard.WithOrder(c.order),
-		leaderboard.WithRanking(c.rank),
-		leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily()),
-		leaderboard.WithClock(clock.Now),
+	board, err := lb.New(b.Client, b.BoardName(t),
+		lb.WithPolicy(c.policy),
+		lb.WithOrder(c.order),
+		lb.WithRanking(c.rank),
+		lb.WithWindows(lb.AllTime(), lb.Daily()),
+		lb.WithClock(clock.Now),
 	)
 	require.NoError(t, err)
-	return lb
+	return board
 }
 
 func TestModel(t *testing.T) {
@@ -568,11 +549,11 @@ func TestModel(t *testing.T) {
 
 func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
 	t.Logf("model run %s: seed=%d", c.name(), c.seed)
-	clock := &modelClock{now: modelDay1}
+	clock := &testClock{now: modelDay1}
 	r := &modelRun{
 		t:       t,
 		ctx:     context.Background(),
-		lb:      newModelBoard(t, b, c, clock),
+		board:   newModelBoard(t, b, c, clock),
 		m:       newModel(c),
 		clock:   clock,
 		rng:     rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15)),
@@ -616,41 +597,41 @@ func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
 func TestModelRoundTrips(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for _, c := range []modelCombo{
-			{policy: leaderboard.KeepBest, policyName: "KeepBest", rank: leaderboard.Ordinal, rankName: "Ordinal"},
-			{policy: leaderboard.Replace, policyName: "Replace", rank: leaderboard.Competition, rankName: "Competition"},
-			{policy: leaderboard.Accumulate, policyName: "Accumulate", rank: leaderboard.Ordinal, rankName: "Ordinal"},
+			{policy: lb.KeepBest, policyName: "KeepBest", rank: lb.Ordinal, rankName: "Ordinal"},
+			{policy: lb.Replace, policyName: "Replace", rank: lb.Competition, rankName: "Competition"},
+			{policy: lb.Accumulate, policyName: "Accumulate", rank: lb.Ordinal, rankName: "Ordinal"},
 		} {
 			t.Run(c.policyName+"/"+c.rankName, func(t *testing.T) {
 				ctx := context.Background()
-				lb := newModelBoard(t, b, c, &modelClock{now: modelDay1})
+				board := newModelBoard(t, b, c, &testClock{now: modelDay1})
 				for i, mem := range modelPool {
-					_, err := lb.Submit(ctx, mem, float64(i%5))
+					_, err := board.Submit(ctx, mem, float64(i%5))
 					require.NoError(t, err)
 				}
-				daily := leaderboard.In(leaderboard.Daily())
+				daily := lb.In(lb.Daily())
 				ops := []struct {
 					name string
 					fn   func() error
 				}{
-					{"Submit", func() error { _, err := lb.Submit(ctx, "a", 7); return err }},
-					{"Submit new member", func() error { _, err := lb.Submit(ctx, "ghost", 1); return err }},
-					{"SubmitMany", func() error { return lb.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "new": 3}) }},
-					{"Remove", func() error { return lb.Remove(ctx, "ghost", "new", "nobody") }},
-					{"Top", func() error { _, err := lb.Top(ctx, 10); return err }},
-					{"Top daily", func() error { _, err := lb.Top(ctx, 10, daily); return err }},
-					{"Rank", func() error { _, err := lb.Rank(ctx, "b"); return err }},
+					{"Submit", func() error { _, err := board.Submit(ctx, "a", 7); return err }},
+					{"Submit new member", func() error { _, err := board.Submit(ctx, "ghost", 1); return err }},
+					{"SubmitMany", func() error { return board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "new": 3}) }},
+					{"Remove", func() error { return board.Remove(ctx, "ghost", "new", "nobody") }},
+					{"Top", func() error { _, err := board.Top(ctx, 10); return err }},
+					{"Top daily", func() error { _, err := board.Top(ctx, 10, daily); return err }},
+					{"Rank", func() error { _, err := board.Rank(ctx, "b"); return err }},
 					{"Rank unranked", func() error {
-						_, err := lb.Rank(ctx, "nobody")
-						if errors.Is(err, leaderboard.ErrNotRanked) {
+						_, err := board.Rank(ctx, "nobody")
+						if errors.Is(err, lb.ErrNotRanked) {
 							return nil
 						}
 						return fmt.Errorf("Rank(nobody) = %v, want ErrNotRanked", err)
 					}},
-					{"Around", func() error { _, err := lb.Around(ctx, "b", 3); return err }},
-					{"Around daily", func() error { _, err := lb.Around(ctx, "b", 3, daily); return err }},
-					{"Page", func() error { _, err := lb.Page(ctx, 2, 5); return err }},
-					{"Among", func() error { _, err := lb.Among(ctx, []string{"a", "b", "nobody"}); return err }},
-					{"Count", func() error { _, err := lb.Count(ctx); return err }},
+					{"Around", func() error { _, err := board.Around(ctx, "b", 3); return err }},
+					{"Around daily", func() error { _, err := board.Around(ctx, "b", 3, daily); return err }},
+					{"Page", func() error { _, err := board.Page(ctx, 2, 5); return err }},
+					{"Among", func() error { _, err := board.Among(ctx, []string{"a", "b", "nobody"}); return err }},
+					{"Count", func() error { _, err := board.Count(ctx); return err }},
 				}
 				for _, op := range ops {
 					// The warm-up loads the op's script, if any.

@@ -2,8 +2,6 @@ package leaderboard_test
 
 import (
 	"context"
-	"errors"
-	"math"
 	"testing"
 	"time"
 
@@ -12,10 +10,6 @@ import (
 	lb "github.com/skiprank/leaderboard"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
-
-// plainStore is a store with none of the optional interfaces (no
-// IDKeeper, no Retractor, no Remover).
-type plainStore struct{ lb.Store }
 
 // idsKey is the board's id set, where Redis remembers WithID ids.
 func idsKey(name string) string { return "lb:{" + name + "}:ids" }
@@ -173,50 +167,6 @@ func TestRefusedSubmissionTakesNoID(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestRefusedSubmitManyLeavesNoRow: SubmitMany's batch refused by Redis
-// (an overflowing total) is retracted from the store.
-func TestRefusedSubmitManyLeavesNoRow(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		ctx := context.Background()
-		for _, sharded := range []bool{false, true} {
-			store := newMemStore()
-			opts := []lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate)}
-			if sharded {
-				opts = append(opts, lb.WithShards(0))
-			}
-			board, _ := newBoard(t, b, opts...)
-			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"p": math.MaxFloat64}))
-			err := board.SubmitMany(ctx, map[string]float64{"p": math.MaxFloat64, "q": 1})
-			require.ErrorIs(t, err, lb.ErrInvalidScore)
-			require.Equal(t, 1, store.count(), "the refused batch is retracted")
-			_, err = board.Rank(ctx, "q")
-			require.ErrorIs(t, err, lb.ErrNotRanked)
-		}
-	})
-}
-
-// failingRetractor cannot take a refused submission back.
-type failingRetractor struct{ *memStore }
-
-func (failingRetractor) Retract(context.Context, []lb.Submission) error {
-	return errors.New("store down")
-}
-
-// TestRefusalWhenRetractFails: the caller still gets the refusal's
-// sentinel, and is told the submission stays in the store.
-func TestRefusalWhenRetractFails(t *testing.T) {
-	b := testredis.Mini(t)
-	ctx := context.Background()
-	store := newMemStore()
-	board, _ := newBoard(t, b, lb.WithStore(failingRetractor{store}), lb.WithPolicy(lb.Accumulate))
-	_, err := board.Submit(ctx, "p", math.MaxFloat64)
-	require.NoError(t, err)
-	_, err = board.Submit(ctx, "p", math.MaxFloat64)
-	require.ErrorIs(t, err, lb.ErrInvalidScore)
-	require.ErrorContains(t, err, "store down")
-	require.ErrorContains(t, err, "stays in the store")
 }
 
 // TestClockSkew: a WithTime a little after the board's clock (another game

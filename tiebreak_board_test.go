@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,24 +30,6 @@ var (
 	tieEpoch = time.Now().UTC().Truncate(time.Hour).Add(-24 * time.Hour)
 	tieNow   = tieEpoch.Add(23 * time.Hour)
 )
-
-// tieClock is a board clock a test moves.
-type tieClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *tieClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *tieClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 func tieRuleName(later bool) string {
 	if later {
@@ -310,7 +291,7 @@ func runTieOrderProperty(t *testing.T, b *testredis.Backend, n int, o lb.TimeOrd
 	ctx := context.Background()
 	where := fmt.Sprintf("order=%v rule=%s rank=%v seed=%d", order, tieRuleName(later), rank, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
-	clock := &tieClock{now: tieNow}
+	clock := &testClock{now: tieNow}
 	board, _ := newBoard(t, b, lb.WithPolicy(lb.Replace), lb.WithOrder(order), lb.WithRanking(rank),
 		lb.WithTieBreak(tieNew(t, later, o)), lb.WithClock(clock.Now))
 	m := newTieModel(order, later, rank, lb.Replace, o)
@@ -516,7 +497,7 @@ type tieRun struct {
 	ctx   context.Context
 	board *lb.Leaderboard
 	m     *tieModel
-	clock *tieClock
+	clock *testClock
 	rng   *rand.Rand
 	c     tieCombo
 	step  int
@@ -720,7 +701,7 @@ func TestTieBreakModel(t *testing.T) {
 
 func runTieModel(t *testing.T, b *testredis.Backend, c tieCombo) {
 	t.Logf("tie-break model run %s: seed=%d", c.name(), c.seed)
-	clock := &tieClock{now: c.enc.order.Epoch.Add(c.enc.start)}
+	clock := &testClock{now: c.enc.order.Epoch.Add(c.enc.start)}
 	board, _ := newBoard(t, b, lb.WithPolicy(c.policy), lb.WithOrder(c.order), lb.WithRanking(c.rank),
 		lb.WithTieBreak(tieNew(t, c.later, c.enc.order)), lb.WithClock(clock.Now))
 	r := &tieRun{
@@ -822,7 +803,7 @@ func TestTieBreakTimeGuards(t *testing.T) {
 							tb := tieNew(t, later, o)
 							horizon := tb.Horizon()
 							require.Equal(t, epoch.Add(slots*time.Hour), horizon)
-							clock := &tieClock{now: horizon}
+							clock := &testClock{now: horizon}
 							board, name := newBoard(t, b, lb.WithOrder(order), lb.WithRanking(rank), lb.WithPolicy(policy),
 								lb.WithTieBreak(tb), lb.WithClock(clock.Now))
 							_, err := board.Submit(ctx, "seed", 5, lb.WithTime(epoch.Add(time.Hour)))

@@ -1,0 +1,212 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// TestStoreFirst: a store failure leaves Redis untouched; a Redis failure
+// after the store wrote reports ErrPending.
+func TestStoreFirst(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, policy := range []lb.Policy{lb.KeepBest, lb.Accumulate} {
+			store := newMemStore()
+			board, name := newBoard(t, b, lb.WithPolicy(policy), lb.WithStore(store), lb.WithWindows(lb.AllTime(), lb.Weekly()))
+			_, err := board.Submit(ctx, "p", 3)
+			require.NoError(t, err)
+			before := b.Snapshot(t, name)
+
+			store.fail = errors.New("connection refused")
+			_, err = board.Submit(ctx, "p", 7)
+			require.ErrorContains(t, err, "store: connection refused")
+			require.NotErrorIs(t, err, lb.ErrPending)
+			require.Equal(t, before, b.Snapshot(t, name), "Redis must be untouched")
+			store.fail = nil
+
+			// Break Redis for this board: its all-time key holds a string.
+			c := b.Client.Client
+			require.NoError(t, c.Do(ctx, c.B().Set().Key("lb:{"+name+"}:alltime").Value("x").Build()).Error())
+			_, err = board.Submit(ctx, "p", 9, lb.WithID("late"))
+			require.ErrorIs(t, err, lb.ErrPending)
+			require.ErrorContains(t, err, "WRONGTYPE")
+			require.Equal(t, 2, store.count(), "the submission is durable")
+			require.Equal(t, fmt.Sprint(9.0), fmt.Sprint(store.subs[1].Score))
+		}
+	})
+}
+
+// TestSubmitTellsTheStoreItsPeriods: the store gets the board's policy,
+// order and every live period a submission is written to.
+func TestSubmitTellsTheStoreItsPeriods(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	store := newMemStore()
+	clock := future
+	board, _ := newBoard(t, b, lb.WithStore(store), lb.WithPolicy(lb.Accumulate), lb.WithOrder(lb.LowestFirst),
+		lb.WithWindows(lb.AllTime(), lb.Daily(), lb.Weekly()), lb.WithClock(func() time.Time { return clock }))
+	day, week := lb.Daily().Period(clock), lb.Weekly().Period(clock)
+	all := []lb.SubmissionPeriod{
+		{Window: "alltime", Period: "alltime"},
+		{Window: "daily", Period: day.ID, Start: day.Start, End: day.End},
+		{Window: "weekly", Period: week.ID, Start: week.Start, End: week.End},
+	}
+	_, err := board.Submit(ctx, "p", 1)
+	require.NoError(t, err)
+	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"q": 2, "r": 3}))
+	require.Equal(t, 3, store.count())
+	for _, sub := range store.subs {
+		require.Equal(t, lb.Accumulate, sub.Policy)
+		require.Equal(t, lb.LowestFirst, sub.Order)
+		require.Equal(t, all, sub.Periods, sub.Member)
+	}
+
+	// Three days back the daily period has expired (one period of
+	// retention): that window is not written, so not listed.
+	old := clock.Add(-72 * time.Hour)
+	res, err := board.Submit(ctx, "p", 1, lb.WithTime(old))
+	require.NoError(t, err)
+	require.True(t, res.Windows[1].Closed)
+	last := store.subs[len(store.subs)-1]
+	require.Len(t, last.Periods, 2)
+	require.Equal(t, "alltime", last.Periods[0].Window)
+	require.Equal(t, "weekly", last.Periods[1].Window)
+	require.Equal(t, lb.Weekly().Period(old).ID, last.Periods[1].Period)
+}
+
+// notRemover is a store that does not record removals.
+type notRemover struct{ *memStore }
+
+func (notRemover) Remove() {} // hides memStore's
+
+// TestRemoveReachesTheStore: with a Remover store, Remove is recorded
+// first and a Rebuild keeps the member removed, counting only what was
+// submitted after; a store failure leaves Redis untouched, a Redis failure
+// after it is ErrPending. Without one, a Rebuild brings the member back.
+func TestRemoveReachesTheStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, sharded := range []bool{false, true} {
+			store := newMemStore()
+			clock := future
+			opts := []lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily()),
+				lb.WithClock(func() time.Time { return clock })}
+			if sharded {
+				opts = append(opts, lb.WithShards(5))
+			}
+			board, name := newBoard(t, b, opts...)
+			for _, m := range []string{"ann", "bob", "cy"} {
+				_, err := board.Submit(ctx, m, 3)
+				require.NoError(t, err)
+			}
+			// Yesterday's standing stays: Remove touches today's period.
+			_, err := board.Submit(ctx, "bob", 1, lb.WithTime(clock.Add(-24*time.Hour)))
+			require.NoError(t, err)
+			require.NoError(t, board.Remove(ctx, "bob"))
+			_, err = board.Submit(ctx, "cy", 4)
+			require.NoError(t, err)
+			require.NoError(t, board.Remove(ctx, "cy"))
+			_, err = board.Submit(ctx, "cy", 2) // after the removal: counts alone
+			require.NoError(t, err)
+			yesterday := []lb.Query{lb.In(lb.Daily()), lb.At(clock.Add(-24 * time.Hour))}
+			views := [][]lb.Query{nil, {lb.In(lb.Daily())}, yesterday}
+			before := boardView(t, board, views...)
+			top, err := board.Top(ctx, 10)
+			require.NoError(t, err)
+			require.Equal(t, []lb.Entry{{Member: "ann", Score: 3, Rank: 1}, {Member: "cy", Score: 2, Rank: 2}}, top)
+
+			b.Wipe(t, name)
+			_, err = board.Rebuild(ctx)
+			require.NoError(t, err)
+			require.Equal(t, before, boardView(t, board, views...), "removed members stay removed")
+			reports, err := board.Verify(ctx)
+			require.NoError(t, err)
+			for _, r := range reports {
+				require.True(t, r.Clean(), "%+v", r)
+			}
+
+			store.fail = errors.New("connection refused")
+			err = board.Remove(ctx, "ann")
+			require.ErrorContains(t, err, "store: connection refused")
+			require.NotErrorIs(t, err, lb.ErrPending)
+			require.Equal(t, before, boardView(t, board, views...), "Redis must be untouched")
+			store.fail = nil
+
+			// Without a Remover, a rebuild brings them back.
+			plain, err := lb.New(b.Client, name, append(opts, lb.WithStore(notRemover{store}))...)
+			require.NoError(t, err)
+			require.NoError(t, plain.Remove(ctx, "ann"))
+			_, err = plain.Rebuild(ctx)
+			require.NoError(t, err)
+			st, err := plain.Rank(ctx, "ann")
+			require.NoError(t, err)
+			require.Equal(t, 3.0, st.Score)
+
+			if !sharded {
+				// Redis fails after the store recorded the removal.
+				c := b.Client.Client
+				require.NoError(t, c.Do(ctx, c.B().Set().Key("lb:{"+name+"}:alltime").Value("x").Build()).Error())
+				err = board.Remove(ctx, "ann")
+				require.ErrorIs(t, err, lb.ErrPending)
+				require.ErrorContains(t, err, "WRONGTYPE")
+			}
+		}
+	})
+}
+
+// plainStore is a store with none of the optional interfaces (no
+// IDKeeper, no Retractor, no Remover).
+type plainStore struct{ lb.Store }
+
+// TestRefusedSubmitManyLeavesNoRow: SubmitMany's batch refused by Redis
+// (an overflowing total) is retracted from the store.
+func TestRefusedSubmitManyLeavesNoRow(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, sharded := range []bool{false, true} {
+			store := newMemStore()
+			opts := []lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate)}
+			if sharded {
+				opts = append(opts, lb.WithShards(0))
+			}
+			board, _ := newBoard(t, b, opts...)
+			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"p": math.MaxFloat64}))
+			err := board.SubmitMany(ctx, map[string]float64{"p": math.MaxFloat64, "q": 1})
+			require.ErrorIs(t, err, lb.ErrInvalidScore)
+			require.Equal(t, 1, store.count(), "the refused batch is retracted")
+			_, err = board.Rank(ctx, "q")
+			require.ErrorIs(t, err, lb.ErrNotRanked)
+		}
+	})
+}
+
+// failingRetractor cannot take a refused submission back.
+type failingRetractor struct{ *memStore }
+
+func (failingRetractor) Retract(context.Context, []lb.Submission) error {
+	return errors.New("store down")
+}
+
+// TestRefusalWhenRetractFails: the caller still gets the refusal's
+// sentinel, and is told the submission stays in the store.
+func TestRefusalWhenRetractFails(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	store := newMemStore()
+	board, _ := newBoard(t, b, lb.WithStore(failingRetractor{store}), lb.WithPolicy(lb.Accumulate))
+	_, err := board.Submit(ctx, "p", math.MaxFloat64)
+	require.NoError(t, err)
+	_, err = board.Submit(ctx, "p", math.MaxFloat64)
+	require.ErrorIs(t, err, lb.ErrInvalidScore)
+	require.ErrorContains(t, err, "store down")
+	require.ErrorContains(t, err, "stays in the store")
+}
