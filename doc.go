@@ -33,6 +33,29 @@
 // script, never rank-then-range. A sharded board's operations are atomic
 // per step; see WithShards.
 //
+// # How it is built
+//
+// Every exported method is a thin front: it checks its arguments (bad input
+// returns a sentinel and writes nothing), encodes scores under a tie-break,
+// resolves the window periods it touches (period.go: each window's current
+// period is computed once per period), reaches the store first where there
+// is one (writethrough.go), and then makes one call to the board's backend.
+// The backend (backend.go) is chosen once, in New: plainBackend (plain.go),
+// one sorted set per window period; or shardedBackend (sharded.go,
+// sharded_submit.go, check.go), shards beside an index, which also decides
+// once whether a write is one script (every key on one node) or two steps
+// (a Cluster). No front branches on the kind of board, and every backend
+// must implement every operation.
+//
+// Lua runs only where a transaction cannot do the job (see below). The
+// scripts live in internal/scripts, each behind a typed Go builder; every
+// script's arguments open with one header that common.lua reads in one
+// place. Replies are decoded in reply.go. With a store (WithStore), Submit,
+// SubmitMany and Remove write the store first and Redis second; a Redis
+// refusal retracts what the store took, any other Redis failure returns
+// ErrPending. Rebuild (rebuild.go, pipeline.go), Verify (verify.go) and
+// Seal (seal.go) read the store back.
+//
 // # Keys
 //
 // Every key of an unsharded board shares one hash tag, the board's name:

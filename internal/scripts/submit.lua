@@ -1,9 +1,10 @@
 -- Applies one submission to every live window period of a board, atomically,
 -- and reports each window's standing before and after. Used where a MULTI of
--- plain commands cannot do the job: Accumulate (the range check must run
--- before any write), Competition ranks (ZCOUNT needs the stored score),
--- tie-broken KeepBest under LaterFirst (which compares plain scores), and
--- WithID (the id is checked and recorded with the write).
+-- plain commands cannot do the job: an Accumulate whose total must be
+-- checked before any write (on a tie-broken board, or an increment of 2^970
+-- or more), Competition ranks (ZCOUNT needs the stored score), tie-broken
+-- KeepBest under LaterFirst (which compares plain scores), and WithID (the
+-- id is checked and recorded with the write).
 --
 -- KEYS[i]   one sorted set per window period, all in one hash slot; with an
 --           id, then the board's id set (id -> unix ms it is forgotten)
