@@ -13,6 +13,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/skiprank/leaderboard v0.0.0
 	github.com/skiprank/leaderboard/pgstore v0.0.0-00010101000000-000000000000
+	golang.org/x/term v0.44.0
 )
 
 require (
@@ -24,6 +25,5 @@ require (
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )

@@ -2,56 +2,46 @@
 // submission is written to PostgreSQL first (pgstore) and to Redis second;
 // the program then wipes the board's Redis keys, as a restart without
 // persistence or a FLUSHALL would, notices the loss with Present, rebuilds
-// the board from PostgreSQL with a progress bar, and checks with Verify that
-// Redis and PostgreSQL agree again.
+// the board from PostgreSQL, and checks with Verify that Redis and
+// PostgreSQL agree again, and that pgstore's kept standings agree with its
+// own log.
 //
 //	go run ./examples/durable                                    # embedded miniredis
 //	REDIS_URL=redis://127.0.0.1:6379 go run ./examples/durable   # a real Redis
 //	DATABASE_URL=postgres://app@db:5432/game go run ./examples/durable
+//	go run ./examples/durable -h                                 # flags; connects to nothing
 //
 // PostgreSQL comes from DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test?sslmode=disable); the program
 // creates its tables there (prefix "durable_example_") and, at every start,
-// deletes the rows and Redis keys an earlier run left for its board, so it
-// can be run again and again.
+// deletes everything an earlier run left of its board, in PostgreSQL with
+// pgstore's DeleteBoard and in Redis by its keys, so every run prints the
+// same figures.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"log"
-	"math/rand/v2"
-	"net/url"
 	"os"
 	"os/signal"
-	"slices"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"syscall"
-	"text/tabwriter"
-	"time"
-
-	"github.com/alicebob/miniredis/v2"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/rueidis"
-	"github.com/schollz/progressbar/v3"
-
-	"github.com/skiprank/leaderboard"
-	"github.com/skiprank/leaderboard/pgstore"
+	"unicode"
+	"unicode/utf8"
 )
 
 // defaultDatabaseURL is the local PostgreSQL the repository's tests use.
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-// config is what one run works on; main fills it from the environment.
+// config is what one run works on; parseConfig fills it.
 type config struct {
-	// DatabaseURL is the PostgreSQL to use.
-	DatabaseURL string
-	// RedisURL is the Redis to use; empty: an embedded miniredis.
-	RedisURL string
+	// Redis is the Redis to use (REDIS_URL); unset: an embedded miniredis.
+	Redis redisTarget
+	// Postgres is the PostgreSQL to use (DATABASE_URL).
+	Postgres pgTarget
 	// TablePrefix is pgstore's table prefix.
 	TablePrefix string
 	// Board is the board's name.
@@ -60,377 +50,129 @@ type config struct {
 	// SubmitMany, each with RoundSize players, then Live calls of Submit
 	// with WithID, from Workers goroutines.
 	Players, Rounds, RoundSize, Live, Workers int
+	// Progress shows progress bars (on a terminal).
+	Progress bool
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg := config{
-		DatabaseURL: os.Getenv("DATABASE_URL"),
-		RedisURL:    os.Getenv("REDIS_URL"),
-		TablePrefix: "durable_example_",
-		Board:       "durable-example",
-		Players:     2000,
-		Rounds:      19,
-		RoundSize:   1000,
-		Live:        1000,
-		Workers:     8,
-	}
-	if cfg.DatabaseURL == "" {
-		cfg.DatabaseURL = defaultDatabaseURL
-	}
-	if err := run(ctx, os.Stdout, cfg); err != nil {
-		log.Fatal(err)
-	}
+	code := cli(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// run is the whole demonstration, step by step, printed to out.
-func run(ctx context.Context, out io.Writer, cfg config) error {
-	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
-
-	// 1. PostgreSQL: the source of truth.
-	say("1. PostgreSQL at %s", redact(cfg.DatabaseURL))
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+// cli runs the program with args and the environment getenv, and returns
+// its exit code: 0 done (or -h), 1 failed, 2 bad flags or settings.
+func cli(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, getenv, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
+		fmt.Fprintln(stderr, "durable:", err)
+		return 2
 	}
-	defer pool.Close()
-	store, err := pgstore.New(pool, pgstore.WithTablePrefix(cfg.TablePrefix))
-	if err != nil {
-		return err
+	cfg.Progress = isTerminal(stdout)
+	if err := run(ctx, stdout, cfg); err != nil {
+		fmt.Fprintln(stderr, "durable:", newSecrets(cfg.Redis, cfg.Postgres).scrub(err.Error()))
+		return 1
 	}
-	if err := store.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate (is PostgreSQL running? set DATABASE_URL): %w", err)
-	}
-	say("   pgstore tables %q... are migrated (Migrate is idempotent: run it at every start).", cfg.TablePrefix+"*")
-	// Only for a re-runnable demo: forget what an earlier run stored.
-	tag, err := pool.Exec(ctx, "DELETE FROM "+pgx.Identifier{cfg.TablePrefix + "submissions"}.Sanitize()+" WHERE board = $1", cfg.Board)
-	if err != nil {
-		return fmt.Errorf("clearing an earlier run: %w", err)
-	}
-	if tag.RowsAffected() > 0 {
-		say("   Deleted the %d submissions an earlier run stored for board %q.", tag.RowsAffected(), cfg.Board)
-	}
-
-	// 2. Redis: the fast copy.
-	client, where, stopRedis, err := connectRedis(cfg.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer stopRedis()
-	defer client.Close()
-	say("\n2. Redis: %s", where)
-	if n, err := wipe(ctx, client, cfg.Board); err != nil {
-		return err
-	} else if n > 0 {
-		say("   Deleted the %d keys an earlier run left for board %q.", n, cfg.Board)
-	}
-
-	// 3. The board, with the store.
-	board, err := leaderboard.New(client, cfg.Board,
-		leaderboard.WithPolicy(leaderboard.Accumulate), // a player's points add up
-		leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Weekly()),
-		leaderboard.WithStore(store), // PostgreSQL first, Redis second
-	)
-	if err != nil {
-		return err
-	}
-	say("\n3. Board %q: Accumulate, windows alltime and weekly, WithStore(pgstore).", cfg.Board)
-	present, err := board.Present(ctx)
-	if err != nil {
-		return err
-	}
-	say("   Present() = %v", present)
-	if !present {
-		// At start-up: Redis does not hold the board as last rebuilt (here:
-		// it never was), so rebuild it from the store before serving.
-		rep, err := board.Rebuild(ctx)
-		if err != nil {
-			return err
-		}
-		say("   so Rebuild() once from the store: %d periods, %d members. Present() is true from now on.", rep.Periods, rep.Members)
-	}
-
-	// 4. The load: rounds of matches in bulk, then live matches one by one.
-	total := cfg.Rounds*cfg.RoundSize + cfg.Live
-	say("\n4. Submitting %d scores for %d players.", total, cfg.Players)
-	say("   a) %d rounds of %d players with SubmitMany: each round one COPY into PostgreSQL, then one Redis call.",
-		cfg.Rounds, cfg.RoundSize)
-	say("   b) %d matches with Submit(..., WithID(match id)) from %d goroutines: an INSERT, then Redis.", cfg.Live, cfg.Workers)
-	rng := rand.New(rand.NewPCG(5, 2026)) // the same scores every run
-	player := func(i int) string { return fmt.Sprintf("player:%04d", i) }
-	score := func() float64 { return float64(1 + rng.IntN(100)) }
-	rounds := make([]map[string]float64, cfg.Rounds)
-	for r := range rounds {
-		rounds[r] = make(map[string]float64, cfg.RoundSize)
-		for _, p := range rng.Perm(cfg.Players)[:cfg.RoundSize] {
-			rounds[r][player(p)] = score()
-		}
-	}
-	type match struct {
-		id, member string
-		score      float64
-	}
-	live := make([]match, cfg.Live)
-	for i := range live {
-		live[i] = match{id: fmt.Sprintf("match-%06d", i), member: player(rng.IntN(cfg.Players)), score: score()}
-	}
-
-	bar := newBar(out, int64(total), "   submitting", "scores")
-	start := time.Now()
-	for _, round := range rounds {
-		if err := board.SubmitMany(ctx, round); err != nil {
-			return err
-		}
-		_ = bar.Add(len(round))
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, cfg.Workers)
-	for range cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(live) {
-					return
-				}
-				m := live[i]
-				if _, err := board.Submit(ctx, m.member, m.score, leaderboard.WithID(m.id)); err != nil {
-					errs <- fmt.Errorf("submit %s: %w", m.id, err)
-					next.Store(int64(len(live))) // stop the others
-					return
-				}
-				_ = bar.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	var failed []error
-	for err := range errs {
-		failed = append(failed, err)
-	}
-	if err := errors.Join(failed...); err != nil {
-		return err
-	}
-	_ = bar.Finish()
-	say("   %d scores in %v, each in PostgreSQL before Redis.", total, time.Since(start).Round(time.Millisecond))
-
-	// A retry of a submission already applied, as after a timeout.
-	retry := live[0]
-	before, err := board.Rank(ctx, retry.member)
-	if err != nil {
-		return err
-	}
-	res, err := board.Submit(ctx, retry.member, retry.score, leaderboard.WithID(retry.id))
-	if err != nil {
-		return err
-	}
-	if !res.Duplicate || res.Score != before.Score {
-		return fmt.Errorf("retry of %s: Duplicate = %v, score %v -> %v: want a duplicate that changes nothing",
-			retry.id, res.Duplicate, before.Score, res.Score)
-	}
-	say("   Retrying %s (%s, %+.0f): Duplicate = true, score still %.0f: counted once.",
-		retry.id, retry.member, retry.score, res.Score)
-
-	top, err := board.Top(ctx, 5)
-	if err != nil {
-		return err
-	}
-	say("\n   Top 5, all time:")
-	table(out, top)
-	counts, err := countAll(ctx, board)
-	if err != nil {
-		return err
-	}
-	say("   Count: alltime %d, weekly %d", counts[0], counts[1])
-
-	// 5. The disaster: the board's keys vanish from Redis.
-	say("\n5. Simulated loss: deleting every Redis key of the board (SCAN MATCH %s, then DEL).", pattern(cfg.Board))
-	n, err := wipe(ctx, client, cfg.Board)
-	if err != nil {
-		return err
-	}
-	present, err = board.Present(ctx)
-	if err != nil {
-		return err
-	}
-	lost, err := countAll(ctx, board)
-	if err != nil {
-		return err
-	}
-	say("   Deleted %d keys. Present() = %v, Count: alltime %d, weekly %d.", n, present, lost[0], lost[1])
-	if present || lost[0] != 0 || lost[1] != 0 {
-		return fmt.Errorf("after the wipe: Present() = %v, counts %v: want false and zeros", present, lost)
-	}
-	say("   A service sees Present() == false (at start-up or on a timer) and rebuilds:")
-
-	// 6. The rebuild, from PostgreSQL, with a progress bar.
-	say("\n6. Rebuild from PostgreSQL (every live period of every window, swapped in atomically).")
-	members := counts[0] + counts[1] // what the rebuild writes, as counted before the loss
-	bar = newBar(out, members, "   rebuilding", "members")
-	var done int64 // members of the periods finished
-	shown := ""
-	start = time.Now()
-	rep, err := board.Rebuild(ctx, leaderboard.WithProgress(func(p leaderboard.RebuildProgress) {
-		if period := p.Window + "/" + p.Period; period != shown && !p.Done {
-			shown = period
-			bar.Describe(fmt.Sprintf("   rebuilding %-16s", period))
-		}
-		_ = bar.Set64(min(done+p.Members, members))
-		if p.Done {
-			done += p.Members
-		}
-	}))
-	if err != nil {
-		return err
-	}
-	_ = bar.Finish()
-	say("   Rebuilt %d periods, %d members in %v; %d standings refused.",
-		rep.Periods, rep.Members, time.Since(start).Round(time.Millisecond), len(rep.Refused))
-	if present, err = board.Present(ctx); err != nil {
-		return err
-	}
-	say("   Present() = %v", present)
-
-	// 7. Verify: PostgreSQL and Redis agree, member by member.
-	say("\n7. Verify: the store against Redis, member by member.")
-	reports, err := board.Verify(ctx)
-	if err != nil {
-		return err
-	}
-	clean := true
-	for _, r := range reports {
-		say("   %-8s %-10s store %5d  redis %5d  missing %d  different %d  extra %d  clean: %v",
-			r.Window, r.Period, r.StoreMembers, r.RedisMembers, r.MissingCount, r.DifferentCount, r.Extra, r.Clean())
-		clean = clean && r.Clean()
-	}
-	if !clean {
-		return errors.New("verify found differences after the rebuild")
-	}
-
-	// 8. The same board as before the loss.
-	again, err := board.Top(ctx, 5)
-	if err != nil {
-		return err
-	}
-	say("\n8. Top 5, all time, after the rebuild:")
-	table(out, again)
-	if !slices.Equal(top, again) {
-		return errors.New("the top 5 differ from before the loss")
-	}
-	after, err := countAll(ctx, board)
-	if err != nil {
-		return err
-	}
-	if after != counts {
-		return fmt.Errorf("counts after the rebuild %v, before the loss %v", after, counts)
-	}
-	say("   Identical to before the loss (Count: alltime %d, weekly %d): nothing acknowledged was lost.", after[0], after[1])
-	return nil
+	return 0
 }
 
-// connectRedis connects to url, or starts an embedded miniredis when url is
-// empty. stop stops what it started.
-func connectRedis(url string) (client rueidis.Client, where string, stop func(), err error) {
-	if url == "" {
-		mr, err := miniredis.Run()
-		if err != nil {
-			return nil, "", nil, err
+const usage = `Usage: durable [flags]
+
+Writes a load of scores to a leaderboard on Redis and PostgreSQL (pgstore),
+deletes the board's Redis keys, rebuilds the board from PostgreSQL and
+verifies it. At start it deletes what an earlier run left of its board
+(PostgreSQL: pgstore's DeleteBoard; Redis: the board's keys), and it leaves
+this run's board behind for you to look at.
+
+Environment:
+  REDIS_URL     redis://[user:password@]host:port[/db] (unset: an embedded miniredis)
+  DATABASE_URL  PostgreSQL, a URL or key=value settings
+                (default ` + defaultDatabaseURL + `)
+
+Flags:
+`
+
+// parseConfig reads the flags in args over the environment. With -h or
+// --help it prints the usage to stdout and returns flag.ErrHelp, having
+// connected to nothing.
+func parseConfig(args []string, getenv func(string) string, stdout, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("durable", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // printed below, to stdout for -h
+	cfg := config{}
+	fs.StringVar(&cfg.Board, "board", "durable-example", "board `name` (the hash tag of its Redis keys)")
+	fs.StringVar(&cfg.TablePrefix, "table-prefix", "durable_example_", "pgstore's table `prefix`")
+	fs.IntVar(&cfg.Players, "players", 2000, "how many players")
+	fs.IntVar(&cfg.Rounds, "rounds", 19, "rounds of SubmitMany")
+	fs.IntVar(&cfg.RoundSize, "round-size", 1000, "players in each round (at most -players)")
+	fs.IntVar(&cfg.Live, "live", 1000, "matches sent one by one with Submit and WithID")
+	fs.IntVar(&cfg.Workers, "workers", 8, "goroutines sending the matches")
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, usage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout)
+		} else {
+			printUsage(stderr)
 		}
-		// ForceSingleClient: miniredis answers CLUSTER commands, which would
-		// otherwise make rueidis build a cluster client.
-		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true, ForceSingleClient: true})
-		if err != nil {
-			mr.Close()
-			return nil, "", nil, err
-		}
-		return client, "embedded miniredis (set REDIS_URL to use a real Redis)", mr.Close, nil
+		return cfg, err
 	}
-	opt, err := rueidis.ParseURL(url)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
 	}
-	opt.DisableCache = true
-	client, err = rueidis.NewClient(opt)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("redis at %s: %w", redact(url), err)
+	if err := cfg.check(); err != nil {
+		return cfg, err
 	}
-	return client, redact(url), func() {}, nil
+	var err error
+	if cfg.Redis, err = parseRedisURL(getenv("REDIS_URL")); err != nil {
+		return cfg, err
+	}
+	dsn := getenv("DATABASE_URL")
+	if dsn == "" {
+		dsn = defaultDatabaseURL
+	}
+	cfg.Postgres, err = parsePostgres(dsn)
+	return cfg, err
 }
 
-// pattern is the SCAN glob of every key of the board: the SDK's keys are
-// "lb:{<board>}:..." with the default key prefix "lb" (the board's name is
-// the hash tag, so on a Redis Cluster they all live on one node).
-func pattern(board string) string { return "lb:{" + board + "}:*" }
+// Limits that keep a run within what a laptop holds.
+const (
+	maxPlayers = 1_000_000
+	maxRounds  = 1_000
+	maxLive    = 1_000_000
+	maxWorkers = 256
+)
 
-// wipe deletes every key of the board, as a FLUSHALL or a restart without
-// persistence would, and returns how many it deleted.
-func wipe(ctx context.Context, client rueidis.Client, board string) (int, error) {
-	var cursor uint64
-	deleted := 0
-	for {
-		e, err := client.Do(ctx, client.B().Scan().Cursor(cursor).Match(pattern(board)).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return deleted, fmt.Errorf("scan: %w", err)
-		}
-		if len(e.Elements) > 0 {
-			n, err := client.Do(ctx, client.B().Del().Key(e.Elements...).Build()).AsInt64()
-			if err != nil {
-				return deleted, fmt.Errorf("del: %w", err)
-			}
-			deleted += int(n)
-		}
-		if e.Cursor == 0 {
-			return deleted, nil
-		}
-		cursor = e.Cursor
+// check refuses settings the demonstration cannot run with.
+func (c config) check() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Board == "" || !utf8.ValidString(c.Board) || strings.ContainsFunc(c.Board, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '{' || r == '}' || r == '#'
+	}) {
+		bad("-board %q: want a non-empty name without whitespace, braces or '#'", c.Board)
 	}
-}
-
-// countAll returns the member counts of the current alltime and weekly
-// periods.
-func countAll(ctx context.Context, board *leaderboard.Leaderboard) ([2]int64, error) {
-	var c [2]int64
-	for i, w := range []leaderboard.Window{leaderboard.AllTime(), leaderboard.Weekly()} {
-		n, err := board.Count(ctx, leaderboard.In(w))
-		if err != nil {
-			return c, err
-		}
-		c[i] = n
+	if c.Players < 1 || c.Players > maxPlayers {
+		bad("-players %d: want 1..%d", c.Players, maxPlayers)
 	}
-	return c, nil
-}
-
-// newBar is a progress bar of max steps (units) on out.
-func newBar(out io.Writer, max int64, description, unit string) *progressbar.ProgressBar {
-	return progressbar.NewOptions64(max,
-		progressbar.OptionSetWriter(out),
-		progressbar.OptionSetDescription(description),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString(unit),
-		progressbar.OptionThrottle(65*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(out) }),
-	)
-}
-
-func table(out io.Writer, entries []leaderboard.Entry) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, e := range entries {
-		fmt.Fprintf(tw, "   \t#%d\t%s\t%.0f\t\n", e.Rank, e.Member, e.Score)
+	if c.Rounds < 0 || c.Rounds > maxRounds {
+		bad("-rounds %d: want 0..%d", c.Rounds, maxRounds)
 	}
-	_ = tw.Flush()
-}
-
-// redact hides a URL's password.
-func redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
+	if c.RoundSize < 1 || c.RoundSize > c.Players {
+		bad("-round-size %d: want 1..-players (%d)", c.RoundSize, c.Players)
 	}
-	return u.Redacted()
+	if c.Live < 1 || c.Live > maxLive {
+		bad("-live %d: want 1..%d", c.Live, maxLive)
+	}
+	if c.Workers < 1 || c.Workers > maxWorkers {
+		bad("-workers %d: want 1..%d", c.Workers, maxWorkers)
+	}
+	return errors.Join(errs...)
 }
