@@ -38,7 +38,8 @@ func BenchmarkAppend(b *testing.B) {
 			for b.Loop() {
 				_, err := s.Append(ctx, leaderboard.Submission{
 					Board: "bench", Member: fmt.Sprintf("player:%d", i*7919%100_000), Score: float64(i % 7919),
-					At: t0.Add(time.Duration(i) * time.Millisecond), Policy: c.policy, Periods: c.periods,
+					At: t0.Add(time.Duration(i) * time.Millisecond), Received: t0.Add(time.Duration(i) * time.Millisecond),
+					Policy: c.policy, Periods: c.periods,
 				})
 				if err != nil {
 					b.Fatal(err)

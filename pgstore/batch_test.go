@@ -170,6 +170,8 @@ func BenchmarkAppendBatch(b *testing.B) {
 							Score:   float64(next % 7919),
 							At:      t0.Add(time.Duration(next%1000) * time.Millisecond),
 							Periods: periods,
+							// As a board fills it in: the clock at the call.
+							Received: t0.Add(time.Duration(next) * time.Microsecond),
 						}
 						if withIDs {
 							batch[i].ID = fmt.Sprintf("req-%d", next)
