@@ -22,8 +22,9 @@ import (
 // At and Received (At and Received truncated to the microsecond, as Append
 // stored them): of the rows without an ID that match, the last appended
 // goes, one row for each time the submission is listed. A submission the
-// store does not hold is ignored. Bad input (what Append would refuse)
-// returns a typed error and deletes nothing.
+// store does not hold is ignored. Bad input (text a text column cannot
+// hold, an empty board or member, a NaN or infinite score) returns a typed
+// error and deletes nothing.
 //
 // Kept standings stay exact by recomputing, not by distrust: in every
 // period of the board whose standings are kept completely and that holds a

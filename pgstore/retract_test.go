@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -193,6 +194,7 @@ func TestRetractRefusesBadInput(t *testing.T) {
 		{Board: "bad", Member: "\xff", Score: 1, At: t0},
 		{Board: "", Member: "m", Score: 1, At: t0},
 		{Board: "bad", ID: "a\x00b", Member: "m", Score: 1, At: t0},
+		{Board: "bad", Member: "m", Score: math.Inf(1), At: t0},
 	} {
 		err := s.Retract(ctx, []leaderboard.Submission{good, bad})
 		require.Error(t, err)
