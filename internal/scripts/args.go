@@ -8,7 +8,9 @@ import (
 )
 
 // Header opens every script's arguments, in the one order common.lua reads
-// them (H): a wrong position is a compile error here, never a wrong rank.
+// them: a wrong position is a compile error here, never a wrong rank.
+// Every script takes its board part (High, Competition, Slots); the
+// scripts that apply submissions take the whole of it.
 type Header struct {
 	// High is true when higher scores rank first.
 	High bool
@@ -34,12 +36,24 @@ type Header struct {
 	Forget string
 }
 
-// headerLen is how many arguments Header takes (common.lua: H.rest - 1).
-const headerLen = 10
+// The header's lengths: its board part, and the whole of it (common.lua:
+// REST - 1 before and after write_header).
+const (
+	boardHeaderLen = 3
+	writeHeaderLen = 10
+)
 
-// args starts an argument list with the header, with room for n more.
+// args starts an argument list with the header's board part, with room
+// for n more.
 func (h Header) args(n int) []string {
-	a := make([]string, 0, headerLen+n)
+	a := make([]string, 0, boardHeaderLen+n)
+	return append(a, flag(h.High), flag(h.Competition), itoa(h.Slots))
+}
+
+// writeArgs starts an argument list with the whole header, with room for
+// n more.
+func (h Header) writeArgs(n int) []string {
+	a := make([]string, 0, writeHeaderLen+n)
 	return append(a, flag(h.High), flag(h.Competition), itoa(h.Slots), h.Policy, itoa(h.Slot),
 		flag(h.Reversed), itoa(h.MaxS), h.ID, itoa(h.Now), h.Forget)
 }
@@ -80,14 +94,14 @@ func expiries(args []string, expires []int64) []string {
 // SubmitCall applies one submission to window keys (one expiry each); ids
 // is the board's id set, used when h.ID is set. See submit.lua.
 func SubmitCall(h Header, keys []string, ids, member, value string, expires []int64) Call {
-	args := expiries(append(h.args(2+len(expires)), member, value), expires)
+	args := expiries(append(h.writeArgs(2+len(expires)), member, value), expires)
 	return Call{Script: Submit, Keys: withIDs(h, keys, ids), Args: args}
 }
 
 // ManyCall applies a batch (members[i] gets values[i]) to window keys.
 // See many.lua.
 func ManyCall(h Header, keys []string, expires []int64, members, values []string) Call {
-	args := expiries(h.args(len(expires)+2*len(members)), expires)
+	args := expiries(h.writeArgs(len(expires)+2*len(members)), expires)
 	for i, m := range members {
 		args = append(args, m, values[i])
 	}
@@ -114,7 +128,7 @@ func PageCall(h Header, key string, start int64, count int) Call {
 // version hash pairs (keys, one expiry a pair); members[i] gets values[i]
 // under "submit". See shard_index.lua.
 func ShardIndexCall(h Header, mode string, keys []string, ids string, expires []int64, members, values []string) Call {
-	args := expiries(append(h.args(1+len(expires)+2*len(members)), mode), expires)
+	args := expiries(append(h.writeArgs(1+len(expires)+2*len(members)), mode), expires)
 	for i, m := range members {
 		args = append(args, m)
 		if mode == "submit" {
@@ -159,7 +173,7 @@ func ShardRangeCall(h Header, key, versions string, start, count int64) Call {
 // scale is 10^decimals of the tie-break ("1" for none), bounds the shard
 // bounds, one expiry per window. See shard_local.lua.
 func ShardLocalCall(h Header, keys []string, ids, member, value, scale string, bounds []string, expires []int64) Call {
-	args := append(h.args(4+len(bounds)+len(expires)), member, value, scale, strconv.Itoa(len(bounds)+1))
+	args := append(h.writeArgs(4+len(bounds)+len(expires)), member, value, scale, strconv.Itoa(len(bounds)+1))
 	args = expiries(append(args, bounds...), expires)
 	return Call{Script: ShardLocal, Keys: withIDs(h, keys, ids), Args: args}
 }

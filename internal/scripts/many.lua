@@ -9,8 +9,9 @@
 --           window period its absolute expiry in unix milliseconds ('0' for
 --           none), then member, value, member, value, ... (values as in
 --           submit.lua)
-local exp = H.rest - 1 -- ARGV[exp + i] is KEYS[i]'s expiry
-local first = H.rest + #KEYS -- first member
+write_header()
+local exp = REST - 1 -- ARGV[exp + i] is KEYS[i]'s expiry
+local first = REST + #KEYS -- first member
 local batch = 500 -- members per command: unpack() is bounded by Lua's C stack
 
 -- plan[i] lists value, member pairs for ZADD on KEYS[i].

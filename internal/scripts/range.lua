@@ -3,7 +3,7 @@
 -- ranks (the first entry's rank counts the members strictly better).
 --
 -- KEYS[1]  the sorted set
--- ARGV     the header (common.lua), then
+-- ARGV     the header's board part (common.lua), then
 --          'around', member, radius; or
 --          'page', first position (0-based), count
 --
@@ -11,7 +11,7 @@
 -- member, score, member, score, ...}, or nil when the member is not ranked.
 -- Scores are strings (see submit.lua).
 local key = KEYS[1]
-local mode, a, b = ARGV[H.rest], ARGV[H.rest + 1], ARGV[H.rest + 2]
+local mode, a, b = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2]
 local total = redis.call('ZCARD', key)
 local start, count
 
@@ -29,14 +29,14 @@ local out = {total, start, 0}
 if start >= total then return out end
 
 local items
-if H.high then
+if HIGH then
   items = redis.call('ZRANGE', key, start, start + count - 1, 'REV', 'WITHSCORES')
 else
   items = redis.call('ZRANGE', key, start, start + count - 1, 'WITHSCORES')
 end
 
 local first = start + 1
-if H.comp then first = better(key, items[2], H.high) + 1 end
+if COMP then first = better(key, items[2], HIGH) + 1 end
 out[3] = first
 for i = 1, #items do out[3 + i] = items[i] end
 return out

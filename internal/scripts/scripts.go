@@ -5,7 +5,7 @@
 // Every script takes all its keys through KEYS, so Redis Cluster routes it by
 // the board's hash tag, and returns scores as strings, since Redis truncates
 // Lua numbers in replies to integers. Each one is common.lua followed by its
-// own file. Every script's arguments open with one Header, which common.lua
+// own file, with the libraries it uses between them. Every script's arguments open with one Header, which common.lua
 // reads in one place; each script has one typed builder (SubmitCall,
 // RankCall, ...) that puts its own arguments after it, so no caller
 // counts argument positions.
@@ -23,6 +23,10 @@ import (
 var (
 	//go:embed common.lua
 	common string
+	//go:embed ranks.lua
+	ranks string
+	//go:embed writes.lua
+	writes string
 	//go:embed submit.lua
 	submitSrc string
 	//go:embed many.lua
@@ -43,21 +47,21 @@ var (
 
 var (
 	// Submit applies one submission to every window; see submit.lua.
-	Submit = newScript(submitSrc)
+	Submit = newScript(submitSrc, ranks, writes)
 	// Many applies a batch of submissions to every window; see many.lua.
-	Many = newScript(manySrc)
+	Many = newScript(manySrc, writes)
 	// Rank reads a competition standing; see rank.lua.
-	Rank = newScript(rankSrc)
+	Rank = newScript(rankSrc, ranks)
 	// Range reads a slice around a member or a competition page; see range.lua.
-	Range = newScript(rangeSrc)
+	Range = newScript(rangeSrc, ranks)
 	// ShardIndex applies writes to a sharded board's index; see shard_index.lua.
-	ShardIndex = newScript(shardIndexSrc)
+	ShardIndex = newScript(shardIndexSrc, writes)
 	// ShardWrite applies versioned writes to one shard; see shard_write.lua.
-	ShardWrite = newScript(shardWriteSrc)
+	ShardWrite = newScript(shardWriteSrc, ranks)
 	// ShardRead reads one shard with versions; see shard_read.lua.
-	ShardRead = newScript(shardReadSrc)
+	ShardRead = newScript(shardReadSrc, ranks)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
-	ShardLocal = newScript(shardLocalSrc)
+	ShardLocal = newScript(shardLocalSrc, ranks, writes)
 )
 
 // Script is one embedded script.
@@ -67,8 +71,14 @@ type Script struct {
 	lua *rueidis.Lua
 }
 
-func newScript(body string) *Script {
-	src := common + body
+// newScript is common.lua, then the libraries the script uses (ranks.lua,
+// writes.lua, in that order), then the script's own file.
+func newScript(body string, libs ...string) *Script {
+	src := common
+	for _, l := range libs {
+		src += l
+	}
+	src += body
 	sum := sha1.Sum([]byte(src))
 	return &Script{src: src, sha: hex.EncodeToString(sum[:]), lua: rueidis.NewLuaScript(src)}
 }

@@ -7,7 +7,7 @@
 --
 -- KEYS[2w-1], KEYS[2w]  index and version hash of window period w; with
 --           an id ('submit' only), then the board's id set
--- ARGV      the header (common.lua), then the mode: 'submit', 'remove', or
+-- ARGV      the whole header (common.lua), then the mode: 'submit', 'remove', or
 --           'touch' (a new version for each member, value unchanged:
 --           Check's repairs); then per window period its absolute expiry
 --           in unix milliseconds ('0' for none); then 'submit': member,
@@ -17,8 +17,9 @@
 -- value or nil (removed, or never there), version, members in the index
 -- after the whole call (repeated per member for a flat reply); then, with an
 -- id, 1 when it was seen before and nothing was written, else 0.
-local mode = ARGV[H.rest]
-local id = H.id
+write_header()
+local mode = ARGV[REST]
+local id = ID
 local nk = #KEYS
 local dup = false
 if id ~= '' then
@@ -26,7 +27,7 @@ if id ~= '' then
   nk = nk - 1
 end
 local nw = nk / 2
-local exp = H.rest -- ARGV[exp + w] is window period w's expiry
+local exp = REST -- ARGV[exp + w] is window period w's expiry
 local first = exp + nw + 1
 local step = 1
 if mode == 'submit' then step = 2 end

@@ -6,7 +6,7 @@
 -- KEYS      per window: index, index versions, then per shard its sorted
 --           set and version hash (2 + 2 * shards keys a window); with an
 --           id, then the board's id set
--- ARGV      the header (common.lua), then member, value (as in
+-- ARGV      the whole header (common.lua), then member, value (as in
 --           submit.lua), 10^decimals of the tie-break ('1' for none), the
 --           number of shards, the shards - 1 bounds, and one absolute expiry
 --           per window ('0' for none)
@@ -15,7 +15,8 @@
 -- a whole: previous stored value or nil, previous rank, stored value, rank,
 -- members, members strictly worse (-1 when not competition); then 1 when
 -- the id was seen before and nothing was written, else 0.
-local r = H.rest
+write_header()
+local r = REST
 local member, value = ARGV[r], ARGV[r + 1]
 local scale, nshards = num(ARGV[r + 2]), num(ARGV[r + 3])
 local bounds = {}
@@ -24,12 +25,12 @@ local firstexp = r + 3 + nshards
 local per = 2 + 2 * nshards
 local nk = #KEYS
 local nw = math.floor(nk / per)
-local id = H.id
+local id = ID
 local dup = false
 if id ~= '' then
   dup = seen_before(KEYS[nk])
 end
-local high, slots = H.high, H.slots
+local high, slots = HIGH, SLOTS
 
 -- The shard of a stored value: the number of bounds at or below its plain
 -- score; shards are numbered from 0 as in Go.
@@ -59,7 +60,7 @@ local function standing(w, s)
       local c = redis.call('ZCARD', KEYS[w + 2 + 2 * i])
       if better_shard(i, s) then
         rank = rank + c
-      elseif H.comp then
+      elseif COMP then
         worst = worst + c
       end
     end

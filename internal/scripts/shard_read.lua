@@ -3,7 +3,7 @@
 -- between shards.
 --
 -- KEYS[1]  the shard's sorted set, KEYS[2] its version hash
--- ARGV     the header (common.lua), then
+-- ARGV     the header's board part (common.lua), then
 --          'rank', member; or
 --          'range', first position (0-based), count
 --
@@ -12,25 +12,25 @@
 -- 'range' returns {members, strictly better than the first entry, member,
 -- value, version, member, value, version, ...}.
 local key, ver = KEYS[1], KEYS[2]
-local mode, a, b = ARGV[H.rest], ARGV[H.rest + 1], ARGV[H.rest + 2]
+local mode, a, b = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2]
 local card = redis.call('ZCARD', key)
 
 if mode == 'rank' then
   local v = redis.call('ZSCORE', key, a)
   if not v then return {card, false, 0, -1, 0, 0} end
-  return {card, v, version_of(ver, a), pos(key, a), better(key, v, H.high), worse(key, v)}
+  return {card, v, version_of(ver, a), pos(key, a), better(key, v, HIGH), worse(key, v)}
 end
 
 local start, count = num(a), num(b)
 local out = {card, 0}
 if count <= 0 or start >= card then return out end
 local items
-if H.high then
+if HIGH then
   items = redis.call('ZRANGE', key, start, start + count - 1, 'REV', 'WITHSCORES')
 else
   items = redis.call('ZRANGE', key, start, start + count - 1, 'WITHSCORES')
 end
-out[2] = better(key, items[2], H.high)
+out[2] = better(key, items[2], HIGH)
 for i = 1, #items, 2 do
   out[#out + 1] = items[i]
   out[#out + 1] = items[i + 1]

@@ -10,7 +10,7 @@
 --          the index's version is skipped: on one node Submit writes index
 --          and shards at once (shard_local.lua) and leaves no tombstone in
 --          the shards the member is not in, which a late put could land in.
--- ARGV     the header (common.lua), then the absolute expiry in unix
+-- ARGV     the header's board part (common.lua), then the absolute expiry in unix
 --          milliseconds ('0' for none), then op, member, version, value
 --          ('' unless put), ...; op is 'put',
 --          'del', or 'sweep': a delete of a copy a crashed write left
@@ -20,7 +20,7 @@
 -- competition: 1 + members strictly better), members strictly worse after
 -- (-1 when not competition); then the shard's member count.
 local key, ver = KEYS[1], KEYS[2]
-local exp = ARGV[H.rest]
+local exp = ARGV[REST]
 
 local function rank(member)
   local v = redis.call('ZSCORE', key, member)
@@ -29,7 +29,7 @@ local function rank(member)
 end
 
 local out = {}
-for j = H.rest + 1, #ARGV, 4 do
+for j = REST + 1, #ARGV, 4 do
   local op, member, version, value = ARGV[j], ARGV[j + 1], num(ARGV[j + 2]), ARGV[j + 3]
   local before = rank(member)
   local seen = version_of(ver, member)

@@ -8,7 +8,7 @@
 --
 -- KEYS[i]   one sorted set per window period, all in one hash slot; with an
 --           id, then the board's id set (id -> unix ms it is forgotten)
--- ARGV      the header (common.lua), then member, the submitted value (a
+-- ARGV      the whole header (common.lua), then member, the submitted value (a
 --           score as an exact decimal string; with a tie-break, the scaled
 --           integer score), and per window period its absolute expiry in
 --           unix milliseconds ('0' for none)
@@ -17,12 +17,13 @@
 -- the id was seen before and nothing was written, else 0. Stored values
 -- travel as strings: Redis would truncate a Lua number in the reply to an
 -- integer.
-local member, value = ARGV[H.rest], ARGV[H.rest + 1]
-local exp = H.rest + 1 -- ARGV[exp + i] is KEYS[i]'s expiry
+write_header()
+local member, value = ARGV[REST], ARGV[REST + 1]
+local exp = REST + 1 -- ARGV[exp + i] is KEYS[i]'s expiry
 
 local nk = #KEYS
 local dup = false
-if H.id ~= '' then
+if ID ~= '' then
   dup = seen_before(KEYS[nk])
   nk = nk - 1
 end
@@ -38,7 +39,7 @@ for i = 1, nk do
     store[i] = v
   end
 end
-if H.id ~= '' and not dup then remember(KEYS[#KEYS]) end
+if ID ~= '' and not dup then remember(KEYS[#KEYS]) end
 
 local out = {}
 for i = 1, nk do

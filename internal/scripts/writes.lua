@@ -1,0 +1,83 @@
+-- What the scripts that apply submissions share: the header's write part,
+-- the policy, the WithID ids and the per-window reply.
+
+local function write_header()
+  POLICY, TSLOT, REV, MAXS = ARGV[4], num(ARGV[5]), ARGV[6] == '1', num(ARGV[7])
+  ID, NOW, FORGET = ARGV[8], ARGV[9], ARGV[10]
+  REST = 11
+end
+
+-- Appends one window's block of a write's reply: the previous stored value
+-- (or false), previous rank (0: none), stored value (or false), rank,
+-- members, members strictly worse (-1 when not competition).
+local function window_reply(out, p, prank, v, rank, total, w)
+  local n = #out
+  out[n + 1] = p or false
+  out[n + 2] = prank
+  out[n + 3] = v or false
+  out[n + 4] = rank
+  out[n + 5] = total
+  out[n + 6] = w
+end
+
+-- What to store when a submission of value meets the stored value p (a
+-- string, or nil for a new member), under the header's policy: the new
+-- stored string, nil to leave it, or false and an error code when the
+-- result would leave the range. With a tie-break, value is the scaled
+-- integer score, composed here with the header's time slot.
+local function apply(p, value)
+  local policy, high, slots = POLICY, HIGH, SLOTS
+  if slots > 0 then
+    local s = num(value)
+    local function encode(sc)
+      local tie = TSLOT
+      if REV then tie = slots - 1 - TSLOT end
+      return fmt(sc * slots + tie)
+    end
+    if not p or policy == 'SET' then return encode(s) end
+    local olds, oldtie = split(num(p), slots)
+    if policy == 'INCR' then
+      local total = olds + s
+      if total > MAXS or total < -MAXS then return false, 'LBRANGE' end
+      return encode(total)
+    end
+    -- KeepBest keeps the first time a best was reached: a better score, or
+    -- the same score stamped earlier (a replay), replaces it.
+    local oldt = oldtie
+    if REV then oldt = slots - 1 - oldtie end
+    if (high and s > olds) or (not high and s < olds) or (s == olds and TSLOT < oldt) then
+      return encode(s)
+    end
+    return nil
+  end
+  if not p or policy == 'SET' then return value end
+  if policy == 'INCR' then
+    local total = num(p) + num(value)
+    if total > MAXF or total < -MAXF then return false, 'LBOVERFLOW' end
+    return fmt(total)
+  end
+  local v, o = num(value), num(p)
+  if (policy == 'GT' and v > o) or (policy == 'LT' and v < o) then return value end
+  return nil
+end
+
+-- Whether the header's WithID id counts as applied: its forget is 'store'
+-- when the store reports the id from before the dedupe window (Submit
+-- asked it), which wins over what Redis remembers. Otherwise drops the ids
+-- whose time is up and looks the id up in the board's id set ids. It
+-- records nothing: the id memory is written state, so remember records an
+-- id only once its submission has passed every check (a refused submission
+-- leaves its id free for the corrected retry).
+local function seen_before(ids)
+  if FORGET == 'store' then return true end
+  redis.call('ZREMRANGEBYSCORE', ids, '-inf', NOW)
+  if redis.call('ZSCORE', ids, ID) then return true end
+  return false
+end
+
+-- Records the header's id in the id set ids until it is forgotten; the set
+-- lives as long as its newest id.
+local function remember(ids)
+  redis.call('ZADD', ids, FORGET, ID)
+  redis.call('PEXPIREAT', ids, FORGET)
+end
