@@ -1,6 +1,6 @@
 -- Shared by every script: scripts.go puts this prelude in front of each one,
--- then the libraries the script needs (ranks.lua, writes.lua), then the
--- script. A script runs its whole text, the closures of every local
+-- then the libraries the script needs (order.lua, ranks.lua, versions.lua,
+-- writes.lua), then the script. A script runs its whole text, the closures of every local
 -- function included, on every call: so a script takes only the pieces it
 -- uses. Only locals: Redis refuses scripts that create globals.
 
@@ -52,9 +52,3 @@ end
 -- A script's own arguments start at ARGV[REST].
 local HIGH, COMP, SLOTS, REST = ARGV[1] == '1', ARGV[2] == '1', num(ARGV[3]), 4
 local POLICY, TSLOT, REV, MAXS, ID, NOW, FORGET
-
--- The version a hash of versions holds for member, 0 for none.
-local function version_of(ver, member)
-  return tonumber(redis.call('HGET', ver, member) or '0')
-end
-

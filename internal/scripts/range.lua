@@ -16,7 +16,10 @@ local total = redis.call('ZCARD', key)
 local start, count
 
 if mode == 'around' then
-  local p = pos(key, a)
+  -- ZREVRANK or ZRANK inline, not ranks.lua's pos: every function a
+  -- script defines is built again on every call, which a hot read pays.
+  local p
+  if HIGH then p = redis.call('ZREVRANK', key, a) else p = redis.call('ZRANK', key, a) end
   if not p then return false end
   local radius = num(b)
   count = 2 * radius + 1

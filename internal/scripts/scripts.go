@@ -23,8 +23,12 @@ import (
 var (
 	//go:embed common.lua
 	common string
+	//go:embed order.lua
+	order string
 	//go:embed ranks.lua
 	ranks string
+	//go:embed versions.lua
+	versions string
 	//go:embed writes.lua
 	writes string
 	//go:embed submit.lua
@@ -47,21 +51,21 @@ var (
 
 var (
 	// Submit applies one submission to every window; see submit.lua.
-	Submit = newScript(submitSrc, ranks, writes)
+	Submit = newScript(submitSrc, order, ranks, writes)
 	// Many applies a batch of submissions to every window; see many.lua.
 	Many = newScript(manySrc, writes)
 	// Rank reads a competition standing; see rank.lua.
-	Rank = newScript(rankSrc, ranks)
+	Rank = newScript(rankSrc, order)
 	// Range reads a slice around a member or a competition page; see range.lua.
-	Range = newScript(rangeSrc, ranks)
+	Range = newScript(rangeSrc, order)
 	// ShardIndex applies writes to a sharded board's index; see shard_index.lua.
-	ShardIndex = newScript(shardIndexSrc, writes)
+	ShardIndex = newScript(shardIndexSrc, versions, writes)
 	// ShardWrite applies versioned writes to one shard; see shard_write.lua.
-	ShardWrite = newScript(shardWriteSrc, ranks)
+	ShardWrite = newScript(shardWriteSrc, order, ranks, versions)
 	// ShardRead reads one shard with versions; see shard_read.lua.
-	ShardRead = newScript(shardReadSrc, ranks)
+	ShardRead = newScript(shardReadSrc, order, versions)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
-	ShardLocal = newScript(shardLocalSrc, ranks, writes)
+	ShardLocal = newScript(shardLocalSrc, order, ranks, versions, writes)
 )
 
 // Script is one embedded script.
@@ -71,8 +75,9 @@ type Script struct {
 	lua *rueidis.Lua
 }
 
-// newScript is common.lua, then the libraries the script uses (ranks.lua,
-// writes.lua, in that order), then the script's own file.
+// newScript is common.lua, then the libraries the script uses (order.lua,
+// ranks.lua, versions.lua, writes.lua, in that order), then the script's
+// own file.
 func newScript(body string, libs ...string) *Script {
 	src := common
 	for _, l := range libs {

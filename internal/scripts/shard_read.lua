@@ -18,7 +18,10 @@ local card = redis.call('ZCARD', key)
 if mode == 'rank' then
   local v = redis.call('ZSCORE', key, a)
   if not v then return {card, false, 0, -1, 0, 0} end
-  return {card, v, version_of(ver, a), pos(key, a), better(key, v, HIGH), worse(key, v)}
+  -- ZREVRANK or ZRANK inline, not ranks.lua's pos: see range.lua.
+  local p
+  if HIGH then p = redis.call('ZREVRANK', key, a) else p = redis.call('ZRANK', key, a) end
+  return {card, v, version_of(ver, a), p, better(key, v, HIGH), worse(key, v)}
 end
 
 local start, count = num(a), num(b)
