@@ -167,7 +167,9 @@ func buildBlocks(t *testing.T, blocks []goBlock) []error {
 	}
 	var errs []error
 	for module, idx := range byModule {
-		args := []string{"build"}
+		// Executables go to a temp dir: go build of one main package
+		// would otherwise write it into the module's folder.
+		args := []string{"build", "-o", t.TempDir() + string(filepath.Separator)}
 		for _, i := range idx {
 			args = append(args, "./"+tmp+"/b"+strconv.Itoa(i))
 		}
