@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -67,7 +68,7 @@ func testPool(tb testing.TB) *pgxpool.Pool {
 		pool = p
 	})
 	if poolErr != nil {
-		msg := fmt.Sprintf("no PostgreSQL at %s (set PGSTORE_DSN or DATABASE_URL): %v", poolDSN, poolErr)
+		msg := fmt.Sprintf("no PostgreSQL at %s (set PGSTORE_DSN or DATABASE_URL): %v", redactDSN(poolDSN), poolErr)
 		if os.Getenv("CI") == "true" {
 			tb.Fatal(msg)
 		}
@@ -107,4 +108,14 @@ func dropTables(tb testing.TB, s *Store) {
 	if err != nil {
 		tb.Errorf("dropping the test tables: %v", err)
 	}
+}
+
+// redactDSN is a DSN fit for a test's message: a URL with its password
+// masked, or, for the key=value form (which may hold password=...), only
+// that it was given.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Redacted()
+	}
+	return "the configured DSN"
 }

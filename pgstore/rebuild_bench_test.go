@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/redisurl"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -93,7 +94,7 @@ func BenchmarkRebuild(b *testing.B) {
 	testredis.Real(b) // skips without a real Redis
 	// A client of its own whose timeout outlasts deleting a board of
 	// millions of members: DEL frees them before it answers.
-	opt, err := rueidis.ParseURL(testredis.URL())
+	opt, err := redisurl.Parse(testredis.URL())
 	require.NoError(b, err)
 	opt.DisableCache = true
 	opt.ConnWriteTimeout = 5 * time.Minute
@@ -212,7 +213,7 @@ func BenchmarkRebuild(b *testing.B) {
 // pinger PINGs the real Redis from a connection of its own, one PING after
 // the other, until stop is called, and keeps the longest wait in *stall.
 func pinger(b *testing.B, stall *time.Duration) (stop func()) {
-	opt, err := rueidis.ParseURL(testredis.URL())
+	opt, err := redisurl.Parse(testredis.URL())
 	require.NoError(b, err)
 	opt.DisableCache = true
 	opt.ConnWriteTimeout = 5 * time.Minute
