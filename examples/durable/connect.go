@@ -10,6 +10,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/redisurl"
 )
 
 // The addresses of Redis and PostgreSQL come from the environment and may
@@ -26,35 +28,19 @@ type redisTarget struct {
 	set   bool
 }
 
-// parseRedisURL parses REDIS_URL (empty: an embedded miniredis).
+// parseRedisURL parses REDIS_URL (empty: an embedded miniredis) with the
+// repository's one reader of it, internal/redisurl: a trailing slash is
+// database 0, and neither its errors nor what is shown hold the password.
 func parseRedisURL(raw string) (redisTarget, error) {
 	if raw == "" {
 		return redisTarget{shown: "embedded miniredis"}, nil
 	}
-	const want = "want redis://[user:password@]host:port[/db] or rediss://...; the value is not shown, as it may hold a password"
-	u, err := url.Parse(raw)
+	opt, err := redisurl.Parse(raw)
 	if err != nil {
-		return redisTarget{}, fmt.Errorf("REDIS_URL is not a URL (%s)", want)
-	}
-	if strings.Contains(u.Host+u.Path+u.RawQuery+u.Fragment, "@") || (u.User == nil && strings.Contains(raw, "@")) {
-		// An '@' after the host: a password with an unescaped '/', '?' or
-		// '#' ends the host early, and the rest of it would be shown as a
-		// path or query.
-		return redisTarget{}, fmt.Errorf("REDIS_URL has an '@' after its host: percent-encode '/', '?', '#' and '@' in a password (%s)", want)
-	}
-	// rueidis.ParseURL refuses an empty database segment
-	// ("redis://host:6379/"); no segment is database 0.
-	if u.Path == "/" {
-		u.Path, u.RawPath = "", ""
-	}
-	opt, err := rueidis.ParseURL(u.String())
-	if err != nil {
-		// rueidis quotes the scheme, path or query at fault, never the
-		// userinfo, which url.Parse has already split off.
-		return redisTarget{}, fmt.Errorf("REDIS_URL %s: %w", u.Redacted(), err)
+		return redisTarget{}, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	opt.DisableCache = true
-	return redisTarget{opt: opt, shown: u.Redacted(), set: true}, nil
+	return redisTarget{opt: opt, shown: redisurl.Redact(raw), set: true}, nil
 }
 
 // connect connects to the target, or starts an embedded miniredis; stop

@@ -233,7 +233,7 @@ func TestShownAddressesHideThePassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.shown != "redis://user:xxxxx@127.0.0.1:6379/2" || r.opt.Password != "pa/ss" || r.opt.SelectDB != 2 {
+	if r.shown != "redis://xxxxx@127.0.0.1:6379/2" || r.opt.Password != "pa/ss" || r.opt.SelectDB != 2 {
 		t.Errorf("shown %q, password %q, db %d", r.shown, r.opt.Password, r.opt.SelectDB)
 	}
 	for _, dsn := range []string{"postgres://app:pa%2Fss@db:5433/game", "host=db port=5433 user=app password=pa/ss dbname=game"} {

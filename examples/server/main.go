@@ -18,7 +18,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -29,6 +28,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/redisurl"
 )
 
 func main() {
@@ -135,16 +136,16 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 // connect dials REDIS_URL, or starts an embedded miniredis when it is empty.
 func connect(rawURL string) (rueidis.Client, string, func(), error) {
 	if rawURL != "" {
-		opt, err := parseRedisURL(rawURL)
+		opt, err := redisurl.Parse(rawURL)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
 		opt.DisableCache = true // no client-side caching: reads must be live
 		c, err := rueidis.NewClient(opt)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("redis at %s: %w", redact(rawURL), err)
+			return nil, "", nil, fmt.Errorf("redis at %s: %w", redisurl.Redact(rawURL), err)
 		}
-		return c, redact(rawURL), c.Close, nil
+		return c, redisurl.Redact(rawURL), c.Close, nil
 	}
 	mr, err := miniredis.Run()
 	if err != nil {
@@ -158,49 +159,6 @@ func connect(rawURL string) (rueidis.Client, string, func(), error) {
 		return nil, "", nil, err
 	}
 	return c, "embedded miniredis at " + mr.Addr(), func() { c.Close(); mr.Close() }, nil
-}
-
-// parseRedisURL reads REDIS_URL. Its errors never quote the URL's parse
-// error, which holds the URL (password included) or pieces of it, but say
-// what is wrong with the URL redacted. A path of "/" alone, as in
-// redis://host:6379/, means the default database: rueidis.ParseURL reads it
-// as an empty database number.
-func parseRedisURL(raw string) (rueidis.ClientOption, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return rueidis.ClientOption{}, fmt.Errorf("REDIS_URL %s: not a valid URL; want redis://[user:pass@]host:port/db", redact(raw))
-	}
-	if u.Path == "/" && u.RawQuery == "" && u.Fragment == "" {
-		u.Path = ""
-		raw = u.String()
-	}
-	opt, err := rueidis.ParseURL(raw)
-	if err != nil {
-		// rueidis's errors quote parts of the URL; replaced, like the
-		// parse error above, so that no error here can carry a secret.
-		return rueidis.ClientOption{}, fmt.Errorf("REDIS_URL %s: want redis://, rediss:// or unix:// with a database number as the path, if any", redact(raw))
-	}
-	return opt, nil
-}
-
-// redact hides the user part (name and password) of a URL before it is
-// printed, also when the URL does not parse: everything between the
-// scheme and the last '@' goes.
-func redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User == nil && !strings.Contains(raw, "@") {
-		return raw
-	}
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		scheme, rest = "", raw
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		rest = "***@" + rest[at+1:]
-	}
-	if !ok {
-		return rest
-	}
-	return scheme + "://" + rest
 }
 
 // banner tells a person where to look, and how to sign: in development mode

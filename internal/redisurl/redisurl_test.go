@@ -71,6 +71,13 @@ func TestRedact(t *testing.T) {
 		"redis://u:se cr%zzet@h:6379":          "redis://xxxxx@h:6379",
 		"user:secret@h:6379":                   "xxxxx@h:6379",
 		"unix://u:secret@/run/redis.sock?db=1": "unix://xxxxx@/run/redis.sock?db=1",
+		// Cases the example server tested on its own copy of this.
+		"redis://127.0.0.1:6379":           "redis://127.0.0.1:6379",
+		"unix:///run/redis.sock":           "unix:///run/redis.sock",
+		"redis://default:secret@localhost": "redis://xxxxx@localhost",
+		"redis://u:pa/ss@host:6379":        "redis://xxxxx@host:6379",
+		"redis:/u:secret@host":             "xxxxx@host",
+		"redis://u:secret@host:63 79":      "redis://xxxxx@host:63 79",
 	} {
 		if got := Redact(raw); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", raw, got, want)
