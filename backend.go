@@ -13,9 +13,11 @@ import (
 // and make one call here. So the kind of board is decided in one place,
 // and the compiler makes every kind implement every operation.
 type backend interface {
-	// submit writes one checked submission to every live window period and
-	// reports each window into res.Windows (live[j] into where[j]).
-	submit(ctx context.Context, sub submission, live []target, where []int, res *Result) error
+	// submit writes one checked submission to every live window period,
+	// reports each window into out (live[j] into out[where[j]]) and whether
+	// its WithID id was applied before (nothing written then). It takes the
+	// windows, not the Result, so that Submit's Result stays on its stack.
+	submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (duplicate bool, err error)
 	// submitMany writes a checked bulk load; slot is the tie-break's time
 	// slot of the board's clock.
 	submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error

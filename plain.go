@@ -158,11 +158,11 @@ func (lb *plainBackend) count(ctx context.Context, tg target) (int64, error) {
 
 // submit writes a submission as a MULTI/EXEC of plain commands where
 // nothing needs to branch on what is stored (txSubmits), else as one script.
-func (lb *plainBackend) submit(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+func (lb *plainBackend) submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
 	if lb.txSubmits(sub) {
-		return lb.submitTx(ctx, sub, live, where, res.Windows)
+		return false, lb.submitTx(ctx, sub, live, where, out)
 	}
-	return lb.submitScript(ctx, sub, live, where, res)
+	return lb.submitScript(ctx, sub, live, where, out)
 }
 
 // txSubmits reports whether sub can be a MULTI/EXEC of plain commands:
@@ -280,15 +280,15 @@ func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.Redis
 
 // submitScript runs a submission that must branch on what is stored (see
 // txSubmits and internal/scripts/submit.lua).
-func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
 	member := sub.member
 	ks, expires := keysOf(live)
 	call := scripts.SubmitCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.IDs(), member, lb.scriptValue(sub.score), expires)
 	replies, err := call.Exec(ctx, lb.client).ToArray()
 	if err != nil {
-		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
+		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
 	}
-	return lb.submitReplies(replies, member, live, where, res)
+	return lb.submitReplies(replies, member, live, where, out)
 }
 
 // submitManyIncr runs an Accumulate SubmitMany as one MULTI/EXEC of a

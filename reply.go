@@ -163,39 +163,37 @@ func (lb *Leaderboard) rangeReply(res rueidis.RedisResult) ([]Entry, int64, erro
 }
 
 // submitReplies decodes six values a window of what submit.lua (and
-// shard_local.lua) return, and submit.lua's closing duplicate flag.
-func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member string, live []target, where []int, res *Result) error {
-	var err error
+// shard_local.lua) return into out, and their closing duplicate flag.
+func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member string, live []target, where []int, out []WindowResult) (duplicate bool, err error) {
 	const perWindow = 6
 	if len(replies) == perWindow*len(live)+1 {
-		dup, err := replies[len(replies)-1].AsInt64()
+		flag, err := replies[len(replies)-1].AsInt64()
 		if err != nil {
-			return wrap("submit", err)
+			return false, wrap("submit", err)
 		}
-		res.Duplicate = dup == 1
+		duplicate = flag == 1
 		replies = replies[:len(replies)-1]
 	}
 	if len(replies) != perWindow*len(live) {
-		return wrap("submit", fmt.Errorf("script returned %d values, want %d", len(replies), perWindow*len(live)))
+		return false, wrap("submit", fmt.Errorf("script returned %d values, want %d", len(replies), perWindow*len(live)))
 	}
-	out := res.Windows
 	for j := range live {
 		r := replies[perWindow*j : perWindow*(j+1)]
 		wr := &out[where[j]]
 		var v [4]int64 // previous rank, rank, total, worse
 		for k, at := range [4]int{1, 3, 4, 5} {
 			if v[k], err = r[at].AsInt64(); err != nil {
-				return wrap("submit", err)
+				return false, wrap("submit", err)
 			}
 		}
 		prevRank, rank, total, worse := v[0], v[1], v[2], v[3]
 		prev, had, err := optFloat(&r[0])
 		if err != nil {
-			return wrap("submit", err)
+			return false, wrap("submit", err)
 		}
 		after, ranked, err := optFloat(&r[2])
 		if err != nil {
-			return wrap("submit", err)
+			return false, wrap("submit", err)
 		}
 		if had {
 			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prevRank}
@@ -206,10 +204,10 @@ func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member stri
 			wr.Standing = Standing{Entry: Entry{Member: member}, Total: total}
 			continue
 		}
-		wr.Changed = !res.Duplicate && (!had || lb.plain(prev) != lb.plain(after))
+		wr.Changed = !duplicate && (!had || lb.plain(prev) != lb.plain(after))
 		wr.Standing = lb.standing(member, lb.plain(after), rank, worse, total)
 	}
-	return nil
+	return duplicate, nil
 }
 
 func optString(m *rueidis.RedisMessage) (string, bool, error) {

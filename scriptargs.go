@@ -46,22 +46,28 @@ func (lb *Leaderboard) writeHeader(slot int64, sub *submission) scripts.Header {
 	}
 	if sub != nil && sub.id != "" {
 		h.ID, h.Now = sub.id, sub.at.UnixMilli()
-		h.Forget = strconv.FormatInt(h.Now+lb.dedupe.Milliseconds(), 10)
-		if sub.storeSeen {
-			h.Forget = "store" // the store wins (storeKnowsApplied)
-		}
+		h.Forget, h.Applied = h.Now+lb.dedupe.Milliseconds(), sub.storeSeen
 	}
 	return h
 }
 
-// keysOf lists the keys of window periods and their expiries (unix ms, 0
-// for none), as the write scripts take them.
+// keysOf lists the keys of window periods and their expiries, as the
+// write scripts take them.
 func keysOf(live []target) (ks []string, expires []int64) {
-	ks, expires = make([]string, len(live)), make([]int64, len(live))
+	ks = make([]string, len(live))
 	for i, tg := range live {
-		ks[i], expires[i] = tg.key, tg.expire
+		ks[i] = tg.key
 	}
-	return ks, expires
+	return ks, expiresOf(live)
+}
+
+// expiresOf lists the expiries of window periods (unix ms, 0 for none).
+func expiresOf(live []target) []int64 {
+	out := make([]int64, len(live))
+	for i, tg := range live {
+		out[i] = tg.expire
+	}
+	return out
 }
 
 // scriptErr maps a write script's refusals to the sentinels; what names

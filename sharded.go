@@ -222,7 +222,8 @@ func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) 
 	n := len(lb.bounds) + 1
 	calls := make([]scripts.Call, 0, n+1)
 	for i := 0; i < n; i++ {
-		calls = append(calls, scripts.ShardRankCall(lb.readHeader(), lb.shardKey(i, tg), keys.Versions(lb.shardKey(i, tg)), member))
+		key := lb.shardKey(i, tg)
+		calls = append(calls, scripts.ShardRankCall(lb.readHeader(), key, keys.Versions(key), member))
 	}
 	idx := keys.Index(tg.key)
 	calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Hlen().Key(idx).Build() }})

@@ -115,28 +115,26 @@ func (lb *shardedBackend) zscoreCall(key, member string) scripts.Call {
 
 // submit is Submit on a sharded board: the index first, then the
 // shards (see WithShards).
-func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []target, where []int, res *Result) error {
+func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
 	value := lb.scriptValue(sub.score)
 	if !lb.cluster {
-		return lb.submitLocal(ctx, sub, value, live, where, res)
+		return lb.submitLocal(ctx, sub, value, live, where, out)
 	}
 	rows, dup, err := lb.shardIndexID(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t, sub)
 	if err != nil {
-		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
+		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
-	res.Duplicate = dup
 	calls, moves := lb.shardCalls(sub.member, live, rows)
 	replies, swept, err := lb.shardReplies(ctx, sub.member, live, rows, moves, scripts.ExecMulti(ctx, lb.client, calls))
 	if err != nil {
-		return wrap("submit", err)
+		return false, wrap("submit", err)
 	}
 	for w := range live {
-		wr := &res.Windows[where[w]]
-		if err := lb.shardStanding(sub.member, rows[w][0], moves[w], replies[w], swept[w], wr); err != nil {
-			return wrap("submit", err)
+		if err := lb.shardStanding(sub.member, rows[w][0], moves[w], replies[w], swept[w], &out[where[w]]); err != nil {
+			return false, wrap("submit", err)
 		}
 	}
-	return nil
+	return dup, nil
 }
 
 // shardMove is where one window's write takes a member: from its old shard
@@ -264,7 +262,7 @@ func (lb *shardedBackend) shardStanding(member string, row indexRow, mv shardMov
 
 // submitLocal is Submit on a sharded board whose keys all live on one node:
 // one script, one round trip (see shard_local.lua).
-func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, res *Result) error {
+func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult) (bool, error) {
 	n := len(lb.bounds) + 1
 	ks := make([]string, 0, len(live)*(2+2*n))
 	for _, tg := range live {
@@ -283,13 +281,13 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 	for i, b := range lb.bounds {
 		bounds[i] = formatScore(b)
 	}
-	_, expires := keysOf(live)
+	expires := expiresOf(live)
 	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.IDs(), sub.member, value, scale, bounds, expires)
 	replies, err := call.Exec(ctx, lb.client).ToArray()
 	if err != nil {
-		return lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
+		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
-	return lb.submitReplies(replies, sub.member, live, where, res)
+	return lb.submitReplies(replies, sub.member, live, where, out)
 }
 
 // submitMany is SubmitMany on a sharded board.

@@ -38,18 +38,16 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	if err != nil {
 		return Result{}, err
 	}
-	var record func() ([]Submission, error)
+	var appended []Submission
 	if lb.store != nil {
-		record = func() ([]Submission, error) { return lb.appendSubmission(ctx, &sub, live) }
-	}
-	err = lb.storeFirst(ctx, "submit", record, func() error {
-		if len(live) == 0 {
-			return nil
+		if appended, err = lb.appendSubmission(ctx, &sub, live); err != nil {
+			return Result{}, storeErr("submit", err)
 		}
-		return lb.be.submit(ctx, sub, live, where, &res)
-	})
-	if err != nil {
-		return Result{}, err
+	}
+	if len(live) > 0 {
+		if res.Duplicate, err = lb.be.submit(ctx, sub, live, where, res.Windows); err != nil {
+			return Result{}, lb.afterStore(ctx, "submit", err, appended)
+		}
 	}
 	first := res.Windows[0]
 	res.Standing, res.Previous, res.Changed = first.Standing, first.Previous, first.Changed
@@ -104,7 +102,7 @@ func (lb *Leaderboard) submitTargets(sub submission, out []WindowResult) (live [
 	if err != nil {
 		return nil, nil, err
 	}
-	live = make([]target, 0, len(all))
+	live = all[:0] // filtered in place: live[j] is written after all[j] is read
 	where = make([]int, 0, len(all))
 	now := sub.at.UnixMilli()
 	for i, tg := range all {
@@ -168,13 +166,14 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 			return err
 		}
 	}
-	var record func() ([]Submission, error)
-	if lb.store != nil {
-		record = func() ([]Submission, error) { return lb.appendMany(ctx, scores, now, live) }
-	}
-	return lb.storeFirst(ctx, "submit many", record, func() error {
+	if lb.store == nil {
 		return lb.be.submitMany(ctx, scores, live, slot)
-	})
+	}
+	appended, err := lb.appendMany(ctx, scores, now, live)
+	if err != nil {
+		return storeErr("submit many", err)
+	}
+	return lb.afterStore(ctx, "submit many", lb.be.submitMany(ctx, scores, live, slot), appended)
 }
 
 // Remove deletes members from every window's current period, atomically, in
@@ -199,11 +198,12 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 	if err != nil {
 		return err
 	}
-	var record func() ([]Submission, error)
-	if r, ok := lb.store.(Remover); ok {
-		record = func() ([]Submission, error) {
-			return nil, r.Remove(ctx, Removal{Board: lb.name, Members: members, At: now, Periods: submissionPeriods(live)})
-		}
+	r, ok := lb.store.(Remover)
+	if !ok {
+		return lb.be.remove(ctx, live, members)
 	}
-	return lb.storeFirst(ctx, "remove", record, func() error { return lb.be.remove(ctx, live, members) })
+	if err := r.Remove(ctx, Removal{Board: lb.name, Members: members, At: now, Periods: submissionPeriods(live)}); err != nil {
+		return storeErr("remove", err)
+	}
+	return lb.afterStore(ctx, "remove", lb.be.remove(ctx, live, members), nil)
 }

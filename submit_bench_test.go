@@ -38,7 +38,8 @@ func BenchmarkSubmitPaths(b *testing.B) {
 	paths := map[string]func(context.Context, submission, []target, []int, []WindowResult) error{
 		"tx": plain.submitTx,
 		"script": func(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
-			return plain.submitScript(ctx, sub, live, where, &Result{Windows: out})
+			_, err := plain.submitScript(ctx, sub, live, where, out)
+			return err
 		},
 	}
 	for _, name := range []string{"tx", "script"} {

@@ -45,26 +45,26 @@ func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (
 	return !found || !received.Add(lb.dedupe).After(sub.at), nil
 }
 
-// storeFirst is every write's order with a store: record (nil when the
-// store does not take this write) writes the store first, so that once it
-// holds the write nothing that goes wrong in Redis can lose it; a failure
-// there leaves Redis untouched. Then write writes Redis. A refusal from
-// Redis (ErrInvalidScore, ErrPrecision: a total out of range, found only
-// as Redis adds it) retracts what record appended, so bad input leaves
-// nothing behind; any other Redis error means the store holds what Redis
-// may not: ErrPending.
-func (lb *Leaderboard) storeFirst(ctx context.Context, op string, record func() ([]Submission, error), write func() error) error {
-	if record == nil {
-		return write()
-	}
-	appended, err := record()
-	if err != nil {
-		return fmt.Errorf("leaderboard: %s: store: %w (Redis was not written)", op, err)
-	}
-	err = write()
+// Every write with a store takes the same order: the store first, so that
+// once it holds the write nothing that goes wrong in Redis can lose it (a
+// store failure, storeErr, leaves Redis untouched); then Redis, whose
+// error afterStore turns into the write's answer.
+
+// storeErr is a write's error when its store step failed.
+func storeErr(op string, err error) error {
+	return fmt.Errorf("leaderboard: %s: store: %w (Redis was not written)", op, err)
+}
+
+// afterStore answers a Redis step that ran after the store took the write
+// (appended: what it appended, nil for a removal). A refusal from Redis
+// (ErrInvalidScore, ErrPrecision: a total out of range, found only as Redis
+// adds it) retracts what was appended, so that bad input leaves nothing
+// behind; any other error means the store holds what Redis may not:
+// ErrPending. Without a store, or with a nil err, err is the answer.
+func (lb *Leaderboard) afterStore(ctx context.Context, op string, err error, appended []Submission) error {
 	switch {
-	case err == nil:
-		return nil
+	case err == nil || lb.store == nil:
+		return err
 	case !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision):
 		return fmt.Errorf("%w: %w", ErrPending, err)
 	}

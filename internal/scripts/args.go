@@ -31,9 +31,12 @@ type Header struct {
 	ID string
 	// Now is the board's clock in unix ms, for the id set.
 	Now int64
-	// Forget is when the id is forgotten, in unix ms, or "store" when the
-	// store reports it applied.
-	Forget string
+	// Forget is when the id is forgotten, in unix ms.
+	Forget int64
+	// Applied reports that the store holds the id from before Redis's
+	// window: the scripts take it as seen whatever Redis remembers (sent
+	// as Forget "store", see seen_before in writes.lua).
+	Applied bool
 }
 
 // The header's lengths: its board part, and the whole of it (common.lua:
@@ -55,7 +58,15 @@ func (h Header) args(n int) []string {
 func (h Header) writeArgs(n int) []string {
 	a := make([]string, 0, writeHeaderLen+n)
 	return append(a, flag(h.High), flag(h.Competition), itoa(h.Slots), h.Policy, itoa(h.Slot),
-		flag(h.Reversed), itoa(h.MaxS), h.ID, itoa(h.Now), h.Forget)
+		flag(h.Reversed), itoa(h.MaxS), h.ID, itoa(h.Now), h.forget())
+}
+
+// forget is the header's last value: when the id is forgotten, or "store".
+func (h Header) forget() string {
+	if h.Applied {
+		return "store"
+	}
+	return itoa(h.Forget)
 }
 
 func flag(b bool) string {

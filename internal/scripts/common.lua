@@ -1,8 +1,9 @@
 -- Shared by every script: scripts.go puts this prelude in front of each one,
 -- then the libraries the script needs (order.lua, ranks.lua, versions.lua,
--- writes.lua), then the script. A script runs its whole text, the closures of every local
--- function included, on every call: so a script takes only the pieces it
--- uses. Only locals: Redis refuses scripts that create globals.
+-- writes.lua), then the script. A script runs its whole text, the closures
+-- of every local function included, on every call: so a script takes only
+-- the pieces it uses. Only locals: Redis refuses scripts that create
+-- globals.
 
 -- The largest finite double: a sum beyond it is infinite. Not math.huge,
 -- which some Lua engines (gopher-lua, in miniredis) define as this number.
@@ -45,10 +46,11 @@ end
 --   ARGV[4]   the write's policy: 'GT' | 'LT' (KeepBest), 'SET' (Replace),
 --             'INCR' (Accumulate)
 --   ARGV[5]   the write's time slot, ARGV[6] '1' when the tie part is
---             reversed, ARGV[7] the largest |scaled score| (see apply)
+--             reversed, ARGV[7] the largest |scaled score| (see apply
+--             in writes.lua)
 --   ARGV[8]   WithID id, '' for none; ARGV[9] now in unix ms; ARGV[10]
 --             when the id is forgotten, in unix ms, or 'store' (see
---             seen_before)
+--             seen_before in writes.lua)
 -- A script's own arguments start at ARGV[REST].
 local HIGH, COMP, SLOTS, REST = ARGV[1] == '1', ARGV[2] == '1', num(ARGV[3]), 4
 local POLICY, TSLOT, REV, MAXS, ID, NOW, FORGET

@@ -13,7 +13,7 @@
 --           integer score), and per window period its absolute expiry in
 --           unix milliseconds ('0' for none)
 --
--- Returns six values per key (see window_reply in common.lua); then 1 when
+-- Returns six values per key (see window_reply in writes.lua); then 1 when
 -- the id was seen before and nothing was written, else 0. Stored values
 -- travel as strings: Redis would truncate a Lua number in the reply to an
 -- integer.
