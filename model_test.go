@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -267,31 +265,18 @@ func (m *model) among(key string, members []string) []lb.Entry {
 // ---- the run ----
 
 type modelRun struct {
-	t     *testing.T
-	ctx   context.Context
+	*modelHarness
 	board *lb.Leaderboard
 	m     *model
 	clock *testClock
-	rng   *rand.Rand
 	combo modelCombo
-	step  int
-	log   []string
 	// periods seen in Submit results, per window name.
 	periods map[string]map[string]bool
 }
 
-func (r *modelRun) where() string {
-	return fmt.Sprintf("combo=%s seed=%d step=%d", r.combo.name(), r.combo.seed, r.step)
-}
-
-func (r *modelRun) logf(format string, args ...any) {
-	r.log = append(r.log, fmt.Sprintf("step %d: ", r.step)+fmt.Sprintf(format, args...))
-}
-
-func (r *modelRun) member() string {
-	// Removes and the new day keep some pool members absent at checks.
-	return modelPool[r.rng.IntN(len(modelPool))]
-}
+// member draws a pool member: removes and the new day keep some pool members
+// absent at checks.
+func (r *modelRun) member() string { return pick(r.modelHarness, modelPool) }
 
 func (r *modelRun) score() float64 {
 	// 1e15 is rare so Accumulate totals stay far from 2^53.
@@ -347,15 +332,7 @@ func (r *modelRun) submitMany() {
 }
 
 func (r *modelRun) remove() {
-	n := 1 + r.rng.IntN(3)
-	var ms []string
-	for range n {
-		if r.rng.IntN(4) == 0 {
-			ms = append(ms, modelUnknown[r.rng.IntN(len(modelUnknown))])
-		} else {
-			ms = append(ms, r.member())
-		}
-	}
+	ms := r.members(modelPool, modelUnknown, 3)
 	r.logf("Remove(%q)", ms)
 	require.NoError(r.t, r.board.Remove(r.ctx, ms...), "%s Remove(%q)", r.where(), ms)
 	r.m.remove(r.clock.Now(), ms...)
@@ -551,38 +528,25 @@ func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
 	t.Logf("model run %s: seed=%d", c.name(), c.seed)
 	clock := &testClock{now: modelDay1}
 	r := &modelRun{
-		t:       t,
-		ctx:     context.Background(),
-		board:   newModelBoard(t, b, c, clock),
-		m:       newModel(c),
-		clock:   clock,
-		rng:     rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15)),
-		combo:   c,
-		periods: map[string]map[string]bool{},
+		modelHarness: newModelHarness(t, fmt.Sprintf("combo=%s seed=%d", c.name(), c.seed), c.seed, 0x9e3779b97f4a7c15),
+		board:        newModelBoard(t, b, c, clock),
+		m:            newModel(c),
+		clock:        clock,
+		combo:        c,
+		periods:      map[string]map[string]bool{},
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed=%d, operations up to the failure:\n%s", c.seed, strings.Join(r.log, "\n"))
-		}
+	r.run(modelLoop{
+		steps: modelSteps, checkEvery: modelCheckEvery,
+		before: func() {
+			if c.nextDay && r.step == modelSteps/2 {
+				r.logf("clock -> %s", modelDay2.Format(time.RFC3339))
+				clock.Set(modelDay2)
+				r.checkAll(true)
+			}
+		},
+		ops:   []modelOp{{84, r.submit}, {11, r.submitMany}, {5, r.remove}},
+		check: r.checkAll,
 	})
-	for r.step = 1; r.step <= modelSteps; r.step++ {
-		if c.nextDay && r.step == modelSteps/2 {
-			r.logf("clock -> %s", modelDay2.Format(time.RFC3339))
-			clock.Set(modelDay2)
-			r.checkAll(true)
-		}
-		switch x := r.rng.IntN(100); {
-		case x < 84:
-			r.submit()
-		case x < 95:
-			r.submitMany()
-		default:
-			r.remove()
-		}
-		if r.step%modelCheckEvery == 0 {
-			r.checkAll(r.step == modelSteps)
-		}
-	}
 	require.Len(t, r.periods["alltime"], 1, "alltime periods seen: %v", r.periods["alltime"])
 	wantDays := 1
 	if c.nextDay {

@@ -296,8 +296,7 @@ func (c shardCombo) options(t *testing.T) []lb.Option {
 
 // shardPair is a sharded board and an unsharded one with the same options.
 type shardPair struct {
-	t       *testing.T
-	ctx     context.Context
+	*modelHarness
 	b       *testredis.Backend
 	combo   shardCombo
 	bounds  []float64
@@ -305,9 +304,6 @@ type shardPair struct {
 	plain   *lb.Leaderboard
 	sName   string
 	pName   string
-	rng     *rand.Rand
-	step    int
-	log     []string
 	// what the workload exercised, logged at the end of a run
 	moves, refused, closed int
 }
@@ -332,29 +328,16 @@ func (p *shardPair) count(res lb.Result, err error) {
 func newShardPair(t *testing.T, b *testredis.Backend, c shardCombo) *shardPair {
 	t.Helper()
 	p := &shardPair{
-		t: t, ctx: context.Background(), b: b, combo: c, bounds: c.shardBounds(),
+		modelHarness: newModelHarness(t, fmt.Sprintf("backend=%s combo=%s seed=%d", b.Name, c.name(), c.seed), c.seed, 0x5bd1e995),
+		b:            b, combo: c, bounds: c.shardBounds(),
 		sName: shardName(t, b), pName: b.BoardName(t),
-		rng: rand.New(rand.NewPCG(c.seed, c.seed^0x5bd1e995)),
 	}
 	var err error
 	p.sharded, err = lb.New(b.Client, p.sName, append(c.options(t), lb.WithShards(p.bounds...))...)
 	require.NoError(t, err, "New(WithShards(%v))", p.bounds)
 	p.plain, err = lb.New(b.Client, p.pName, c.options(t)...)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("combo=%s seed=%d backend=%s, operations up to the failure:\n%s", c.name(), c.seed, b.Name, strings.Join(p.log, "\n"))
-		}
-	})
 	return p
-}
-
-func (p *shardPair) where() string {
-	return fmt.Sprintf("[%s combo=%s seed=%d step=%d]", p.b.Name, p.combo.name(), p.combo.seed, p.step)
-}
-
-func (p *shardPair) logf(format string, args ...any) {
-	p.log = append(p.log, fmt.Sprintf("step %d: ", p.step)+fmt.Sprintf(format, args...))
 }
 
 var shardSentinels = []error{lb.ErrNotRanked, lb.ErrInvalidScore, lb.ErrInvalidMember, lb.ErrPrecision, lb.ErrInvalidArgument}
@@ -688,7 +671,6 @@ func (p *shardPair) score() float64 {
 func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
 	t.Logf("sharded model run %s on %s: seed=%d bounds=%v", c.name(), b.Name, c.seed, c.shardBounds())
 	p := newShardPair(t, b, c)
-	member := func() string { return shardPool[p.rng.IntN(len(shardPool))] }
 	views := shardViews()
 	// Empty boards answer alike too.
 	for _, v := range views {
@@ -698,42 +680,15 @@ func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
 	if b.Mini != nil {
 		steps = shardModelSteps * 4 / 5 // miniredis's Lua is slow
 	}
-	for p.step = 1; p.step <= steps; p.step++ {
-		switch x := p.rng.IntN(100); {
-		case x < 80:
-			m, s := member(), p.score()
-			switch y := p.rng.IntN(100); {
-			case y < 30:
-				// At or before the clock: the day before, or today.
-				p.submitAt(m, s, shardEpoch.Add(time.Duration(p.rng.Int64N(int64(24*time.Hour)+1))))
-			case y < 33:
-				// A replay into a day that has expired: the daily window
-				// is Closed (or, before a tie-break's Epoch, refused).
-				p.submitAt(m, s, future.Add(-72*time.Hour))
-			default:
-				p.submit(m, s)
-			}
-		case x < 92:
-			batch := map[string]float64{}
-			for range 1 + p.rng.IntN(6) {
-				batch[member()] = p.score()
-			}
-			p.submitMany(batch)
-		default:
-			var ms []string
-			for range 1 + p.rng.IntN(3) {
-				if p.rng.IntN(4) == 0 {
-					ms = append(ms, modelUnknown[p.rng.IntN(len(modelUnknown))])
-				} else {
-					ms = append(ms, member())
-				}
-			}
-			p.remove(ms...)
-		}
-		if p.step%shardCheckEvery == 0 {
+	p.run(modelLoop{
+		steps: steps, checkEvery: shardCheckEvery,
+		ops: []modelOp{{80, p.submitAny}, {12, p.submitBatch}, {8, func() {
+			p.remove(p.members(shardPool, modelUnknown, 3)...)
+		}}},
+		check: func(last bool) {
 			// Every view at the end; in between, all-time and one day.
 			vs := views
-			if p.step != steps {
+			if !last {
 				vs = []shardView{views[0], views[1+(p.step/shardCheckEvery)%2]}
 			}
 			for _, v := range vs {
@@ -741,12 +696,38 @@ func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
 				p.layout(v)
 			}
 			p.checkClean()
-		}
-	}
+		},
+	})
 	t.Logf("%s on %s: %d moves across a bound, %d refused submissions, %d closed windows", c.name(), b.Name, p.moves, p.refused, p.closed)
 	if slices.ContainsFunc(p.bounds, func(x float64) bool { return math.Abs(x) < 100 }) {
 		require.Positive(t, p.moves, "the workload moved no member across a bound")
 	}
+}
+
+// submitAny submits a pool member's score now, at a time of the day before
+// or today, or into a day that has expired.
+func (p *shardPair) submitAny() {
+	m, s := pick(p.modelHarness, shardPool), p.score()
+	switch y := p.rng.IntN(100); {
+	case y < 30:
+		// At or before the clock: the day before, or today.
+		p.submitAt(m, s, shardEpoch.Add(time.Duration(p.rng.Int64N(int64(24*time.Hour)+1))))
+	case y < 33:
+		// A replay into a day that has expired: the daily window is
+		// Closed (or, before a tie-break's Epoch, refused).
+		p.submitAt(m, s, future.Add(-72*time.Hour))
+	default:
+		p.submit(m, s)
+	}
+}
+
+// submitBatch submits 1 to 6 pool members at once.
+func (p *shardPair) submitBatch() {
+	batch := map[string]float64{}
+	for range 1 + p.rng.IntN(6) {
+		batch[pick(p.modelHarness, shardPool)] = p.score()
+	}
+	p.submitMany(batch)
 }
 
 // TestShardedRoundTrips counts the calls each operation of a sharded board

@@ -493,24 +493,12 @@ func tieCombos() []tieCombo {
 }
 
 type tieRun struct {
-	t     *testing.T
-	ctx   context.Context
+	*modelHarness
 	board *lb.Leaderboard
 	m     *tieModel
 	clock *testClock
-	rng   *rand.Rand
 	c     tieCombo
-	step  int
 	times []time.Time // times submitted so far, to replay
-	log   []string
-}
-
-func (r *tieRun) where() string {
-	return fmt.Sprintf("combo=%s seed=%d step=%d", r.c.name(), r.c.seed, r.step)
-}
-
-func (r *tieRun) logf(format string, args ...any) {
-	r.log = append(r.log, fmt.Sprintf("step %d: ", r.step)+fmt.Sprintf(format, args...))
 }
 
 func (r *tieRun) score() float64 {
@@ -558,7 +546,7 @@ func (r *tieRun) at() time.Time {
 
 func (r *tieRun) submit() {
 	t := r.t
-	mem, score := tiePool[r.rng.IntN(len(tiePool))], r.score()
+	mem, score := pick(r.modelHarness, tiePool), r.score()
 	var opts []lb.SubmitOption
 	at := r.clock.Now()
 	if r.rng.IntN(6) != 0 {
@@ -589,7 +577,7 @@ func (r *tieRun) submitMany() {
 	batch := map[string]float64{}
 	scaled := map[string]int64{}
 	for range 1 + r.rng.IntN(5) {
-		mem, score := tiePool[r.rng.IntN(len(tiePool))], r.score()
+		mem, score := pick(r.modelHarness, tiePool), r.score()
 		batch[mem], scaled[mem] = score, r.m.scaled(score)
 	}
 	now := r.clock.Now()
@@ -606,7 +594,7 @@ func (r *tieRun) submitMany() {
 }
 
 func (r *tieRun) remove() {
-	ms := []string{tiePool[r.rng.IntN(len(tiePool))], tieUnknown[r.rng.IntN(len(tieUnknown))]}
+	ms := []string{pick(r.modelHarness, tiePool), pick(r.modelHarness, tieUnknown)}
 	r.logf("Remove(%q)", ms)
 	require.NoError(r.t, r.board.Remove(r.ctx, ms...), "%s Remove(%q)", r.where(), ms)
 	for _, mem := range ms {
@@ -705,34 +693,23 @@ func runTieModel(t *testing.T, b *testredis.Backend, c tieCombo) {
 	board, _ := newBoard(t, b, lb.WithPolicy(c.policy), lb.WithOrder(c.order), lb.WithRanking(c.rank),
 		lb.WithTieBreak(tieNew(t, c.later, c.enc.order)), lb.WithClock(clock.Now))
 	r := &tieRun{
-		t: t, ctx: context.Background(), board: board, clock: clock, c: c,
-		m:   newTieModel(c.order, c.later, c.rank, c.policy, c.enc.order),
-		rng: rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15)),
+		modelHarness: newModelHarness(t, fmt.Sprintf("combo=%s seed=%d", c.name(), c.seed), c.seed, 0x9e3779b97f4a7c15),
+		board:        board, clock: clock, c: c,
+		m: newTieModel(c.order, c.later, c.rank, c.policy, c.enc.order),
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed=%d, operations up to the failure:\n%s", c.seed, strings.Join(r.log, "\n"))
-		}
-	})
 	res := c.enc.order.Resolution
-	for r.step = 1; r.step <= tieModelSteps; r.step++ {
-		if r.rng.IntN(2) == 0 {
-			next := clock.Now().Add(time.Duration(r.rng.Int64N(tieMaxClockRun * int64(res))))
-			r.logf("clock -> %s", next.Format(time.RFC3339Nano))
-			clock.Set(next)
-		}
-		switch x := r.rng.IntN(100); {
-		case x < 85:
-			r.submit()
-		case x < 95:
-			r.submitMany()
-		default:
-			r.remove()
-		}
-		if r.step%tieCheckEvery == 0 {
-			r.check()
-		}
-	}
+	r.run(modelLoop{
+		steps: tieModelSteps, checkEvery: tieCheckEvery,
+		before: func() {
+			if r.rng.IntN(2) == 0 {
+				next := clock.Now().Add(time.Duration(r.rng.Int64N(tieMaxClockRun * int64(res))))
+				r.logf("clock -> %s", next.Format(time.RFC3339Nano))
+				clock.Set(next)
+			}
+		},
+		ops:   []modelOp{{85, r.submit}, {10, r.submitMany}, {5, r.remove}},
+		check: func(bool) { r.check() },
+	})
 }
 
 // ---- 3. the guards on a board ----
