@@ -168,7 +168,7 @@ func (lb *shardedBackend) repairShards(ctx context.Context, tg target, members [
 	var calls []scripts.Call
 	for i, o := range ops {
 		if len(o) > 0 {
-			calls = append(calls, lb.shardWriteCall(i, tg, o))
+			calls = append(calls, lb.shardWriteCall(i, tg, false, o))
 		}
 	}
 	for _, res := range scripts.ExecMulti(ctx, lb.client, calls) {

@@ -84,7 +84,9 @@ type shardOp struct {
 	value   string
 }
 
-func (lb *shardedBackend) shardWriteCall(i int, tg target, ops []shardOp) scripts.Call {
+// shardWriteCall applies ops to shard i of tg; with report, its reply has
+// each op's ranks (see shard_write.lua).
+func (lb *shardedBackend) shardWriteCall(i int, tg target, report bool, ops []shardOp) scripts.Call {
 	key := lb.shardKey(i, tg)
 	sops := make([]scripts.ShardOp, len(ops))
 	for j, o := range ops {
@@ -102,7 +104,7 @@ func (lb *shardedBackend) shardWriteCall(i int, tg target, ops []shardOp) script
 		// One node: the put can see the index (see shard_write.lua).
 		ks = append(ks, keys.Versions(keys.Index(tg.key)))
 	}
-	return scripts.ShardWriteCall(lb.readHeader(), ks, tg.expire, sops)
+	return scripts.ShardWriteCall(lb.readHeader(), ks, tg.expire, report, sops)
 }
 
 func (lb *shardedBackend) zcardCall(key string) scripts.Call {
@@ -159,9 +161,9 @@ func (lb *shardedBackend) shardCalls(member string, live []target, rows [][]inde
 		for i := 0; i < n; i++ {
 			switch i {
 			case mv.to:
-				calls = append(calls, lb.shardWriteCall(i, tg, []shardOp{{put: true, member: member, version: row.version, value: row.now}}))
+				calls = append(calls, lb.shardWriteCall(i, tg, true, []shardOp{{put: true, member: member, version: row.version, value: row.now}}))
 			case mv.from:
-				calls = append(calls, lb.shardWriteCall(i, tg, []shardOp{{member: member, version: row.version}}))
+				calls = append(calls, lb.shardWriteCall(i, tg, true, []shardOp{{member: member, version: row.version}}))
 			default:
 				calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)), lb.zscoreCall(lb.shardKey(i, tg), member))
 			}
@@ -192,7 +194,7 @@ func (lb *shardedBackend) shardReplies(ctx context.Context, member string, live 
 				continue
 			}
 			if err := results[at].Error(); err == nil {
-				sweeps = append(sweeps, lb.shardWriteCall(i, tg, []shardOp{{sweep: true, member: member, version: rows[w][0].version}}))
+				sweeps = append(sweeps, lb.shardWriteCall(i, tg, false, []shardOp{{sweep: true, member: member, version: rows[w][0].version}}))
 				where = append(where, [2]int{w, i})
 			} else if !rueidis.IsRedisNil(err) {
 				return nil, nil, err
@@ -205,10 +207,10 @@ func (lb *shardedBackend) shardReplies(ctx context.Context, member string, live 
 	}
 	for k, r := range scripts.ExecMulti(ctx, lb.client, sweeps) {
 		v, err := r.AsIntSlice()
-		if err != nil || len(v) != 4 {
+		if err != nil || len(v) != 1 {
 			return nil, nil, fmt.Errorf("shard sweep returned %v: %w", v, err)
 		}
-		swept[where[k][0]][where[k][1]] = v[3]
+		swept[where[k][0]][where[k][1]] = v[0]
 	}
 	return replies, swept, nil
 }
@@ -344,7 +346,7 @@ func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []targe
 		}
 		for i, o := range ops {
 			if len(o) > 0 {
-				calls = append(calls, lb.shardWriteCall(i, tg, o))
+				calls = append(calls, lb.shardWriteCall(i, tg, false, o))
 			}
 		}
 	}

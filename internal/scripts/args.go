@@ -158,10 +158,11 @@ type ShardOp struct {
 }
 
 // ShardWriteCall applies ops to one shard: keys are its sorted set and
-// version hash, and on a single node the index's version hash. See
+// version hash, and on a single node the index's version hash. With report,
+// the reply holds each op's ranks before the shard's count. See
 // shard_write.lua.
-func ShardWriteCall(h Header, keys []string, expire int64, ops []ShardOp) Call {
-	args := append(h.args(1+4*len(ops)), itoa(expire))
+func ShardWriteCall(h Header, keys []string, expire int64, report bool, ops []ShardOp) Call {
+	args := append(h.args(2+4*len(ops)), itoa(expire), flag(report))
 	for _, o := range ops {
 		args = append(args, o.Op, o.Member, itoa(o.Version), o.Value)
 	}

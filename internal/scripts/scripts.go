@@ -31,6 +31,8 @@ var (
 	versions string
 	//go:embed writes.lua
 	writes string
+	//go:embed shardwrites.lua
+	shardWrites string
 	//go:embed submit.lua
 	submitSrc string
 	//go:embed many.lua
@@ -59,13 +61,13 @@ var (
 	// Range reads a slice around a member or a competition page; see range.lua.
 	Range = newScript(rangeSrc, order)
 	// ShardIndex applies writes to a sharded board's index; see shard_index.lua.
-	ShardIndex = newScript(shardIndexSrc, versions, writes)
+	ShardIndex = newScript(shardIndexSrc, versions, writes, shardWrites)
 	// ShardWrite applies versioned writes to one shard; see shard_write.lua.
-	ShardWrite = newScript(shardWriteSrc, order, ranks, versions)
+	ShardWrite = newScript(shardWriteSrc, order, ranks, versions, shardWrites)
 	// ShardRead reads one shard with versions; see shard_read.lua.
 	ShardRead = newScript(shardReadSrc, order, versions)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
-	ShardLocal = newScript(shardLocalSrc, order, ranks, versions, writes)
+	ShardLocal = newScript(shardLocalSrc, order, ranks, versions, writes, shardWrites)
 )
 
 // Script is one embedded script.
@@ -76,7 +78,7 @@ type Script struct {
 }
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
-// ranks.lua, versions.lua, writes.lua, in that order), then the script's
+// ranks.lua, versions.lua, writes.lua, shardwrites.lua, in that order), then the script's
 // own file.
 func newScript(body string, libs ...string) *Script {
 	src := common

@@ -63,23 +63,10 @@ for w = 1, nw do
   local rows = {}
   for _, c in ipairs(plans[w]) do
     local member, p, v = c[1], c[2], c[3]
-    local version
-    if v ~= p or mode == 'touch' then
-      version = redis.call('HINCRBY', ver, member, 1)
-      if v and v ~= p then
-        redis.call('HSET', idx, member, v)
-      elseif not v and p then
-        redis.call('HDEL', idx, member)
-      end
-    else
-      version = version_of(ver, member)
-    end
+    local version = index_set(idx, ver, member, p, v, mode == 'touch')
     rows[#rows + 1] = {p or false, v or false, version}
   end
-  if not dup and ARGV[exp + w] ~= '0' then
-    redis.call('PEXPIREAT', idx, ARGV[exp + w])
-    redis.call('PEXPIREAT', ver, ARGV[exp + w])
-  end
+  if not dup then expire(ARGV[exp + w], 2 * w - 1, 2 * w) end
   local count = redis.call('HLEN', idx)
   for _, r in ipairs(rows) do
     out[#out + 1] = r[1]

@@ -49,19 +49,26 @@ local function better_shard(i, j)
   return i < j
 end
 
--- The board-wide rank of member inside shard s, and (competition) the members
--- strictly worse.
-local function standing(w, s)
+-- The members of each shard of the window period whose keys start at
+-- KEYS[w], before this call writes; kept up to date as it writes.
+local function cards_of(w)
+  local c = {}
+  for i = 0, nshards - 1 do c[i] = redis.call('ZCARD', KEYS[w + 2 + 2 * i]) end
+  return c
+end
+
+-- The board-wide rank of member, whose value v sits in shard s, and
+-- (competition) the members strictly worse: its standing in its shard plus
+-- the members of the better (worse) shards.
+local function standing(w, s, v, cards)
   local key = KEYS[w + 2 + 2 * s]
-  local v = redis.call('ZSCORE', key, member)
   local rank, worst = rank_of(key, member, v), worse_comp(key, v)
   for i = 0, nshards - 1 do
     if i ~= s then
-      local c = redis.call('ZCARD', KEYS[w + 2 + 2 * i])
       if better_shard(i, s) then
-        rank = rank + c
+        rank = rank + cards[i]
       elseif COMP then
-        worst = worst + c
+        worst = worst + cards[i]
       end
     end
   end
@@ -81,55 +88,44 @@ for k = 1, nw do
 end
 if id ~= '' and not dup then remember(KEYS[nk]) end
 
+-- Writes member's value v to shard to of the window period at KEYS[w], at
+-- version, and removes it from every other shard that holds it: the one it
+-- leaves, or a copy a crashed Cluster-mode write left behind.
+local function move(w, to, v, version, cards)
+  for i = 0, nshards - 1 do
+    local zkey, vkey = KEYS[w + 2 + 2 * i], KEYS[w + 3 + 2 * i]
+    if i == to then
+      cards[i] = cards[i] + shard_set(zkey, vkey, member, v, version)
+    elseif redis.call('ZREM', zkey, member) == 1 then
+      redis.call('HSET', vkey, member, version)
+      cards[i] = cards[i] - 1
+    end
+  end
+end
+
 local out = {}
 for k = 1, nw do
   local w = (k - 1) * per + 1
   local idx, ver, p = KEYS[w], KEYS[w + 1], prev[k]
-  local from, prank = -1, 0
+  local cards = cards_of(w)
+  local from, pv, prank = -1, nil, 0
   if p then
     from = shard_of(p)
-    if redis.call('ZSCORE', KEYS[w + 2 + 2 * from], member) then
-      prank = standing(w, from)
-    end
+    pv = redis.call('ZSCORE', KEYS[w + 2 + 2 * from], member)
+    if pv then prank = standing(w, from, pv, cards) end
   end
-  local v = store[k] or p
-  local to = 0
-  if v then to = shard_of(v) end
   if dup then
     -- A retry already applied: report the standing, write nothing.
     local rank, worst = 0, -1
-    if p and redis.call('ZSCORE', KEYS[w + 2 + 2 * to], member) then
-      rank, worst = standing(w, to)
-    end
+    if pv then rank, worst = standing(w, from, pv, cards) end
     window_reply(out, p, prank, p, rank, redis.call('HLEN', idx), worst)
   else
-  local version = version_of(ver, member)
-  if store[k] then
-    version = redis.call('HINCRBY', ver, member, 1)
-    redis.call('HSET', idx, member, v)
-  end
-  for i = 0, nshards - 1 do
-    local zkey, vkey = KEYS[w + 2 + 2 * i], KEYS[w + 3 + 2 * i]
-    if i == to then
-      redis.call('ZADD', zkey, v, member)
-      redis.call('HSET', vkey, member, version)
-    elseif redis.call('ZSCORE', zkey, member) then
-      -- The old shard, or a copy a crashed Cluster-mode write left behind.
-      redis.call('ZREM', zkey, member)
-      redis.call('HSET', vkey, member, version)
-    end
-  end
-  local exp = ARGV[firstexp + k - 1]
-  if exp ~= '0' then
-    redis.call('PEXPIREAT', idx, exp)
-    redis.call('PEXPIREAT', ver, exp)
-    for i = 0, nshards - 1 do
-      redis.call('PEXPIREAT', KEYS[w + 2 + 2 * i], exp)
-      redis.call('PEXPIREAT', KEYS[w + 3 + 2 * i], exp)
-    end
-  end
-  local rank, worst = standing(w, to)
-  window_reply(out, p, prank, v, rank, redis.call('HLEN', idx), worst)
+    local v = store[k] or p
+    local to = shard_of(v)
+    move(w, to, v, index_set(idx, ver, member, p, v), cards)
+    expire(ARGV[firstexp + k - 1], w, w + per - 1)
+    local rank, worst = standing(w, to, v, cards)
+    window_reply(out, p, prank, v, rank, redis.call('HLEN', idx), worst)
   end
 end
 if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end

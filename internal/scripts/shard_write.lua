@@ -10,17 +10,19 @@
 --          the index's version is skipped: on one node Submit writes index
 --          and shards at once (shard_local.lua) and leaves no tombstone in
 --          the shards the member is not in, which a late put could land in.
--- ARGV     the header's board part (common.lua), then the absolute expiry in unix
---          milliseconds ('0' for none), then op, member, version, value
---          ('' unless put), ...; op is 'put',
---          'del', or 'sweep': a delete of a copy a crashed write left
---          behind, which leaves no tombstone where there is no copy
+-- ARGV     the header's board part (common.lua), then the absolute expiry
+--          in unix milliseconds ('0' for none), then '1' to report ranks
+--          ('0': SubmitMany, Remove and repairs, which do not read them),
+--          then op, member, version, value ('' unless put), ...; op is
+--          'put', 'del', or 'sweep': a delete of a copy a crashed write
+--          left behind, which leaves no tombstone where there is no copy
 --
--- Returns per op: rank in the shard before and after (0 when absent;
--- competition: 1 + members strictly better), members strictly worse after
--- (-1 when not competition); then the shard's member count.
+-- Returns, when reporting, per op: rank in the shard before and after (0
+-- when absent; competition: 1 + members strictly better), members strictly
+-- worse after (-1 when not competition); then, always, the shard's member
+-- count.
 local key, ver = KEYS[1], KEYS[2]
-local exp = ARGV[REST]
+local exp, report = ARGV[REST], ARGV[REST + 1] == '1'
 
 local function rank(member)
   local v = redis.call('ZSCORE', key, member)
@@ -29,32 +31,35 @@ local function rank(member)
 end
 
 local out = {}
-for j = REST + 1, #ARGV, 4 do
+for j = REST + 2, #ARGV, 4 do
   local op, member, version, value = ARGV[j], ARGV[j + 1], num(ARGV[j + 2]), ARGV[j + 3]
-  local before = rank(member)
+  local before = 0
+  if report then
+    before = rank(member)
+  elseif op == 'sweep' and redis.call('ZSCORE', key, member) then
+    before = 1
+  end
   local seen = version_of(ver, member)
   local current = version
   if KEYS[3] and op == 'put' then
     current = version_of(KEYS[3], member)
   end
   if version > seen and version >= current and (op ~= 'sweep' or before > 0) then
-    redis.call('HSET', ver, member, version)
     if op == 'put' then
-      redis.call('ZADD', key, value, member)
+      shard_set(key, ver, member, value, version)
     else
-      redis.call('ZREM', key, member)
+      shard_set(key, ver, member, nil, version)
     end
   end
-  local w = -1
-  local v = redis.call('ZSCORE', key, member)
-  if v then w = worse_comp(key, v) end
-  out[#out + 1] = before
-  out[#out + 1] = rank(member)
-  out[#out + 1] = w
+  if report then
+    local w = -1
+    local v = redis.call('ZSCORE', key, member)
+    if v then w = worse_comp(key, v) end
+    out[#out + 1] = before
+    out[#out + 1] = rank(member)
+    out[#out + 1] = w
+  end
 end
-if exp ~= '0' then
-  redis.call('PEXPIREAT', key, exp)
-  redis.call('PEXPIREAT', ver, exp)
-end
+expire(exp, 1, 2)
 out[#out + 1] = redis.call('ZCARD', key)
 return out
