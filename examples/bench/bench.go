@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -28,11 +29,13 @@ const poolSize = 1 << 14
 // bench is one board under test, and the plain sorted sets holding the same
 // members that the raw versions of every operation read and write.
 type bench struct {
-	cfg     config
-	c       *conn
-	name    string
-	board   *leaderboard.Leaderboard
-	windows []leaderboard.Window
+	cfg   config
+	c     *conn
+	name  string
+	board *leaderboard.Leaderboard
+	// plainOpts are the board's options without WithShards.
+	plainOpts []leaderboard.Option
+	windows   []leaderboard.Window
 	// raw are the plain sorted sets, one per window, in the windows' order.
 	raw []rawKey
 
@@ -72,13 +75,6 @@ func newBench(cfg config, c *conn) (*bench, error) {
 		b.raw = append(b.raw, rk)
 	}
 	opts = append(opts, leaderboard.WithWindows(b.windows...))
-	if cfg.shards > 0 {
-		bounds := make([]float64, cfg.shards-1)
-		for i := range bounds {
-			bounds[i] = float64(cfg.scoreMax) * float64(i+1) / float64(cfg.shards)
-		}
-		opts = append(opts, leaderboard.WithShards(bounds...))
-	}
 	if cfg.tieBreak != "none" {
 		o := leaderboard.TimeOrder{
 			Epoch:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -97,6 +93,14 @@ func newBench(cfg config, c *conn) (*bench, error) {
 			return nil, fmt.Errorf("-tiebreak %s with -score-max %d: %w", cfg.tieBreak, cfg.scoreMax, err)
 		}
 		opts = append(opts, leaderboard.WithTieBreak(tb))
+	}
+	b.plainOpts = slices.Clone(opts)
+	if cfg.shards > 0 {
+		bounds := make([]float64, cfg.shards-1)
+		for i := range bounds {
+			bounds[i] = float64(cfg.scoreMax) * float64(i+1) / float64(cfg.shards)
+		}
+		opts = append(opts, leaderboard.WithShards(bounds...))
 	}
 	board, err := leaderboard.New(c.rue, b.name, opts...)
 	if err != nil {

@@ -38,6 +38,10 @@ type config struct {
 	seed             uint64
 	// name is the board's name; empty for a random one (tests set it).
 	name string
+	// layout asks for the layout report (layout.go) instead of the
+	// operations, with layoutSubmits Submits per board.
+	layout        bool
+	layoutSubmits int
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
@@ -114,6 +118,8 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.commandStats, "commandstats", false, "also report, per figure, the server time of each command per call (INFO commandstats; the INFO calls themselves show up as info)")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the measured part to this file")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the members' scores and the operations' arguments")
+	fs.BoolVar(&cfg.layout, "layout", false, "instead of the operations, report where a sharded board's bytes and Submits go (with -shards): it loads the members into the sharded board and into an unsharded one, sizes their keys by structure and node (MEMORY USAGE), and reads each node's CPU across -layout-submits random Submits to each, at the highest -c")
+	fs.IntVar(&cfg.layoutSubmits, "layout-submits", 20_000, "random Submits per board in the -layout report")
 	return fs
 }
 
@@ -228,6 +234,12 @@ func checkLimits(cfg *config, _ listFlags) error {
 	}
 	if cfg.loadConcurrency < 1 || cfg.loadConcurrency > 256 {
 		return fmt.Errorf("-load-c %d: want 1..256", cfg.loadConcurrency)
+	}
+	if cfg.layout && cfg.shards < 2 {
+		return fmt.Errorf("-layout compares a sharded board with an unsharded one: give -shards 2 or more")
+	}
+	if cfg.layoutSubmits < 1 || cfg.layoutSubmits > 10_000_000 {
+		return fmt.Errorf("-layout-submits %d: want 1..10000000", cfg.layoutSubmits)
 	}
 	return nil
 }

@@ -169,6 +169,9 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 	}
 	fmt.Fprintf(progress.w, "bench: %s, %s; board %s:{%s}\n", c.where, env.redis, cfg.prefix, b.name)
 
+	if cfg.layout {
+		return runLayout(ctx, b, env, out, progress)
+	}
 	ld, err := b.load(ctx, progress)
 	if err != nil {
 		return err

@@ -132,6 +132,45 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestLayout runs the layout report on a real Redis and a Cluster: every
+// structure of both boards is sized, every node has its row, and no key is
+// left behind; miniredis, which lacks MEMORY USAGE, is refused.
+func TestLayout(t *testing.T) {
+	for _, backend := range []string{"miniredis", "redis", "cluster"} {
+		t.Run(backend, func(t *testing.T) {
+			cfg, err := parseFlags([]string{"-layout", "-members", "2000", "-shards", "4", "-layout-submits", "300", "-c", "4"}, noEnv, io.Discard)
+			require.NoError(t, err)
+			switch backend {
+			case "redis":
+				cfg.redisURL = realURL(t)
+			case "cluster":
+				cfg.redisURL = clusterURL(t)
+			}
+			cfg.name = randomName()
+			var out, progress bytes.Buffer
+			err = run(context.Background(), cfg, &out, console{w: &progress})
+			if backend == "miniredis" {
+				require.ErrorContains(t, err, "miniredis")
+				return
+			}
+			require.NoError(t, err)
+			report := out.String()
+			for _, want := range []string{"unsharded: period (sorted set)", "sharded: shards (sorted sets)", "sharded: index (hash)",
+				"Sharded ÷ unsharded bytes per member", "A sharded Submit costs Redis"} {
+				require.Contains(t, report, want, report)
+			}
+			c, err := connect(cfg.redisURL, 1, false)
+			require.NoError(t, err)
+			defer c.close()
+			for _, a := range c.nodeAddrs() {
+				require.Contains(t, report, "| "+a+" |", report)
+			}
+			require.NotContains(t, report, "NaN")
+			requireNoKeys(t, cfg.redisURL, cfg.prefix+":{"+cfg.name)
+		})
+	}
+}
+
 // requireNoKeys checks that no key starts with prefix (and deletes any).
 func requireNoKeys(t *testing.T, url, prefix string) {
 	c, err := connect(url, 1, false)
@@ -173,6 +212,8 @@ func TestParseFlags(t *testing.T) {
 		{"-rounds", "0"},
 		{"-score-max", "1"},
 		{"-load-c", "0"},
+		{"-layout"},
+		{"-layout", "-shards", "4", "-layout-submits", "0"},
 		{"extra"},
 	} {
 		_, err := parseFlags(bad, realEnv, io.Discard)

@@ -229,15 +229,22 @@ func drive(ctx context.Context, im impl, conc int, d time.Duration, record bool)
 	return slices.Concat(lats...), elapsed, err
 }
 
-// nodes are the Redis servers behind the client: one, or every node of a
-// Cluster.
-func (c *conn) nodes() []rueidis.Client {
+// nodeAddrs are the addresses of the Redis servers behind the client,
+// sorted: one, or every node of a Cluster.
+func (c *conn) nodeAddrs() []string {
 	ns := c.rue.Nodes()
 	addrs := make([]string, 0, len(ns))
 	for a := range ns {
 		addrs = append(addrs, a)
 	}
 	slices.Sort(addrs)
+	return addrs
+}
+
+// nodes are the Redis servers behind the client, in nodeAddrs' order.
+func (c *conn) nodes() []rueidis.Client {
+	ns := c.rue.Nodes()
+	addrs := c.nodeAddrs()
 	out := make([]rueidis.Client, len(addrs))
 	for i, a := range addrs {
 		out[i] = ns[a]
