@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -119,6 +120,26 @@ func (s *Store) boardLockKey(board string) int64 {
 // fail the Append: Standings then aggregates, handling overflow there.
 var nearOverflow = strconv.FormatFloat(math.Ldexp(1, 1022), 'g', -1, 64) + "::float8"
 
+// memberBuckets is how many locks the members of a board are hashed to.
+// Appends that touch one member must run one after the other, so that the
+// order their submissions take in the log (seq) is the order the kept
+// standings took them in: Replace keeps the last submission and
+// Accumulate the last time, by seq, and two Appends of one member running
+// at once could otherwise take seq in one order and upsert in the other.
+// Members hashed to one bucket wait for each other too, which costs an
+// Append nothing it would notice (it holds its bucket for one statement);
+// AppendBatch holds the buckets of its members for its whole transaction.
+const memberBuckets = 128
+
+// memberLockKey is the advisory lock key of member's bucket on board.
+func (s *Store) memberLockKey(board, member string) int64 {
+	m := fnv.New32a()
+	m.Write([]byte(member))
+	h := fnv.New64a()
+	h.Write([]byte("github.com/skiprank/leaderboard/pgstore member " + s.prefix + "\x00" + board + "\x00" + strconv.Itoa(int(m.Sum32()%memberBuckets))))
+	return int64(h.Sum64())
+}
+
 // keptSet is the DO UPDATE clause of an upsert into standings, as policy
 // and order combine a standing (st) with a new one (excluded).
 func keptSet(policy leaderboard.Policy, order leaderboard.Order) string {
@@ -185,16 +206,21 @@ func (s *Store) appendSQL(policy leaderboard.Policy, order leaderboard.Order) st
 SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM pr WHERE pr.missing), (SELECT count(*) FROM bad)`
 }
 
-// appendOnce runs Append's statement after the board's shared lock, in one
-// round trip and one transaction.
+// appendOnce runs Append's statement after the board's shared lock and the
+// lock of the member's bucket (see memberBuckets), in one round trip and one
+// transaction.
 func (s *Store) appendOnce(ctx context.Context, sub leaderboard.Submission, ps []keptPeriod) (inserted bool, missing int64, err error) {
 	ws, pids, starts, ends := periodArrays(ps)
 	b := &pgx.Batch{}
 	b.Queue("SELECT pg_advisory_xact_lock_shared($1)", s.boardLockKey(sub.Board))
+	b.Queue("SELECT pg_advisory_xact_lock($1)", s.memberLockKey(sub.Board, sub.Member))
 	b.Queue(s.appendStmt[sub.Policy][sub.Order], sub.Board, nullID(sub.ID), sub.Member, sub.Score, sub.At,
 		ws, pids, starts, ends, int16(sub.Policy), int16(sub.Order), nullTime(sub.Received))
 	br := s.pool.SendBatch(ctx, b)
 	_, err = br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
 	var n, marked int64
 	if err == nil {
 		err = br.QueryRow().Scan(&n, &missing, &marked)
@@ -336,21 +362,32 @@ JOIN unnest($1::text[], $2::text[], $3::text[]) AS l (b, w, p) ON sp.board = l.b
 
 // lockBoards takes the lock of every board of subs, in key order: shared
 // for appends, exclusive for what must see no Append of the board run
-// meanwhile (Retract).
+// meanwhile (Retract). For appends it then takes the locks of their
+// members' buckets (see memberBuckets), in key order too: every
+// transaction takes its board locks first and its bucket locks in one
+// order, so none waits in a cycle.
 func (s *Store) lockBoards(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission, exclusive bool) error {
-	seen := map[int64]bool{}
-	var keys []int64
-	for _, sub := range subs {
-		if k := s.boardLockKey(sub.Board); !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	lock := "pg_advisory_xact_lock_shared"
 	if exclusive {
 		lock = "pg_advisory_xact_lock"
 	}
+	if err := s.lockKeys(ctx, tx, lock, subs, func(sub leaderboard.Submission) int64 { return s.boardLockKey(sub.Board) }); err != nil || exclusive {
+		return err
+	}
+	return s.lockKeys(ctx, tx, "pg_advisory_xact_lock", subs, func(sub leaderboard.Submission) int64 { return s.memberLockKey(sub.Board, sub.Member) })
+}
+
+// lockKeys takes lock on the distinct keys of subs, in ascending order.
+func (s *Store) lockKeys(ctx context.Context, tx pgx.Tx, lock string, subs []leaderboard.Submission, key func(leaderboard.Submission) int64) error {
+	seen := map[int64]bool{}
+	var keys []int64
+	for _, sub := range subs {
+		if k := key(sub); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
 	_, err := tx.Exec(ctx, "SELECT "+lock+"(k) FROM unnest($1::bigint[]) AS k ORDER BY k", keys)
 	return err
 }

@@ -47,13 +47,12 @@
 // after it sees the row. Remove, Retract, DeleteBoard and CheckStandings
 // with repair hold it exclusively too.
 //
-// KeepBest standings do not depend on the order of appends. Replace and
-// Accumulate standings are kept in the order the appends lock the row,
-// which is their commit order; the aggregation follows seq, the order the
-// submissions were inserted. The two differ only for appends of one member
-// that run at the same time, where either could have reached Redis first:
-// Replace then may keep the other one's score, and Accumulate add the same
-// scores in another order (the same sum for whole numbers).
+// Replace keeps a member's last submission and Accumulate its last time,
+// by seq, the log's order. Appends of one member run one after the other
+// (an advisory lock of the member's bucket, taken before the row takes its
+// seq; AppendBatch holds its members' buckets for its transaction), so the
+// kept standings take them in seq order too and equal the log's
+// aggregation exactly under any concurrency.
 //
 // Keeping standings costs each Append an upsert per period and
 // AppendBatch one statement per 50,000 standings (BENCHMARKS.md). The
@@ -292,8 +291,10 @@ const batchChunk = 20000
 // with INSERT ... ON CONFLICT DO NOTHING in chunks. The kept standings are
 // upserted afterwards, a member's submissions in one period combined first
 // (Accumulate adds them in batch order). Either way it is the way to
-// bulk-load millions of submissions. A deadlock with another batch keeping
-// the same standings rolls the whole batch back, and it is tried again.
+// bulk-load millions of submissions. It holds the locks of its members'
+// buckets (see Store) for its whole transaction, so Appends and batches
+// of the same members wait for it, and it for them; should PostgreSQL
+// still report a deadlock, the whole batch is rolled back and tried again.
 func (s *Store) AppendBatch(ctx context.Context, subs []leaderboard.Submission) (duplicates []bool, err error) {
 	prepared := make([]leaderboard.Submission, len(subs))
 	kept := make([][]keptPeriod, len(subs))
