@@ -56,5 +56,6 @@ func newBackend(lb *Leaderboard) backend {
 	if len(lb.bounds) == 0 {
 		return &plainBackend{Leaderboard: lb}
 	}
-	return &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster}
+	return &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
+		shards: lb.keys.Shards(len(lb.bounds) + 1)}
 }

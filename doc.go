@@ -67,7 +67,8 @@
 //
 // so every transaction and script runs unchanged on Redis Cluster (all keys of
 // the board live in one slot). A sharded board gives each shard a hash tag of
-// its own ("lb:{name#s3}:alltime"), so that Redis Cluster can spread them,
+// its own ("lb:{name#s3~41}:alltime", on slots spaced evenly over the
+// Cluster's), so that Redis Cluster spreads them over its nodes,
 // and keeps its index in the board's slot. The prefix "lb" is set with
 // WithKeyPrefix. A board name is printable text without whitespace, braces
 // or '#'; New refuses others with ErrInvalidArgument.

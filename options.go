@@ -339,8 +339,10 @@ func nilWindow(w Window) bool {
 // into k+1 shards, so that one board can outgrow one Redis node: shard i
 // holds the members whose plain score has exactly i bounds at or below it,
 // and each shard of each window period is a sorted set with a hash tag of
-// its own ("lb:{name#s3}:weekly:2026-W49"), which Redis Cluster places on
-// any node. Default: no bounds, one sorted set per period.
+// its own ("lb:{name#s3~41}:weekly:2026-W49": the shard's number and a salt
+// that places the shards on slots spaced evenly over the Cluster's 16384,
+// so that nodes owning equal slot ranges hold equal numbers of shards).
+// Default: no bounds, one sorted set per period.
 //
 // Every answer stays exact: a global rank is the member count of the better
 // shards plus the rank inside the member's own shard, read in one DoMulti

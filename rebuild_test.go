@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/durabletest"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
@@ -248,7 +249,7 @@ func TestRebuildOverlapStops(t *testing.T) {
 					if i == 0 {
 						key := "lb:{" + name + "}:alltime:rebuild"
 						if sharded {
-							key = "lb:{" + name + "#s0}:alltime:rebuild"
+							key = keys.NewBoard("lb", name).Shards(3)[0].Period("alltime", "alltime") + ":rebuild"
 						}
 						return c.Do(ctx, c.B().Set().Key(key).Value("x").Build()).Error()
 					}

@@ -47,7 +47,7 @@ func (lb *shardedBackend) shardsBestFirst() []int {
 }
 
 func (lb *shardedBackend) shardKey(i int, tg target) string {
-	return lb.keys.Shard(i).Period(tg.window.Name(), tg.period.ID)
+	return lb.shards[i].Period(tg.window.Name(), tg.period.ID)
 }
 
 // shardedBackend is a board split by score into shards (WithShards), each
@@ -58,6 +58,9 @@ func (lb *shardedBackend) shardKey(i int, tg target) string {
 type shardedBackend struct {
 	*Leaderboard
 	cluster bool
+	// shards are the shards' key bases, spread evenly over the Cluster's
+	// slots (keys.Board.Shards).
+	shards []keys.Board
 }
 
 // globalRank turns a rank inside shard s into a rank on the board: every

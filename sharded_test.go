@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -58,7 +59,7 @@ func shardOf(bounds []float64, s float64) int {
 }
 
 // shardName returns a board name like BoardName does, and also deletes the
-// shards' keys ("{name#s<i>}", which BoardName's cleanup glob misses).
+// shards' keys ("{name#s<i>~<salt>}", which BoardName's cleanup glob misses).
 func shardName(t *testing.T, b *testredis.Backend) string {
 	t.Helper()
 	name := b.BoardName(t)
@@ -80,8 +81,10 @@ func shardSuffix(window, period string) string {
 	return ":" + window + ":" + period
 }
 
-func shardKey(name string, i int, window, period string) string {
-	return "lb:{" + name + "#s" + strconv.Itoa(i) + "}" + shardSuffix(window, period)
+// shardKey is the key of shard i of n of board name's period; the shards'
+// hash tags come from keys.Board.Shards, whose spread internal/keys tests.
+func shardKey(name string, n, i int, window, period string) string {
+	return keys.NewBoard("lb", name).Shards(n)[i].Period(window, period)
 }
 
 func shardIndexKey(name, window, period string) string {
@@ -198,8 +201,8 @@ func TestShardedKeys(t *testing.T) {
 		want := map[string]time.Time{} // key -> expiry (zero: none)
 		dayEnd := day.End.Add(day.End.Sub(day.Start)).UTC()
 		for i := range len(shardBounds) + 1 {
-			want[shardKey(name, i, "alltime", all)] = time.Time{}
-			want[shardKey(name, i, "daily", day.ID)] = dayEnd
+			want[shardKey(name, len(shardBounds)+1, i, "alltime", all)] = time.Time{}
+			want[shardKey(name, len(shardBounds)+1, i, "daily", day.ID)] = dayEnd
 		}
 		want[shardIndexKey(name, "alltime", all)] = time.Time{}
 		want[shardIndexKey(name, "daily", day.ID)] = dayEnd
@@ -216,9 +219,17 @@ func TestShardedKeys(t *testing.T) {
 				require.Equal(t, exp, expireTime(t, b, k+":v"), "expiry of %s:v", k)
 			}
 		}
+		if b.Name == "cluster" {
+			// The SDK's slot arithmetic is the Cluster's.
+			for k := range want {
+				slot, err := b.Client.Do(ctx, b.Client.B().ClusterKeyslot().Key(k).Build()).AsInt64()
+				require.NoError(t, err)
+				require.Equal(t, int64(keys.Slot(k)), slot, "slot of %s", k)
+			}
+		}
 		for i, s := range []float64{-3, -2, 1, 2, 4} {
 			m := fmt.Sprintf("m%d", i)
-			for _, key := range []string{shardKey(name, i, "alltime", all), shardKey(name, i, "daily", day.ID)} {
+			for _, key := range []string{shardKey(name, len(shardBounds)+1, i, "alltime", all), shardKey(name, len(shardBounds)+1, i, "daily", day.ID)} {
 				zs := zscores(t, b, key)
 				require.Equal(t, map[string]float64{m: s}, zs, "shard %d (%s) holds %s alone", i, key, m)
 			}
@@ -236,8 +247,9 @@ func TestShardedKeys(t *testing.T) {
 		for _, k := range got {
 			require.True(t, strings.HasPrefix(k, "g:7:{"+other), "key %s without the prefix", k)
 		}
-		require.Contains(t, got, "g:7:{"+other+"#s0}:alltime")
-		require.Contains(t, got, "g:7:{"+other+"#s1}:alltime")
+		for _, sh := range keys.NewBoard("g:7", other).Shards(2) {
+			require.Contains(t, got, sh.Period("alltime", "alltime"))
+		}
 		require.Contains(t, got, "g:7:{"+other+"}:alltime:idx")
 		reps, err := board.Check(ctx, false)
 		require.NoError(t, err)
@@ -516,7 +528,7 @@ func (p *shardPair) layout(v shardView) {
 	require.Equal(t, stored, idx, "%s: the index %s must hold every member's stored value", where, shardIndexKey(p.sName, v.window, v.period))
 	seen := map[string]int{}
 	for i := range len(p.bounds) + 1 {
-		key := shardKey(p.sName, i, v.window, v.period)
+		key := shardKey(p.sName, len(p.bounds)+1, i, v.window, v.period)
 		for m, s := range zscores(t, p.b, key) {
 			seen[m]++
 			want, ok := idx[m]
@@ -1165,9 +1177,9 @@ func runShardRepair(t *testing.T, b *testredis.Backend, c shardCombo) {
 	storedAll := hashStrings(t, b, shardIndexKey(p.sName, all.window, all.period))
 	storedDay := hashStrings(t, b, shardIndexKey(p.sName, day.window, day.period))
 	sk := func(v shardView, m string) string {
-		return shardKey(p.sName, shardOf(shardBounds, shardRepairScores[m]), v.window, v.period)
+		return shardKey(p.sName, len(shardBounds)+1, shardOf(shardBounds, shardRepairScores[m]), v.window, v.period)
 	}
-	at := func(v shardView, i int) string { return shardKey(p.sName, i, v.window, v.period) }
+	at := func(v shardView, i int) string { return shardKey(p.sName, len(shardBounds)+1, i, v.window, v.period) }
 
 	// All-time: one fault of each kind. (a) misplaced: out of its shard (3)
 	// into shard 0; (b) duplicated: a copy in shard 4; (c) missing; (d) a
@@ -1396,7 +1408,7 @@ func TestShardedCrash(t *testing.T) {
 			// its error) and what the unsharded board is then fed.
 			op func(board *lb.Leaderboard) error
 			// drop: "" fails the whole second round trip; else the shard
-			// whose part is lost, as "#s<i>}".
+			// whose part is lost, as "#s<i>~" (its hash tag up to the salt).
 			drop string
 			// want is the report of each window after the crash.
 			want func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport)
@@ -1430,8 +1442,8 @@ func TestShardedCrash(t *testing.T) {
 		// m starts at -3 (shard 0); 4 is in shard 4, 0.5 in shard 2.
 		cases := []crashCase{
 			{name: "Submit across shards, then Check", op: submit("m", 4), want: misplaced},
-			{name: "Submit across shards, delete lost", op: submit("m", 4), drop: "#s0}", want: duplicated},
-			{name: "Submit across shards, put lost", op: submit("m", 4), drop: "#s4}", want: missing},
+			{name: "Submit across shards, delete lost", op: submit("m", 4), drop: "#s0~", want: duplicated},
+			{name: "Submit across shards, put lost", op: submit("m", 4), drop: "#s4~", want: missing},
 			{name: "Submit within a shard", op: submit("m", -4), want: func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
 				all.Stale, day.Stale = []string{"m"}, []string{"m"}
 				return all, day

@@ -146,7 +146,7 @@ func scanKeys(ctx context.Context, node rueidis.Client, pattern string, fn func(
 }
 
 // keyKind names the structure a key of a board holds, from the SDK's key
-// layout (internal/keys): a shard's hash tag ends "#s<i>"; an index key
+// layout (internal/keys): a shard's hash tag holds "#s<i>~"; an index key
 // ends ":idx"; a version hash beside either ends ":v".
 func keyKind(key string) string {
 	tag := key[strings.IndexByte(key, '{')+1 : strings.IndexByte(key, '}')]

@@ -5,7 +5,6 @@
 package keys
 
 import (
-	"strconv"
 	"strings"
 	"unicode"
 )
@@ -16,16 +15,10 @@ type Board struct {
 }
 
 // NewBoard returns the key base for a board; prefix and name must have passed
-// ValidName, and name must not hold '#', which separates a shard's number.
+// ValidName, and name must not hold '#', which separates a shard's number
+// (see Shards).
 func NewBoard(prefix, name string) Board {
 	return Board{base: prefix + ":{" + name + "}"}
-}
-
-// Shard returns the key base of shard i of a sharded board, under a hash tag
-// of its own so that Redis Cluster spreads the shards over its nodes:
-// "lb:{weekly-race#s3}".
-func (b Board) Shard(i int) Board {
-	return Board{base: b.base[:len(b.base)-1] + "#s" + strconv.Itoa(i) + "}"}
 }
 
 // IDs returns the key of the board's WithID ids: a sorted set of id -> unix

@@ -1,6 +1,10 @@
 package keys
 
 import (
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,7 +16,7 @@ func TestPeriodKeys(t *testing.T) {
 	require.Equal(t, "lb:{race}:weekly:2026-W49", b.Period("weekly", "2026-W49"))
 	require.Equal(t, "{race}", b.Tag())
 	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())
-	require.Equal(t, "lb:{race#s3}:weekly:2026-W49", b.Shard(3).Period("weekly", "2026-W49"))
+	require.Regexp(t, `^lb:\{race#s3~\d+\}:weekly:2026-W49$`, b.Shards(5)[3].Period("weekly", "2026-W49"))
 	require.Equal(t, "lb:{race}:alltime:idx", Index(b.Period("alltime", "alltime")))
 	require.Equal(t, "lb:{race}:alltime:idx:v", Versions(Index(b.Period("alltime", "alltime"))))
 }
@@ -26,4 +30,63 @@ func TestValidName(t *testing.T) {
 	}
 	require.False(t, ValidSegment("a:b"))
 	require.True(t, ValidSegment("2026-W49"))
+}
+
+func TestSlot(t *testing.T) {
+	// Values from Redis's CLUSTER KEYSLOT and its specification's CRC check.
+	require.Equal(t, 0x31C3, int(crc16("123456789")))
+	require.Equal(t, 12182, Slot("foo"))
+	require.Equal(t, Slot("user1000"), Slot("{user1000}.following"))
+	require.Equal(t, Slot("foo{}{bar}"), int(crc16("foo{}{bar}"))%Slots, "an empty tag hashes the whole key")
+	require.Equal(t, Slot("bar"), Slot("foo{bar}{zap}"))
+	require.Equal(t, Slot("foo{bar"), int(crc16("foo{bar"))%Slots)
+}
+
+// TestShardsSpread: a board's shard tags sit on an even spacing of the
+// slots, starting at the board's own slot, so that the nodes of a Cluster
+// made by redis-cli --cluster create (equal contiguous ranges) hold n/nodes
+// shards each, rounded up or down.
+func TestShardsSpread(t *testing.T) {
+	for _, name := range []string{"race", "weekly-race", "üben", "a", "player:board:7"} {
+		for _, n := range []int{2, 3, 4, 5, 8, 16, 33, 64} {
+			b := NewBoard("lb", name)
+			shards := b.Shards(n)
+			require.Len(t, shards, n)
+			seen := map[string]bool{}
+			for i, s := range shards {
+				key := s.Period("alltime", "alltime")
+				require.Regexp(t, `^lb:\{`+regexp.QuoteMeta(name)+`#s`+strconv.Itoa(i)+`~\d+\}:alltime$`, key)
+				require.False(t, seen[s.Tag()], "%s: two shards share a tag", key)
+				seen[s.Tag()] = true
+				require.LessOrEqual(t, slotDistance(Slot(key), b.shardPlace(i, n)), shardReach, "%s (n=%d)", key, n)
+			}
+			require.Equal(t, shards, b.Shards(n), "Shards is deterministic")
+			for nodes := 1; nodes <= 6; nodes++ {
+				per := make([]int, nodes)
+				for _, s := range shards {
+					per[nodeOf(Slot(s.Tag()), nodes)]++
+				}
+				lo, hi := n/nodes, (n+nodes-1)/nodes
+				if nodes%2 == 1 {
+					// No place can sit on a range's edge (see Shards).
+					require.Equal(t, hi, slices.Max(per), "%s n=%d nodes=%d: %v", name, n, nodes, per)
+					require.Equal(t, lo, slices.Min(per), "%s n=%d nodes=%d: %v", name, n, nodes, per)
+				} else {
+					require.LessOrEqual(t, slices.Max(per), hi+1, "%s n=%d nodes=%d: %v", name, n, nodes, per)
+					require.GreaterOrEqual(t, slices.Min(per), lo-1, "%s n=%d nodes=%d: %v", name, n, nodes, per)
+				}
+			}
+		}
+	}
+}
+
+// nodeOf is the node owning slot among nodes equal contiguous ranges, as
+// redis-cli --cluster create assigns them: node k from round(k*16384/nodes).
+func nodeOf(slot, nodes int) int {
+	per := float64(Slots) / float64(nodes)
+	k := nodes - 1
+	for k > 0 && float64(slot) < math.Round(float64(k)*per) {
+		k--
+	}
+	return k
 }
