@@ -2,6 +2,8 @@ package leaderboard
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 
 	"github.com/redis/rueidis"
 )
@@ -56,6 +58,12 @@ func newBackend(lb *Leaderboard) backend {
 	if len(lb.bounds) == 0 {
 		return &plainBackend{Leaderboard: lb}
 	}
-	return &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
-		shards: lb.keys.Shards(len(lb.bounds) + 1)}
+	sb := &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
+		shards: lb.keys.Shards(len(lb.bounds) + 1), bestHolds: map[string]*atomic.Int64{}}
+	for _, w := range lb.windows {
+		h := &atomic.Int64{}
+		h.Store(math.MaxInt64) // unknown: try the best shard alone first
+		sb.bestHolds[w.Name()] = h
+	}
+	return sb
 }

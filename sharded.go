@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/redis/rueidis"
 
@@ -61,6 +62,11 @@ type shardedBackend struct {
 	// shards are the shards' key bases, spread evenly over the Cluster's
 	// slots (keys.Board.Shards).
 	shards []keys.Board
+	// bestHolds is, per window name, how many members the best shard of
+	// its period held when a Top last looked (at least that many after a
+	// Top served from it alone): whether Top may read it alone. It decides
+	// round trips, never answers.
+	bestHolds map[string]*atomic.Int64
 }
 
 // globalRank turns a rank inside shard s into a rank on the board: every
@@ -288,7 +294,36 @@ func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (S
 	return lb.standing(member, lb.plain(st.stored), st.pos+1, 0, st.total), nil
 }
 
+// top reads the best shard alone, with one ZRANGE, when the board last saw
+// it hold n members or more (bestHolds): a Top then costs what it costs an
+// unsharded board. One shard read alone is a state the board was in: a
+// member moving out of it mid-write shows where it was, as a read just
+// before the write would. When the best shard turns out to hold fewer, a
+// second round trip reads every shard; so does the first Top of a window
+// whose best shard holds fewer than n, in one round trip from then on.
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	hint := lb.bestHolds[tg.window.Name()]
+	if hint == nil {
+		hint = &atomic.Int64{} // a window New did not list: read every shard
+	}
+	if hint.Load() >= int64(n) {
+		res := lb.client.Do(ctx, lb.rangeCmd(lb.shardKey(lb.shardsBestFirst()[0], tg), 0, int64(n)-1))
+		es, err := lb.zEntries(&res)
+		if err != nil {
+			return nil, wrap("top", err)
+		}
+		if len(es) == n {
+			lb.rankEntries(es, 0, 1)
+			return es, nil
+		}
+		hint.Store(int64(len(es)))
+	}
+	return lb.topAll(ctx, tg, n, hint)
+}
+
+// topAll reads the first n of every shard and keeps the first n of the
+// newest copies; it remembers in hint how many the best shard holds.
+func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *atomic.Int64) ([]Entry, error) {
 	var calls []scripts.Call
 	for _, i := range lb.shardsBestFirst() {
 		calls = append(calls, lb.shardRangeCall(i, tg, 0, int64(n)))
@@ -298,6 +333,13 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 		es, _, err := lb.shardRangeReply(r, lb.shardsBestFirst()[k])
 		if err != nil {
 			return nil, wrap("top", err)
+		}
+		if k == 0 {
+			card, err := shardCard(r)
+			if err != nil {
+				return nil, wrap("top", err)
+			}
+			hint.Store(card)
 		}
 		all = append(all, es...)
 		if len(all) >= 2*n {
@@ -310,6 +352,15 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 	}
 	lb.rankEntries(es, 0, 1)
 	return es, nil
+}
+
+// shardCard is the member count a shard_read.lua 'range' reply opens with.
+func shardCard(r rueidis.RedisResult) (int64, error) {
+	v, err := r.ToArray()
+	if err != nil || len(v) == 0 {
+		return 0, fmt.Errorf("shard read returned %d values: %w", len(v), err)
+	}
+	return v[0].AsInt64()
 }
 
 func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {

@@ -891,6 +891,54 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 	t.Logf("[%s %s] Check: %d round trips", b.Name, c.name(), b.Client.Calls()-before)
 }
 
+// TestShardedTopBestShard: Top reads the best shard alone (one round trip)
+// while it holds enough members, and every shard when it does not, one
+// extra round trip the first time it finds out; the answers are the
+// unsharded board's throughout.
+func TestShardedTopBestShard(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []shardCombo{
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Ordinal, seed: 7001},
+			{policy: lb.Replace, order: lb.LowestFirst, rank: lb.Competition, seed: 7002},
+		} {
+			t.Run(c.name(), func(t *testing.T) {
+				c.bounds = []float64{0, 10}
+				p := newShardPair(t, b, c)
+				best := func(i int) float64 { // a score in the best shard
+					if c.order == lb.HighestFirst {
+						return float64(10 + i%3)
+					}
+					return float64(-1 - i%3)
+				}
+				for i := range 5 {
+					p.submit(fmt.Sprintf("b%d", i), best(i))
+				}
+				p.submit("mid", 5)
+				p.submit("low", map[bool]float64{true: -3, false: 20}[c.order == lb.HighestFirst])
+				// Loads shard_read.lua on every shard's node, so that no
+				// NOSCRIPT retry is counted below.
+				_, err := p.sharded.Page(p.ctx, 1, 1000)
+				require.NoError(t, err)
+				top := func(n int, trips int64) {
+					t.Helper()
+					before := b.Client.Calls()
+					shardSame(p, fmt.Sprintf("Top(%d)", n), func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Top(p.ctx, n) })
+					// shardSame calls the unsharded board first, then the sharded one.
+					require.Equal(t, 1+trips, b.Client.Calls()-before, "Top(%d): round trips of the sharded board", n)
+				}
+				top(3, 1)  // the best shard alone
+				top(10, 2) // it holds 5: the best shard, then every shard
+				top(10, 1) // known now: every shard at once
+				top(5, 1)  // the best shard alone again
+				p.remove("b0", "b1", "b2", "b3")
+				top(3, 2) // it holds 1 now
+				top(3, 1)
+				top(1, 1)
+			})
+		}
+	})
+}
+
 // ---- 3. concurrency ----
 
 // TestShardedConcurrentCluster has writers move members across the shards
