@@ -348,12 +348,14 @@ func nilWindow(w Window) bool {
 // shards plus the rank inside the member's own shard, read in one DoMulti
 // that rueidis sends to the nodes in parallel. Top(n) reads the best shard
 // alone (one ZRANGE, as on an unsharded board) while it holds n members or
-// more, else every shard. Round trips: Rank, Top, Count and Among cost one
-// (Top two when it finds the best shard holding fewer than n members: on a
-// window's first such Top, and when the shard has dropped below n since the
-// last one); SubmitMany, Remove,
-// Around and Page two; Submit two on a Cluster and one on a single node
-// (standalone or Sentinel), where one script can reach every shard.
+// more, else every shard; a Page inside the best shard is read beside the
+// counts. Round trips: Rank, Top, Count and Among cost one (Top two when it
+// finds the best shard holding fewer than n members: on a window's first
+// such Top, and when the shard has dropped below n since the last one);
+// Page one inside the best shard (under Competition ranks, the first page
+// only), else two; SubmitMany, Remove and Around two; Submit two on a
+// Cluster and one on a single node (standalone or Sentinel), where one
+// script can reach every shard.
 //
 // # Consistency
 //

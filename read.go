@@ -11,8 +11,9 @@ import (
 )
 
 // Top returns the best n entries (1 <= n <= MaxN) of the default window's
-// current period, or of the one the queries pick. One round trip (a sharded
-// board too).
+// current period, or of the one the queries pick. One round trip; on a
+// sharded board two when it finds the best shard holding fewer than n
+// members where it last held n or more (see WithShards).
 func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, error) {
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
@@ -60,7 +61,9 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 
 // Page returns page number (1-based) of size entries (1 <= size <= MaxN). A
 // page past the end has no entries and no error. One round trip; the entries
-// and the total are read atomically. Two on a sharded board (WithShards).
+// and the total are read atomically. On a sharded board one for a page
+// inside the best shard (under Competition ranks, the first page only),
+// else two (see WithShards).
 func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (Page, error) {
 	if size < 1 || size > MaxN {
 		return Page{}, fmt.Errorf("%w: page size = %d, want 1..%d", ErrInvalidArgument, size, MaxN)

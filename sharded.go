@@ -63,9 +63,9 @@ type shardedBackend struct {
 	// slots (keys.Board.Shards).
 	shards []keys.Board
 	// bestHolds is, per window name, how many members the best shard of
-	// its period held when a Top last looked (at least that many after a
-	// Top served from it alone): whether Top may read it alone. It decides
-	// round trips, never answers.
+	// its period held when a Top or Page last looked (at least that many
+	// after one served from it alone): whether they may read it alone. It
+	// decides round trips, never answers.
 	bestHolds map[string]*atomic.Int64
 }
 
@@ -197,22 +197,34 @@ func dedupe(all []shardEntry) []Entry {
 // shardCards reads every shard's member count and the index's, in one
 // round trip.
 func (lb *shardedBackend) shardCards(ctx context.Context, tg target) ([]int64, int64, error) {
+	cards, total, _, err := lb.shardCardsWith(ctx, tg)
+	return cards, total, err
+}
+
+// shardCardsWith is shardCards with at most one more command in the same
+// round trip, whose result it returns.
+func (lb *shardedBackend) shardCardsWith(ctx context.Context, tg target, extra ...rueidis.Completed) ([]int64, int64, rueidis.RedisResult, error) {
 	n := len(lb.bounds) + 1
-	cmds := make(rueidis.Commands, 0, n+1)
+	cmds := make(rueidis.Commands, 0, n+2)
 	for i := 0; i < n; i++ {
 		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
 	}
 	cmds = append(cmds, lb.client.B().Hlen().Key(keys.Index(tg.key)).Build())
+	cmds = append(cmds, extra...)
 	res := lb.client.DoMulti(ctx, cmds...)
 	cards := make([]int64, n)
 	for i := range cards {
 		var err error
 		if cards[i], err = res[i].AsInt64(); err != nil {
-			return nil, 0, err
+			return nil, 0, rueidis.RedisResult{}, err
 		}
 	}
 	total, err := res[n].AsInt64()
-	return cards, total, err
+	var more rueidis.RedisResult
+	if len(res) > n+1 {
+		more = res[n+1]
+	}
+	return cards, total, more, err
 }
 
 // shardStanding is a member's place found by reading every shard at once.
@@ -363,12 +375,39 @@ func shardCard(r rueidis.RedisResult) (int64, error) {
 	return v[0].AsInt64()
 }
 
+// page reads every shard's count and the index's, and the page from the
+// shards it spans: two round trips, the second only for the shards the page
+// spans. A page that lies inside the best shard by the count a Top or Page
+// last saw it hold (bestHolds) is read in the first round trip beside the
+// counts, with one ZRANGE; under Competition ranks only the first page
+// can, as a later page's first rank counts the members strictly better
+// than its first entry, which takes its score.
 func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
-	cards, total, err := lb.shardCards(ctx, tg)
+	start := int64(number-1) * int64(size)
+	hint := lb.bestHolds[tg.window.Name()]
+	best := lb.shardsBestFirst()[0]
+	var extra []rueidis.Completed
+	guess := hint != nil && start+int64(size) <= hint.Load() && (lb.ranking == Ordinal || start == 0)
+	if guess {
+		extra = append(extra, lb.rangeCmd(lb.shardKey(best, tg), start, start+int64(size)-1))
+	}
+	cards, total, res, err := lb.shardCardsWith(ctx, tg, extra...)
 	if err != nil {
 		return Page{}, wrap("page", err)
 	}
-	start := int64(number-1) * int64(size)
+	if hint != nil {
+		hint.Store(cards[best])
+	}
+	if guess {
+		es, err := lb.zEntries(&res)
+		if err != nil {
+			return Page{}, wrap("page", err)
+		}
+		if len(es) == size {
+			lb.rankEntries(es, start, 1)
+			return Page{Entries: es, Number: number, Size: size, Total: total}, nil
+		}
+	}
 	es, first, err := lb.shardRange(ctx, tg, cards, start, int64(size))
 	if err != nil {
 		return Page{}, wrap("page", err)

@@ -916,8 +916,14 @@ func TestShardedTopBestShard(t *testing.T) {
 				p.submit("mid", 5)
 				p.submit("low", map[bool]float64{true: -3, false: 20}[c.order == lb.HighestFirst])
 				// Loads shard_read.lua on every shard's node, so that no
-				// NOSCRIPT retry is counted below.
-				_, err := p.sharded.Page(p.ctx, 1, 1000)
+				// NOSCRIPT retry is counted below, through another handle
+				// on the board: what a board has seen of its shards is its
+				// own.
+				warm, err := lb.New(b.Client, p.sName, append(c.options(t), lb.WithShards(c.bounds...))...)
+				require.NoError(t, err)
+				_, err = warm.Page(p.ctx, 1, 1000)
+				require.NoError(t, err)
+				_, err = p.plain.Page(p.ctx, 1, 1) // its script, under Competition
 				require.NoError(t, err)
 				top := func(n int, trips int64) {
 					t.Helper()
@@ -926,14 +932,33 @@ func TestShardedTopBestShard(t *testing.T) {
 					// shardSame calls the unsharded board first, then the sharded one.
 					require.Equal(t, 1+trips, b.Client.Calls()-before, "Top(%d): round trips of the sharded board", n)
 				}
+				page := func(number, size int, trips int64) {
+					t.Helper()
+					before := b.Client.Calls()
+					shardSame(p, fmt.Sprintf("Page(%d, %d)", number, size), func(board *lb.Leaderboard) (lb.Page, error) {
+						return board.Page(p.ctx, number, size)
+					})
+					require.Equal(t, 1+trips, b.Client.Calls()-before, "Page(%d, %d): round trips of the sharded board", number, size)
+				}
 				top(3, 1)  // the best shard alone
 				top(10, 2) // it holds 5: the best shard, then every shard
 				top(10, 1) // known now: every shard at once
 				top(5, 1)  // the best shard alone again
+				page(1, 5, 1)
+				if c.rank == lb.Ordinal {
+					page(2, 2, 1) // positions 3 and 4: still the best shard
+				} else {
+					page(2, 2, 2) // its first rank needs the members better than it
+				}
+				page(2, 4, 2) // past the best shard: counts, then the shards
 				p.remove("b0", "b1", "b2", "b3")
-				top(3, 2) // it holds 1 now
-				top(3, 1)
+				page(1, 2, 2) // it holds 1 now: the counts say so, then the shards
+				page(1, 2, 2) // known: counts, then the shards
 				top(1, 1)
+				top(3, 1) // known: every shard at once
+				p.submit("b0", best(0))
+				top(2, 1) // grown back: every shard, which shows it
+				top(2, 1) // the best shard alone again
 			})
 		}
 	})
