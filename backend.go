@@ -37,6 +37,10 @@ type backend interface {
 	among(ctx context.Context, tg target, members []string) ([]Entry, error)
 	// count is the period's member count.
 	count(ctx context.Context, tg target) (int64, error)
+	// entriesAt reads the entries at positions (0-based, board order) in
+	// one pass: a sample, not a snapshot (ProposeBounds). A position past
+	// the end has no entry.
+	entriesAt(ctx context.Context, tg target, positions []int64) ([]Entry, error)
 	// check compares a period's layout with its truth, repairing it on
 	// request (see Check).
 	check(ctx context.Context, tg target, repair bool) (CheckReport, error)

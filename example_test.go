@@ -245,3 +245,26 @@ func ExampleEarlierFirst_points() {
 	// Ordinal [{ana 500 1} {ben 500 2} {cai 400 3}]
 	// Competition [{ana 500 1} {ben 500 1} {cai 400 3}]
 }
+
+func ExampleLeaderboard_ProposeBounds() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+
+	// 400 players who have not scored yet, and 600 spread over 1..600.
+	scores := map[string]float64{}
+	for i := range 1000 {
+		s := 0.0
+		if i >= 400 {
+			s = float64(i - 399)
+		}
+		scores[fmt.Sprintf("p%d", i)] = s
+	}
+	board.SubmitMany(ctx, scores)
+
+	// Four shards: the zeros keep one of their own, the rest split evenly.
+	bounds, _ := board.ProposeBounds(ctx, 4)
+	fmt.Println(bounds)
+	// Output: [5e-324 194 397]
+}

@@ -419,3 +419,13 @@ func incrsNeverOverflow(scores map[string]float64) bool {
 	}
 	return true
 }
+
+// entriesAt reads each position with a ZRANGE of its own, all in one
+// DoMulti.
+func (lb *plainBackend) entriesAt(ctx context.Context, tg target, positions []int64) ([]Entry, error) {
+	cmds := make(rueidis.Commands, len(positions))
+	for i, p := range positions {
+		cmds[i] = lb.rangeCmd(tg.key, p, p)
+	}
+	return lb.entriesOf(lb.client.DoMulti(ctx, cmds...))
+}

@@ -217,3 +217,17 @@ func optString(m *rueidis.RedisMessage) (string, bool, error) {
 	s, err := m.ToString()
 	return s, true, err
 }
+
+// entriesOf decodes the replies of several ZRANGE ... WITHSCORES into one
+// list, in their order.
+func (lb *Leaderboard) entriesOf(res []rueidis.RedisResult) ([]Entry, error) {
+	var out []Entry
+	for i := range res {
+		es, err := lb.zEntries(&res[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, es...)
+	}
+	return out, nil
+}

@@ -524,3 +524,24 @@ func (lb *shardedBackend) rebuildAdd(member, value string, v float64, add rebuil
 	return errors.Join(add(s, false, member, value), add(s, true, member, "1"),
 		add(n, true, member, value), add(n+1, true, member, "1"))
 }
+
+// entriesAt reads the shards' counts, then each position from the shard
+// that holds it (by those counts) with a ZRANGE of its own: two round trips.
+func (lb *shardedBackend) entriesAt(ctx context.Context, tg target, positions []int64) ([]Entry, error) {
+	cards, _, err := lb.shardCards(ctx, tg)
+	if err != nil {
+		return nil, err
+	}
+	order := lb.shardsBestFirst()
+	cmds := make(rueidis.Commands, 0, len(positions))
+	for _, p := range positions {
+		for _, i := range order {
+			if p < cards[i] {
+				cmds = append(cmds, lb.rangeCmd(lb.shardKey(i, tg), p, p))
+				break
+			}
+			p -= cards[i]
+		}
+	}
+	return lb.entriesOf(lb.client.DoMulti(ctx, cmds...))
+}
