@@ -59,6 +59,18 @@ func clusterURL(t *testing.T) string {
 	return reachable(t, url)
 }
 
+// backendURL is the REDIS_URL of a test's backend: "" (miniredis), the
+// real Redis, or the Cluster.
+func backendURL(t *testing.T, backend string) string {
+	switch backend {
+	case "redis":
+		return realURL(t)
+	case "cluster":
+		return clusterURL(t)
+	}
+	return ""
+}
+
 func reachable(t *testing.T, url string) string {
 	opt, err := redisurl.Parse(url)
 	require.NoError(t, err)
@@ -90,14 +102,7 @@ func TestRun(t *testing.T) {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, noEnv, io.Discard)
 				require.NoError(t, err)
-				switch backend {
-				case "redis":
-					cfg.redisURL = realURL(t)
-				case "cluster":
-					cfg.redisURL = clusterURL(t)
-				default:
-					cfg.redisURL = ""
-				}
+				cfg.redisURL = backendURL(t, backend)
 				cfg.name = randomName()
 				var out, progress bytes.Buffer
 				require.NoError(t, run(context.Background(), cfg, &out, console{w: &progress}))
@@ -140,12 +145,7 @@ func TestLayout(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			cfg, err := parseFlags([]string{"-layout", "-members", "2000", "-shards", "4", "-layout-submits", "300", "-c", "4"}, noEnv, io.Discard)
 			require.NoError(t, err)
-			switch backend {
-			case "redis":
-				cfg.redisURL = realURL(t)
-			case "cluster":
-				cfg.redisURL = clusterURL(t)
-			}
+			cfg.redisURL = backendURL(t, backend)
 			cfg.name = randomName()
 			var out, progress bytes.Buffer
 			err = run(context.Background(), cfg, &out, console{w: &progress})
