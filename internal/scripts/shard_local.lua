@@ -90,15 +90,19 @@ if id ~= '' and not dup then remember(KEYS[nk]) end
 
 -- Writes member's value v to shard to of the window period at KEYS[w], at
 -- version, and removes it from every other shard that holds it: the one it
--- leaves, or a copy a crashed Cluster-mode write left behind.
-local function move(w, to, v, version, cards)
+-- leaves, or a copy a crashed Cluster-mode write left behind. Every shard
+-- it writes gets the period's expiry exp; the others keep theirs, the same
+-- absolute time, set when they were written.
+local function move(w, to, v, version, cards, exp)
   for i = 0, nshards - 1 do
-    local zkey, vkey = KEYS[w + 2 + 2 * i], KEYS[w + 3 + 2 * i]
+    local z = w + 2 + 2 * i
     if i == to then
-      cards[i] = cards[i] + shard_set(zkey, vkey, member, v, version)
-    elseif redis.call('ZREM', zkey, member) == 1 then
-      redis.call('HSET', vkey, member, version)
+      cards[i] = cards[i] + shard_set(KEYS[z], KEYS[z + 1], member, v, version)
+      expire(exp, z, z + 1)
+    elseif redis.call('ZREM', KEYS[z], member) == 1 then
+      redis.call('HSET', KEYS[z + 1], member, version)
       cards[i] = cards[i] - 1
+      expire(exp, z, z + 1)
     end
   end
 end
@@ -122,8 +126,9 @@ for k = 1, nw do
   else
     local v = store[k] or p
     local to = shard_of(v)
-    move(w, to, v, index_set(idx, ver, member, p, v), cards)
-    expire(ARGV[firstexp + k - 1], w, w + per - 1)
+    local exp = ARGV[firstexp + k - 1]
+    move(w, to, v, index_set(idx, ver, member, p, v), cards, exp)
+    expire(exp, w, w + 1)
     local rank, worst = standing(w, to, v, cards)
     window_reply(out, p, prank, v, rank, redis.call('HLEN', idx), worst)
   end
