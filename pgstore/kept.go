@@ -415,29 +415,51 @@ type keptRow struct {
 	ord                    int64
 }
 
+// keepGroup keeps the standings of one group of a batch (one board,
+// policy and order): it finds which of the group's periods keep standings,
+// upserts every change into them chunk by chunk, and clears complete on
+// the periods it could not keep.
 func (s *Store) keepGroup(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission, kept [][]keptPeriod, g *batchGroup) error {
-	// The periods whose rows keep this policy, order and bounds.
-	ok := map[keptPeriod]bool{}
-	if len(g.periods) > 0 {
-		ws, pids, starts, ends := periodArrays(g.periods)
-		rows, err := tx.Query(ctx, `SELECT l.i FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[]) WITH ORDINALITY AS l (w, p, ps, pe, i)
-JOIN `+s.tKeptPeriods+` sp ON sp.board = $1 AND sp."window" = l.w AND sp.period = l.p
-WHERE sp.complete AND sp.policy = $6 AND sp.score_order = $7 AND sp.period_start = l.ps AND sp.period_end = l.pe`,
-			g.board, ws, pids, starts, ends, int16(g.policy), int16(g.order))
-		if err != nil {
-			return err
-		}
-		var i int64
-		if _, err := pgx.ForEachRow(rows, []any{&i}, func() error {
-			ok[g.periods[i-1]] = true
-			return nil
-		}); err != nil {
+	ok, err := s.keptPeriodsOf(ctx, tx, g)
+	if err != nil {
+		return err
+	}
+	changes := groupChanges(subs, kept, g, ok)
+	for start := 0; start < len(changes); start += keepChunk {
+		if err := s.keepChanges(ctx, tx, g, changes[start:min(start+keepChunk, len(changes))], ok); err != nil {
 			return err
 		}
 	}
-	// Every change, in (window, period, member) order, each member's in
-	// batch order: the order rows are locked in, chunk after chunk, by
-	// every batch and Append alike.
+	return s.clearUnkept(ctx, tx, subs, g, ok)
+}
+
+// keptPeriodsOf reports which of g's periods have rows that keep this
+// policy, order and bounds.
+func (s *Store) keptPeriodsOf(ctx context.Context, tx pgx.Tx, g *batchGroup) (map[keptPeriod]bool, error) {
+	ok := map[keptPeriod]bool{}
+	if len(g.periods) == 0 {
+		return ok, nil
+	}
+	ws, pids, starts, ends := periodArrays(g.periods)
+	rows, err := tx.Query(ctx, `SELECT l.i FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[]) WITH ORDINALITY AS l (w, p, ps, pe, i)
+JOIN `+s.tKeptPeriods+` sp ON sp.board = $1 AND sp."window" = l.w AND sp.period = l.p
+WHERE sp.complete AND sp.policy = $6 AND sp.score_order = $7 AND sp.period_start = l.ps AND sp.period_end = l.pe`,
+		g.board, ws, pids, starts, ends, int16(g.policy), int16(g.order))
+	if err != nil {
+		return nil, err
+	}
+	var i int64
+	_, err = pgx.ForEachRow(rows, []any{&i}, func() error {
+		ok[g.periods[i-1]] = true
+		return nil
+	})
+	return ok, err
+}
+
+// groupChanges lists every change of g to a kept period, in (window,
+// period, member) order, each member's in batch order: the order rows are
+// locked in, chunk after chunk, by every batch and Append alike.
+func groupChanges(subs []leaderboard.Submission, kept [][]keptPeriod, g *batchGroup, ok map[keptPeriod]bool) []keptRow {
 	var changes []keptRow
 	for _, i := range g.idx {
 		for _, p := range kept[i] {
@@ -456,56 +478,61 @@ WHERE sp.complete AND sp.policy = $6 AND sp.score_order = $7 AND sp.period_start
 		}
 		return a.member < b.member
 	})
-	for start := 0; start < len(changes); start += keepChunk {
-		chunk := changes[start:min(start+keepChunk, len(changes))]
-		n := len(chunk)
-		ws, pids, members := make([]string, n), make([]string, n), make([]string, n)
-		scores, ats, ords := make([]float64, n), make([]time.Time, n), make([]int64, n)
-		standings := map[[2]string]int64{} // by window and period: how many distinct members
-		unique := true
-		for j, c := range chunk {
-			ws[j], pids[j], members[j], scores[j], ats[j], ords[j] = c.window, c.period, c.member, c.score, c.at, c.ord
-			if j > 0 && c.window == chunk[j-1].window && c.period == chunk[j-1].period && c.member == chunk[j-1].member {
-				unique = false
-			} else {
-				standings[[2]string{c.window, c.period}]++
-			}
+	return changes
+}
+
+// keepChanges upserts one chunk of changes. Under Accumulate, a period
+// where some total was not kept (near overflow) is kept no more: ok loses
+// it.
+func (s *Store) keepChanges(ctx context.Context, tx pgx.Tx, g *batchGroup, chunk []keptRow, ok map[keptPeriod]bool) error {
+	n := len(chunk)
+	ws, pids, members := make([]string, n), make([]string, n), make([]string, n)
+	scores, ats, ords := make([]float64, n), make([]time.Time, n), make([]int64, n)
+	standings := map[[2]string]int64{} // by window and period: how many distinct members
+	unique := true
+	for j, c := range chunk {
+		ws[j], pids[j], members[j], scores[j], ats[j], ords[j] = c.window, c.period, c.member, c.score, c.at, c.ord
+		if j > 0 && c.window == chunk[j-1].window && c.period == chunk[j-1].period && c.member == chunk[j-1].member {
+			unique = false
+		} else {
+			standings[[2]string{c.window, c.period}]++
 		}
-		query := s.keepBatchSQL(g.policy, g.order, unique)
-		args := []any{g.board, ws, pids, members, scores, ats, ords}
-		if g.policy != leaderboard.Accumulate {
-			if _, err := tx.Exec(ctx, query, args...); err != nil {
-				return err
-			}
+	}
+	query := s.keepBatchSQL(g.policy, g.order, unique)
+	args := []any{g.board, ws, pids, members, scores, ats, ords}
+	if g.policy != leaderboard.Accumulate {
+		_, err := tx.Exec(ctx, query, args...)
+		return err
+	}
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	var w, pid string
+	var cnt int64
+	counts := map[[2]string]int64{}
+	if _, err := pgx.ForEachRow(rows, []any{&w, &pid, &cnt}, func() error {
+		counts[[2]string{w, pid}] = cnt
+		return nil
+	}); err != nil {
+		return err
+	}
+	for wp, want := range standings {
+		if counts[wp] == want {
 			continue
 		}
-		// Accumulate: a period where some total was not kept (near
-		// overflow) is kept no more.
-		rows, err := tx.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		var w, pid string
-		var cnt int64
-		counts := map[[2]string]int64{}
-		if _, err := pgx.ForEachRow(rows, []any{&w, &pid, &cnt}, func() error {
-			counts[[2]string{w, pid}] = cnt
-			return nil
-		}); err != nil {
-			return err
-		}
-		for wp, want := range standings {
-			if counts[wp] != want {
-				for p := range ok {
-					if p.window == wp[0] && p.period == wp[1] {
-						ok[p] = false
-					}
-				}
+		for p := range ok {
+			if p.window == wp[0] && p.period == wp[1] {
+				ok[p] = false
 			}
 		}
 	}
-	// Clear complete on the board's other periods holding one of these
-	// times, and on those whose Accumulate totals were not all kept.
+	return nil
+}
+
+// clearUnkept clears complete on the board's other periods holding one of
+// g's times, and on those whose Accumulate totals were not all kept.
+func (s *Store) clearUnkept(ctx context.Context, tx pgx.Tx, subs []leaderboard.Submission, g *batchGroup, ok map[keptPeriod]bool) error {
 	var keptWs, keptPs []string
 	for p, isOK := range ok {
 		if isOK {
