@@ -28,35 +28,8 @@ import (
 // every one that returned ErrPending (durable, not yet in Redis), must be
 // there with its exact score, and Verify must find no difference.
 func KillAndRebuild(t *testing.T, store lb.Store, board string, opts ...lb.Option) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if testredis.InCI() {
-			t.Fatal("redis-server is required under CI=true")
-		}
-		t.Skip("no redis-server on PATH")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-		require.NoError(t, cmd.Start())
-		require.Eventually(t, func() bool {
-			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-			if err != nil {
-				return false
-			}
-			defer c.Close()
-			return c.Do(context.Background(), c.B().Ping().Build()).Error() == nil
-		}, 5*time.Second, 20*time.Millisecond)
-		return cmd
-	}
-	server := start()
-	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
-
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	server := startServer(t)
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{server.addr}, DisableCache: true})
 	require.NoError(t, err)
 	t.Cleanup(client.Close)
 	opts = append([]lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily())}, opts...)
@@ -66,52 +39,128 @@ func KillAndRebuild(t *testing.T, store lb.Store, board string, opts ...lb.Optio
 	_, err = b.Rebuild(ctx)
 	require.NoError(t, err)
 
-	var mu sync.Mutex
-	want := map[string]float64{} // every submission that returned nil or ErrPending
-	acked, pending := 0, 0
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				m, v := fmt.Sprintf("p%d", (w*31+i)%40), float64(1+i%5)
-				_, err := b.Submit(ctx, m, v, lb.WithID(fmt.Sprintf("%d-%d", w, i)))
-				mu.Lock()
-				switch {
-				case err == nil:
-					acked++
-					want[m] += v
-				case errors.Is(err, lb.ErrPending):
-					pending++
-					want[m] += v
-				default:
-					t.Errorf("submit: %v", err)
-				}
-				mu.Unlock()
-				if err != nil && !errors.Is(err, lb.ErrPending) {
-					return
-				}
-			}
-		}()
-	}
+	load := startLoad(t, b)
 	time.Sleep(300 * time.Millisecond)
-	require.NoError(t, server.Process.Signal(syscall.SIGKILL))
-	_ = server.Wait()
+	server.kill()
 	time.Sleep(100 * time.Millisecond)
-	server = start() // empty: no persistence
+	server.start() // empty: no persistence
 	time.Sleep(200 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	require.Positive(t, acked)
-	t.Logf("acknowledged %d, pending %d", acked, pending)
+	want := load.stop()
+	requireRebuilt(t, b, want)
+}
 
+// server is a redis-server of the test's own, on a port it picked.
+type server struct {
+	t    *testing.T
+	bin  string
+	addr string
+	port int
+	cmd  *exec.Cmd
+}
+
+// startServer starts a redis-server without persistence, stopped when the
+// test ends; without one on PATH the test skips (fails under CI=true).
+func startServer(t *testing.T) *server {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if testredis.InCI() {
+			t.Fatal("redis-server is required under CI=true")
+		}
+		t.Skip("no redis-server on PATH")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := &server{t: t, bin: bin, addr: l.Addr().String(), port: l.Addr().(*net.TCPAddr).Port}
+	require.NoError(t, l.Close())
+	s.start()
+	t.Cleanup(func() { _ = s.cmd.Process.Kill(); _ = s.cmd.Wait() })
+	return s
+}
+
+// start starts the server, empty, and waits until it answers.
+func (s *server) start() {
+	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", s.t.TempDir())
+	require.NoError(s.t, s.cmd.Start())
+	require.Eventually(s.t, func() bool {
+		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.addr}, DisableCache: true})
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		return c.Do(context.Background(), c.B().Ping().Build()).Error() == nil
+	}, 5*time.Second, 20*time.Millisecond)
+}
+
+// kill kills the server with SIGKILL: what it held is gone.
+func (s *server) kill() {
+	require.NoError(s.t, s.cmd.Process.Signal(syscall.SIGKILL))
+	_ = s.cmd.Wait()
+}
+
+// load is 8 writers submitting Accumulate scores with ids until stopped.
+type load struct {
+	t    *testing.T
+	mu   sync.Mutex
+	want map[string]float64 // every submission that returned nil or ErrPending
+	// acked and pending count those that returned nil and ErrPending.
+	acked, pending int
+	done           chan struct{}
+	wg             sync.WaitGroup
+}
+
+// startLoad starts the writers on b.
+func startLoad(t *testing.T, b *lb.Leaderboard) *load {
+	l := &load{t: t, want: map[string]float64{}, done: make(chan struct{})}
+	for w := 0; w < 8; w++ {
+		l.wg.Add(1)
+		go l.write(b, w)
+	}
+	return l
+}
+
+// write submits until the load stops, or a submission fails otherwise
+// than with ErrPending.
+func (l *load) write(b *lb.Leaderboard, w int) {
+	defer l.wg.Done()
+	for i := 0; ; i++ {
+		select {
+		case <-l.done:
+			return
+		default:
+		}
+		m, v := fmt.Sprintf("p%d", (w*31+i)%40), float64(1+i%5)
+		_, err := b.Submit(context.Background(), m, v, lb.WithID(fmt.Sprintf("%d-%d", w, i)))
+		l.mu.Lock()
+		switch {
+		case err == nil:
+			l.acked++
+			l.want[m] += v
+		case errors.Is(err, lb.ErrPending):
+			l.pending++
+			l.want[m] += v
+		default:
+			l.t.Errorf("submit: %v", err)
+		}
+		l.mu.Unlock()
+		if err != nil && !errors.Is(err, lb.ErrPending) {
+			return
+		}
+	}
+}
+
+// stop stops the writers and returns what they submitted.
+func (l *load) stop() map[string]float64 {
+	close(l.done)
+	l.wg.Wait()
+	require.Positive(l.t, l.acked)
+	l.t.Logf("acknowledged %d, pending %d", l.acked, l.pending)
+	return l.want
+}
+
+// requireRebuilt checks that Redis lost the board, rebuilds it, and
+// requires every window to hold want and Verify to find it clean.
+func requireRebuilt(t *testing.T, b *lb.Leaderboard, want map[string]float64) {
+	ctx := context.Background()
 	present, err := b.Present(ctx)
 	require.NoError(t, err)
 	require.False(t, present, "the restart must show")
