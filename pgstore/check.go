@@ -124,29 +124,7 @@ ORDER BY 1, 4, 5`, from, s.tKept, len(args)-1, len(args))
 		return nil, err
 	}
 	defer rows.Close()
-	var (
-		differ  []string
-		cur     memberCheck
-		started bool
-	)
-	finish := func() {
-		if !started {
-			return
-		}
-		if cur.hasAgg {
-			c.Members++
-		}
-		if cur.hasAgg && cur.hasKept && cur.agg.Score == cur.kept.Score && cur.agg.At.Equal(cur.kept.At) {
-			return
-		}
-		c.DifferCount++
-		if len(c.Differ) < leaderboard.VerifySample {
-			c.Differ = append(c.Differ, cur.member)
-		}
-		if len(differ) <= repairTargeted {
-			differ = append(differ, cur.member)
-		}
-	}
+	cmp := keptComparison{q: q, c: c}
 	var (
 		row  leaderboard.StoredStanding
 		kept bool
@@ -156,22 +134,59 @@ ORDER BY 1, 4, 5`, from, s.tKept, len(args)-1, len(args))
 		if err := rows.Scan(&row.Member, &row.Score, &row.At, &kept, &seq); err != nil {
 			return nil, err
 		}
-		if !started || row.Member != cur.member {
-			finish()
-			cur, started = memberCheck{member: row.Member}, true
-		}
-		if kept {
-			cur.kept, cur.hasKept = row, true
-			continue
-		}
-		cur.agg = fold(q.Policy, q.Order, cur.agg, cur.hasAgg, row)
-		cur.hasAgg = true
+		cmp.add(row, kept)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	finish()
-	return differ, nil
+	cmp.finish()
+	return cmp.differ, nil
+}
+
+// keptComparison compares one member at a time, as compareKept's stream
+// brings them: its submissions folded, then its kept standing.
+type keptComparison struct {
+	q       leaderboard.StandingsQuery
+	c       *leaderboard.StandingsCheck
+	cur     memberCheck
+	started bool
+	// differ lists the differing members, up to repairTargeted+1.
+	differ []string
+}
+
+// add takes the stream's next row: a submission, or the kept standing.
+func (k *keptComparison) add(row leaderboard.StoredStanding, kept bool) {
+	if !k.started || row.Member != k.cur.member {
+		k.finish()
+		k.cur, k.started = memberCheck{member: row.Member}, true
+	}
+	if kept {
+		k.cur.kept, k.cur.hasKept = row, true
+		return
+	}
+	k.cur.agg = fold(k.q.Policy, k.q.Order, k.cur.agg, k.cur.hasAgg, row)
+	k.cur.hasAgg = true
+}
+
+// finish compares the member in hand, if any.
+func (k *keptComparison) finish() {
+	if !k.started {
+		return
+	}
+	cur, c := &k.cur, k.c
+	if cur.hasAgg {
+		c.Members++
+	}
+	if cur.hasAgg && cur.hasKept && cur.agg.Score == cur.kept.Score && cur.agg.At.Equal(cur.kept.At) {
+		return
+	}
+	c.DifferCount++
+	if len(c.Differ) < leaderboard.VerifySample {
+		c.Differ = append(c.Differ, cur.member)
+	}
+	if len(k.differ) <= repairTargeted {
+		k.differ = append(k.differ, cur.member)
+	}
 }
 
 // fold combines a member's standing so far (none when !started) with its
