@@ -57,6 +57,23 @@ func newBench(cfg config, c *conn) (*bench, error) {
 	if b.name == "" {
 		b.name = randomName()
 	}
+	opts, err := b.boardOptions()
+	if err != nil {
+		return nil, err
+	}
+	board, err := leaderboard.New(c.rue, b.name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	b.board = board
+	b.drawPools()
+	return b, nil
+}
+
+// boardOptions builds the board's options from the flags, the raw sets
+// beside it, and plainOpts (the options without WithShards).
+func (b *bench) boardOptions() ([]leaderboard.Option, error) {
+	cfg := b.cfg
 	opts := []leaderboard.Option{
 		leaderboard.WithKeyPrefix(cfg.prefix),
 		leaderboard.WithPolicy(cfg.policy),
@@ -76,21 +93,9 @@ func newBench(cfg config, c *conn) (*bench, error) {
 	}
 	opts = append(opts, leaderboard.WithWindows(b.windows...))
 	if cfg.tieBreak != "none" {
-		o := leaderboard.TimeOrder{
-			Epoch:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-			Resolution: time.Second,
-			// Room for Accumulate totals well past one submission.
-			MaxScore: float64(cfg.scoreMax) * 100,
-		}
-		var tb leaderboard.TieBreak
-		var err error
-		if cfg.tieBreak == "earlier" {
-			tb, err = leaderboard.EarlierFirst(o)
-		} else {
-			tb, err = leaderboard.LaterFirst(o)
-		}
+		tb, err := tieBreakOf(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("-tiebreak %s with -score-max %d: %w", cfg.tieBreak, cfg.scoreMax, err)
+			return nil, err
 		}
 		opts = append(opts, leaderboard.WithTieBreak(tb))
 	}
@@ -102,12 +107,34 @@ func newBench(cfg config, c *conn) (*bench, error) {
 		}
 		opts = append(opts, leaderboard.WithShards(bounds...))
 	}
-	board, err := leaderboard.New(c.rue, b.name, opts...)
-	if err != nil {
-		return nil, err
-	}
-	b.board = board
+	return opts, nil
+}
 
+// tieBreakOf is the -tiebreak flag's encoding: 1 s resolution, room for
+// Accumulate totals well past one submission.
+func tieBreakOf(cfg config) (leaderboard.TieBreak, error) {
+	o := leaderboard.TimeOrder{
+		Epoch:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Resolution: time.Second,
+		MaxScore:   float64(cfg.scoreMax) * 100,
+	}
+	var tb leaderboard.TieBreak
+	var err error
+	if cfg.tieBreak == "earlier" {
+		tb, err = leaderboard.EarlierFirst(o)
+	} else {
+		tb, err = leaderboard.LaterFirst(o)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-tiebreak %s with -score-max %d: %w", cfg.tieBreak, cfg.scoreMax, err)
+	}
+	return tb, nil
+}
+
+// drawPools draws the operations' arguments from the seed: members, scores,
+// SubmitMany batches and Among lists.
+func (b *bench) drawPools() {
+	cfg := b.cfg
 	r := rand.New(rand.NewPCG(cfg.seed, 0x62656e6368))
 	b.members = make([]string, poolSize)
 	b.scores = make([]float64, poolSize)
@@ -135,7 +162,6 @@ func newBench(cfg config, c *conn) (*bench, error) {
 		}
 		b.friends[i] = f
 	}
-	return b, nil
 }
 
 func member(i int) string { return "player:" + strconv.Itoa(i) }

@@ -332,6 +332,26 @@ func (b *bench) topOp() operation {
 	return b.withBaselines(op)
 }
 
+// checkStanding decodes the score, 0-based rank and total of a raw rank
+// read and checks that they agree.
+func checkStanding(replies []rueidis.RedisMessage) error {
+	var s standing
+	var err error
+	if s.score, err = replies[0].AsFloat64(); err != nil {
+		return err
+	}
+	if s.rank, err = replies[1].AsInt64(); err != nil {
+		return err
+	}
+	if s.total, err = replies[2].AsInt64(); err != nil {
+		return err
+	}
+	if s.total <= s.rank {
+		return errCheck
+	}
+	return nil
+}
+
 func (b *bench) rankOp() operation {
 	key := b.raw[0].key
 	op := operation{name: "rank", desc: "Rank: a member's rank, score and the period's total (percentile), read atomically; \"rueidis\" pipelines the three reads, \"rueidis MULTI\" wraps them in MULTI/EXEC as the SDK does, so that they agree"}
@@ -347,21 +367,14 @@ func (b *bench) rankOp() operation {
 			m := b.members[w.pick(poolSize)]
 			bd := b.c.rue.B()
 			res := b.c.rue.DoMulti(ctx, bd.Zscore().Key(key).Member(m).Build(), b.rankCmd(key, m), bd.Zcard().Key(key).Build())
-			var s standing
-			var err error
-			if s.score, err = res[0].AsFloat64(); err != nil {
-				return err
+			replies := make([]rueidis.RedisMessage, len(res))
+			for i, r := range res {
+				var err error
+				if replies[i], err = r.ToMessage(); err != nil {
+					return err
+				}
 			}
-			if s.rank, err = res[1].AsInt64(); err != nil {
-				return err
-			}
-			if s.total, err = res[2].AsInt64(); err != nil {
-				return err
-			}
-			if s.total <= s.rank {
-				return errCheck
-			}
-			return nil
+			return checkStanding(replies)
 		}},
 		impl{name: "rueidis MULTI", units: 1, call: func(ctx context.Context, w *worker) error {
 			m := b.members[w.pick(poolSize)]
@@ -371,20 +384,7 @@ func (b *bench) rankOp() operation {
 			if err != nil {
 				return err
 			}
-			var s standing
-			if s.score, err = replies[0].AsFloat64(); err != nil {
-				return err
-			}
-			if s.rank, err = replies[1].AsInt64(); err != nil {
-				return err
-			}
-			if s.total, err = replies[2].AsInt64(); err != nil {
-				return err
-			}
-			if s.total <= s.rank {
-				return errCheck
-			}
-			return nil
+			return checkStanding(replies)
 		}},
 		impl{name: "go-redis", units: 1, call: func(ctx context.Context, w *worker) error {
 			m := b.members[w.pick(poolSize)]
