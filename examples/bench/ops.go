@@ -530,36 +530,41 @@ func (b *bench) pageOp(number int) operation {
 	return b.withBaselines(op)
 }
 
+// friend is a member the raw Among versions rank, with its score.
+type friend struct {
+	m string
+	s float64
+}
+
+// rankAmong is what the raw Among versions do by hand: the members that
+// have a score (ok), best first, equal scores in the board's member order.
+func (b *bench) rankAmong(ms []string, scores []float64, ok []bool) []friend {
+	out := make([]friend, 0, len(ms))
+	for i, m := range ms {
+		if ok[i] {
+			out = append(out, friend{m, scores[i]})
+		}
+	}
+	slices.SortFunc(out, func(x, y friend) int {
+		if x.s != y.s {
+			if (x.s > y.s) == b.high() {
+				return -1
+			}
+			return 1
+		}
+		if x.m > y.m {
+			return -1
+		} else if x.m < y.m {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
 func (b *bench) amongOp() operation {
 	key := b.raw[0].key
 	op := operation{name: "among", desc: "Among(50 friends): the ranked ones among 50 members, best first, ranked among them; the baselines: ZMSCORE and a sort"}
-	type friend struct {
-		m string
-		s float64
-	}
-	rankAmong := func(ms []string, scores []float64, ok []bool) []friend {
-		out := make([]friend, 0, len(ms))
-		for i, m := range ms {
-			if ok[i] {
-				out = append(out, friend{m, scores[i]})
-			}
-		}
-		slices.SortFunc(out, func(x, y friend) int {
-			if x.s != y.s {
-				if (x.s > y.s) == b.high() {
-					return -1
-				}
-				return 1
-			}
-			if x.m > y.m {
-				return -1
-			} else if x.m < y.m {
-				return 1
-			}
-			return 0
-		})
-		return out
-	}
 	op.impls = append(op.impls,
 		impl{name: "sdk", units: 1, call: func(ctx context.Context, w *worker) error {
 			es, err := b.board.Among(ctx, b.friends[w.pick(len(b.friends))])
@@ -584,7 +589,7 @@ func (b *bench) amongOp() operation {
 				}
 				ok[i] = true
 			}
-			if len(rankAmong(ms, scores, ok)) == 0 {
+			if len(b.rankAmong(ms, scores, ok)) == 0 {
 				return errCheck
 			}
 			return nil
@@ -601,7 +606,7 @@ func (b *bench) amongOp() operation {
 			for i := range ok {
 				ok[i] = true
 			}
-			if len(rankAmong(ms, vals, ok)) == 0 {
+			if len(b.rankAmong(ms, vals, ok)) == 0 {
 				return errCheck
 			}
 			return nil
