@@ -374,7 +374,8 @@ func nilWindow(w Window) bool {
 // millisecond) a read may find it in both shards: reads keep only the copy
 // with the newer version, so a member is never returned twice, but the
 // counts of other members' ranks may be off by that one member for that
-// instant. Count and every Total come from the index and are exact. A
+// instant. Count, every Total and Among's scores come from the index and
+// are exact. A
 // process that dies between a write's two round trips leaves the member's
 // shard entry behind the index until the member's next Submit or Remove
 // (which sweep every shard for stale copies, at the cost of a third round

@@ -438,52 +438,28 @@ func (lb *shardedBackend) around(ctx context.Context, tg target, member string, 
 	return es, nil
 }
 
-// among reads members' stored values from every shard at once,
-// keeping each member's newest copy.
+// among reads members' stored values from the index, the truth the shards
+// are built from: one HMGET, exact even while a member moves between
+// shards.
 func (lb *shardedBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
-	n := len(lb.bounds) + 1
-	cmds := make(rueidis.Commands, 0, 2*n)
-	for i := 0; i < n; i++ {
-		key := lb.shardKey(i, tg)
-		cmds = append(cmds, lb.client.B().Zmscore().Key(key).Member(members...).Build(),
-			lb.client.B().Hmget().Key(keys.Versions(key)).Field(members...).Build())
+	vals, err := lb.client.Do(ctx, lb.client.B().Hmget().Key(keys.Index(tg.key)).Field(members...).Build()).ToArray()
+	if err != nil {
+		return nil, wrap("among", err)
 	}
-	res := lb.client.DoMulti(ctx, cmds...)
-	best := make(map[string]shardEntry, len(members))
-	for i := 0; i < n; i++ {
-		scores, err := res[2*i].ToArray()
+	if len(vals) != len(members) {
+		return nil, wrap("among", fmt.Errorf("the index answered %d values for %d members", len(vals), len(members)))
+	}
+	es := make([]Entry, 0, len(members))
+	seen := make(map[string]bool, len(members))
+	for j, m := range members {
+		s, ok, err := optFloat(&vals[j])
 		if err != nil {
 			return nil, wrap("among", err)
 		}
-		versions, err := res[2*i+1].ToArray()
-		if err != nil {
-			return nil, wrap("among", err)
+		if ok && !seen[m] {
+			seen[m] = true
+			es = append(es, Entry{Member: m, Score: s})
 		}
-		if len(scores) != len(members) || len(versions) != len(members) {
-			return nil, wrap("among", fmt.Errorf("shard %d answered %d scores and %d versions for %d members", i, len(scores), len(versions), len(members)))
-		}
-		for j, m := range members {
-			s, ok, err := optFloat(&scores[j])
-			if err != nil {
-				return nil, wrap("among", err)
-			}
-			if !ok {
-				continue
-			}
-			var ver int64
-			if !versions[j].IsNil() {
-				if ver, err = versions[j].AsInt64(); err != nil {
-					return nil, wrap("among", err)
-				}
-			}
-			if cur, seen := best[m]; !seen || ver > cur.version {
-				best[m] = shardEntry{Entry: Entry{Member: m, Score: s}, version: ver}
-			}
-		}
-	}
-	es := make([]Entry, 0, len(best))
-	for _, e := range best {
-		es = append(es, e.Entry)
 	}
 	return es, nil
 }
