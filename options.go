@@ -353,9 +353,9 @@ func nilWindow(w Window) bool {
 // finds the best shard holding fewer than n members: on a window's first
 // such Top, and when the shard has dropped below n since the last one);
 // Page one inside the best shard (under Competition ranks, the first page
-// only), else two; SubmitMany, Remove and Around two; Submit two on a
+// only), else two; Around two; Submit, SubmitMany and Remove two on a
 // Cluster and one on a single node (standalone or Sentinel), where one
-// script can reach every shard.
+// script reaches every shard and applies the whole call atomically.
 //
 // # Consistency
 //
@@ -380,7 +380,8 @@ func nilWindow(w Window) bool {
 // shard entry behind the index until the member's next Submit or Remove
 // (which sweep every shard for stale copies, at the cost of a third round
 // trip when they find one) or a Check with repair. SubmitMany does not
-// sweep.
+// sweep. On a single node Submit, SubmitMany and Remove are one script
+// each and leave nothing behind.
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
 // numbers of members (README: "Sharding"). Bounds that are NaN, ±Inf,

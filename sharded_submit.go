@@ -265,6 +265,19 @@ func (lb *shardedBackend) shardStanding(member string, row indexRow, mv shardMov
 // submitLocal is Submit on a sharded board whose keys all live on one node:
 // one script, one round trip (see shard_local.lua).
 func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult) (bool, error) {
+	scale, bounds := lb.scriptBounds()
+	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), lb.localKeys(live), lb.keys.IDs(), sub.member, value, scale, bounds, expiresOf(live))
+	replies, err := call.Exec(ctx, lb.client).ToArray()
+	if err != nil {
+		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
+	}
+	return lb.submitReplies(replies, sub.member, live, where, out)
+}
+
+// localKeys are the keys of the live periods for the one-node scripts: per
+// window its index and index versions, then every shard's sorted set and
+// version hash.
+func (lb *shardedBackend) localKeys(live []target) []string {
 	n := len(lb.bounds) + 1
 	ks := make([]string, 0, len(live)*(2+2*n))
 	for _, tg := range live {
@@ -275,21 +288,30 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 			ks = append(ks, key, keys.Versions(key))
 		}
 	}
-	scale := "1"
+	return ks
+}
+
+// scriptBounds are the tie-break's 10^decimals ("1" for none) and the
+// bounds, as the one-node scripts take them.
+func (lb *shardedBackend) scriptBounds() (scale string, bounds []string) {
+	scale = "1"
 	if lb.tb != nil {
 		scale = formatScore(lb.tb.scale)
 	}
-	bounds := make([]string, len(lb.bounds))
+	bounds = make([]string, len(lb.bounds))
 	for i, b := range lb.bounds {
 		bounds[i] = formatScore(b)
 	}
-	expires := expiresOf(live)
-	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.IDs(), sub.member, value, scale, bounds, expires)
-	replies, err := call.Exec(ctx, lb.client).ToArray()
-	if err != nil {
-		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
-	}
-	return lb.submitReplies(replies, sub.member, live, where, out)
+	return scale, bounds
+}
+
+// manyLocal is SubmitMany ("submit") or Remove ("remove") on a sharded
+// board whose keys all live on one node: one script, one round trip,
+// atomic (see shard_local_many.lua).
+func (lb *shardedBackend) manyLocal(ctx context.Context, mode string, live []target, members, values []string, slot int64) error {
+	scale, bounds := lb.scriptBounds()
+	call := scripts.ShardLocalManyCall(lb.writeHeader(slot, &submission{}), mode, lb.localKeys(live), scale, bounds, expiresOf(live), members, values)
+	return call.Exec(ctx, lb.client).Error()
 }
 
 // submitMany is SubmitMany on a sharded board.
@@ -299,6 +321,12 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 	for m, s := range scores {
 		members = append(members, m)
 		values = append(values, lb.scriptValue(s))
+	}
+	if !lb.cluster {
+		if err := lb.manyLocal(ctx, "submit", live, members, values, slot); err != nil {
+			return lb.scriptErr("submit many", err, "a total")
+		}
+		return nil
 	}
 	rows, err := lb.shardIndex(ctx, "submit", live, members, values, slot)
 	if err != nil {
@@ -360,6 +388,9 @@ func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []targe
 
 // remove is Remove on a sharded board.
 func (lb *shardedBackend) remove(ctx context.Context, live []target, members []string) error {
+	if !lb.cluster {
+		return wrap("remove", lb.manyLocal(ctx, "remove", live, members, nil, 0))
+	}
 	rows, err := lb.shardIndex(ctx, "remove", live, members, nil, 0)
 	if err != nil {
 		return wrap("remove", err)

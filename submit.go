@@ -132,7 +132,7 @@ type submission struct {
 
 // SubmitMany applies the board's policy to many members' scores in every
 // configured window's current period, atomically, in one round trip (two
-// on a sharded board, atomic per step: see WithShards). It is
+// on a sharded board on a Cluster, atomic per step: see WithShards). It is
 // the bulk load: it reports no standings. Every member and score is checked
 // first; one bad entry refuses the whole batch and nothing is written. With
 // a store, the batch goes to the store first (in one call when it is a
@@ -177,8 +177,9 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 }
 
 // Remove deletes members from every window's current period, atomically, in
-// one round trip (two on a sharded board: see WithShards). Members that
-// are not ranked are ignored. With a store that records removals (a Remover, as pgstore is), the removal goes to the
+// one round trip (two on a sharded board on a Cluster: see WithShards).
+// Members that are not ranked are ignored. With a store that records
+// removals (a Remover, as pgstore is), the removal goes to the
 // store first, so that a Rebuild does not bring the members back: a store
 // failure returns an error and leaves Redis untouched, a Redis failure
 // after it returns an error matching ErrPending (run Remove again, or

@@ -189,3 +189,19 @@ func ShardLocalCall(h Header, keys []string, ids, member, value, scale string, b
 	args = expiries(append(args, bounds...), expires)
 	return Call{Script: ShardLocal, Keys: withIDs(h, keys, ids), Args: args}
 }
+
+// ShardLocalManyCall applies mode ("submit": members[i] gets values[i];
+// "remove") to a sharded board whose keys share one node: keys as
+// ShardLocalCall's, scale and bounds as there, one expiry per window. See
+// shard_local_many.lua.
+func ShardLocalManyCall(h Header, mode string, keys []string, scale string, bounds []string, expires []int64, members, values []string) Call {
+	args := append(h.writeArgs(3+len(bounds)+len(expires)+2*len(members)), mode, scale, strconv.Itoa(len(bounds)+1))
+	args = expiries(append(args, bounds...), expires)
+	for i, m := range members {
+		args = append(args, m)
+		if mode == "submit" {
+			args = append(args, values[i])
+		}
+	}
+	return Call{Script: ShardLocalMany, Keys: keys, Args: args}
+}

@@ -49,6 +49,8 @@ var (
 	shardReadSrc string
 	//go:embed shard_local.lua
 	shardLocalSrc string
+	//go:embed shard_local_many.lua
+	shardLocalManySrc string
 )
 
 var (
@@ -68,6 +70,9 @@ var (
 	ShardRead = newScript(shardReadSrc, order, versions)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
 	ShardLocal = newScript(shardLocalSrc, order, ranks, versions, writes, shardWrites)
+	// ShardLocalMany applies SubmitMany or Remove to a sharded board on one
+	// node; see shard_local_many.lua.
+	ShardLocalMany = newScript(shardLocalManySrc, versions, writes, shardWrites)
 )
 
 // Script is one embedded script.

@@ -30,19 +30,7 @@ local dup = false
 if id ~= '' then
   dup = seen_before(KEYS[nk])
 end
-local high, slots = HIGH, SLOTS
-
--- The shard of a stored value: the number of bounds at or below its plain
--- score; shards are numbered from 0 as in Go.
-local function shard_of(v)
-  local p = num(v)
-  if slots > 0 then p = split(p, slots) / scale end
-  local n = 0
-  for i = 1, #bounds do
-    if bounds[i] <= p then n = n + 1 end
-  end
-  return n
-end
+local high = HIGH
 
 local function better_shard(i, j)
   if high then return i > j end
@@ -114,7 +102,7 @@ for k = 1, nw do
   local cards = cards_of(w)
   local from, pv, prank = -1, nil, 0
   if p then
-    from = shard_of(p)
+    from = shard_of(p, bounds, scale)
     pv = redis.call('ZSCORE', KEYS[w + 2 + 2 * from], member)
     if pv then prank = standing(w, from, pv, cards) end
   end
@@ -125,7 +113,7 @@ for k = 1, nw do
     window_reply(out, p, prank, p, rank, redis.call('HLEN', idx), worst)
   else
     local v = store[k] or p
-    local to = shard_of(v)
+    local to = shard_of(v, bounds, scale)
     local exp = ARGV[firstexp + k - 1]
     move(w, to, v, index_set(idx, ver, member, p, v), cards, exp)
     expire(exp, w, w + 1)
