@@ -63,7 +63,8 @@ func newBackend(lb *Leaderboard) backend {
 		return &plainBackend{Leaderboard: lb}
 	}
 	sb := &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
-		shards: lb.keys.Shards(len(lb.bounds) + 1), bestHolds: map[string]*atomic.Int64{}}
+		shards: lb.keys.Shards(len(lb.bounds) + 1), bestFirst: bestFirstOf(len(lb.bounds)+1, lb.high()),
+		bestHolds: map[string]*atomic.Int64{}}
 	for _, w := range lb.windows {
 		h := &atomic.Int64{}
 		h.Store(math.MaxInt64) // unknown: try the best shard alone first

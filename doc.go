@@ -13,7 +13,7 @@
 // one DoMulti on the rueidis client you pass in. A script costs one more
 // the first time it runs on a Redis that has not loaded it (rueidis sends
 // EVALSHA, then EVAL on NOSCRIPT). A sharded board (WithShards) spends up to
-// two (three when Submit or Remove sweeps a copy a crashed write left
+// two (three when a Submit on a Cluster sweeps a copy a crashed write left
 // behind), and its doc comment says which operation spends how many.
 // Rebuild, Verify, Seal and Check take as many as their data needs.
 //

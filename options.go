@@ -375,13 +375,13 @@ func nilWindow(w Window) bool {
 // with the newer version, so a member is never returned twice, but the
 // counts of other members' ranks may be off by that one member for that
 // instant. Count, every Total and Among's scores come from the index and
-// are exact. A
-// process that dies between a write's two round trips leaves the member's
-// shard entry behind the index until the member's next Submit or Remove
-// (which sweep every shard for stale copies, at the cost of a third round
-// trip when they find one) or a Check with repair. SubmitMany does not
-// sweep. On a single node Submit, SubmitMany and Remove are one script
-// each and leave nothing behind.
+// are exact. A process that dies between a write's two round trips on a
+// Cluster leaves the member's shard entry behind the index until the
+// member's next Submit (which looks for stale copies in every shard and
+// sweeps them, at the cost of a third round trip when it finds one), its
+// next Remove (which sweeps every shard in its second round trip) or a
+// Check with repair. SubmitMany does not sweep. On a single node Submit,
+// SubmitMany and Remove are one script each and leave nothing behind.
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
 // numbers of members (README: "Sharding"). Bounds that are NaN, ±Inf,

@@ -34,13 +34,13 @@ func (lb *shardedBackend) betterShard(i, j int) bool {
 	return i < j
 }
 
-// shardsBestFirst lists the shards in the board's order.
-func (lb *shardedBackend) shardsBestFirst() []int {
-	n := len(lb.bounds) + 1
+// bestFirstOf lists n shards in the board's order: the highest first on a
+// HighestFirst board.
+func bestFirstOf(n int, high bool) []int {
 	out := make([]int, n)
 	for i := range out {
 		out[i] = i
-		if lb.high() {
+		if high {
 			out[i] = n - 1 - i
 		}
 	}
@@ -62,6 +62,8 @@ type shardedBackend struct {
 	// shards are the shards' key bases, spread evenly over the Cluster's
 	// slots (keys.Board.Shards).
 	shards []keys.Board
+	// bestFirst lists the shards in the board's order, best first.
+	bestFirst []int
 	// bestHolds is, per window name, how many members the best shard of
 	// its period held when a Top or Page last looked (at least that many
 	// after one served from it alone): whether they may read it alone. It
@@ -103,7 +105,7 @@ func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int
 	var calls []scripts.Call
 	var shards []int
 	offset := int64(0)
-	for _, i := range lb.shardsBestFirst() {
+	for _, i := range lb.bestFirst {
 		lo, hi := max(start-offset, 0), min(start+count-offset, cards[i])
 		if lo < hi {
 			shards = append(shards, i)
@@ -118,7 +120,7 @@ func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int
 	var all []shardEntry
 	var first int64
 	for k, r := range res {
-		es, betterIn, err := lb.shardRangeReply(r, shards[k])
+		es, betterIn, _, err := lb.shardRangeReply(r, shards[k])
 		if err != nil {
 			return nil, 0, err
 		}
@@ -136,35 +138,37 @@ func (lb *shardedBackend) shardRangeCall(i int, tg target, start, count int64) s
 	return scripts.ShardRangeCall(lb.readHeader(), key, keys.Versions(key), start, count)
 }
 
-func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult, shard int) ([]shardEntry, int64, error) {
+func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult, shard int) (es []shardEntry, betterIn, card int64, err error) {
 	v, err := r.ToArray()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if len(v) < 2 || (len(v)-2)%3 != 0 {
-		return nil, 0, fmt.Errorf("shard read returned %d values", len(v))
+		return nil, 0, 0, fmt.Errorf("shard read returned %d values", len(v))
 	}
-	betterIn, err := v[1].AsInt64()
-	if err != nil {
-		return nil, 0, err
+	if card, err = v[0].AsInt64(); err != nil {
+		return nil, 0, 0, err
 	}
-	es := make([]shardEntry, 0, (len(v)-2)/3)
+	if betterIn, err = v[1].AsInt64(); err != nil {
+		return nil, 0, 0, err
+	}
+	es = make([]shardEntry, 0, (len(v)-2)/3)
 	for j := 2; j < len(v); j += 3 {
 		m, err := v[j].ToString()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		stored, err := v[j+1].AsFloat64()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		ver, err := v[j+2].AsInt64()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		es = append(es, shardEntry{Entry: Entry{Member: m, Score: lb.plain(stored)}, stored: stored, version: ver, shard: shard})
 	}
-	return es, betterIn, nil
+	return es, betterIn, card, nil
 }
 
 // dedupe keeps, of a member found in two shards while it moves, the copy
@@ -319,7 +323,7 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 		hint = &atomic.Int64{} // a window New did not list: read every shard
 	}
 	if hint.Load() >= int64(n) {
-		res := lb.client.Do(ctx, lb.rangeCmd(lb.shardKey(lb.shardsBestFirst()[0], tg), 0, int64(n)-1))
+		res := lb.client.Do(ctx, lb.rangeCmd(lb.shardKey(lb.bestFirst[0], tg), 0, int64(n)-1))
 		es, err := lb.zEntries(&res)
 		if err != nil {
 			return nil, wrap("top", err)
@@ -337,20 +341,16 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 // newest copies; it remembers in hint how many the best shard holds.
 func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *atomic.Int64) ([]Entry, error) {
 	var calls []scripts.Call
-	for _, i := range lb.shardsBestFirst() {
+	for _, i := range lb.bestFirst {
 		calls = append(calls, lb.shardRangeCall(i, tg, 0, int64(n)))
 	}
 	var all []shardEntry
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
-		es, _, err := lb.shardRangeReply(r, lb.shardsBestFirst()[k])
+		es, _, card, err := lb.shardRangeReply(r, lb.bestFirst[k])
 		if err != nil {
 			return nil, wrap("top", err)
 		}
 		if k == 0 {
-			card, err := shardCard(r)
-			if err != nil {
-				return nil, wrap("top", err)
-			}
 			hint.Store(card)
 		}
 		all = append(all, es...)
@@ -366,15 +366,6 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 	return es, nil
 }
 
-// shardCard is the member count a shard_read.lua 'range' reply opens with.
-func shardCard(r rueidis.RedisResult) (int64, error) {
-	v, err := r.ToArray()
-	if err != nil || len(v) == 0 {
-		return 0, fmt.Errorf("shard read returned %d values: %w", len(v), err)
-	}
-	return v[0].AsInt64()
-}
-
 // page reads every shard's count and the index's, and the page from the
 // shards it spans: two round trips, the second only for the shards the page
 // spans. A page that lies inside the best shard by the count a Top or Page
@@ -385,7 +376,7 @@ func shardCard(r rueidis.RedisResult) (int64, error) {
 func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
 	start := int64(number-1) * int64(size)
 	hint := lb.bestHolds[tg.window.Name()]
-	best := lb.shardsBestFirst()[0]
+	best := lb.bestFirst[0]
 	var extra []rueidis.Completed
 	guess := hint != nil && start+int64(size) <= hint.Load() && (lb.ranking == Ordinal || start == 0)
 	if guess {
@@ -508,7 +499,7 @@ func (lb *shardedBackend) entriesAt(ctx context.Context, tg target, positions []
 	if err != nil {
 		return nil, err
 	}
-	order := lb.shardsBestFirst()
+	order := lb.bestFirst
 	cmds := make(rueidis.Commands, 0, len(positions))
 	for _, p := range positions {
 		for _, i := range order {

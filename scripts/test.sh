@@ -21,9 +21,13 @@
 #   - Chromium: installs Debian's chromium with apt-get (about 114 packages,
 #     350 MB) for the browser test of examples/server (scripts/need-chromium.sh).
 #
+#   - Go modules: fetches the ones the checks build from the Go module
+#     proxy into Go's module cache when they are missing.
+#
 #   NO_INSTALL=1     install nothing and change nothing on the machine: no
 #                    apt-get, no pg_hba.conf, no database created, no
-#                    PostgreSQL started. It still starts throwaway
+#                    PostgreSQL started (Go modules are still fetched into
+#                    Go's own cache: nothing builds without them). It still starts throwaway
 #                    redis-servers when redis-server is on PATH. A part that
 #                    is missing is named here, and the tests that need it
 #                    skip (make test-local is the same).
@@ -288,6 +292,16 @@ if [ ${#missing[@]} -gt 0 ] && [ "${CI:-}" = true ]; then
 fi
 
 modules=$(git ls-files 'go.mod' '*/go.mod' 2>/dev/null || echo go.mod)
+
+# The Go modules every check builds, fetched here, under their own header,
+# rather than in the middle of the first check that needs them: Go's module
+# cache (go env GOMODCACHE) keeps them, so this prints nothing once they are
+# there. Under NO_INSTALL too: without them nothing can be checked.
+echo "== Go modules (from the Go module proxy, into Go's module cache, when missing)"
+for mod in $modules; do
+  (cd "$(dirname "$mod")" && go list -deps -test ./... >/dev/null)
+done
+go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" -version >/dev/null
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))

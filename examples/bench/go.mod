@@ -11,7 +11,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/skiprank/leaderboard v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
-	golang.org/x/sync v0.23.0
+	golang.org/x/sync v0.22.0
 	golang.org/x/term v0.44.0
 )
 

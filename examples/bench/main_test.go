@@ -5,13 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiprank/leaderboard/internal/redisurl"
+	"github.com/skiprank/leaderboard/internal/testnet"
 )
 
 func noEnv(string) string { return "" }
@@ -252,25 +251,12 @@ func TestMain(m *testing.M) {
 // TestHelpTouchesNothing: -h prints the usage, exits 0 and never connects
 // to REDIS_URL (a listener that counts connections).
 func TestHelpTouchesNothing(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	addr, accepted := testnet.CountingListener(t)
 	for _, arg := range []string{"-h", "-help", "--help"} {
 		// TestMain runs main before the testing flags are parsed: the
 		// arguments are the program's alone.
 		cmd := exec.CommandContext(t.Context(), os.Args[0], arg)
-		cmd.Env = append(os.Environ(), "BENCH_RUN_MAIN=1", "REDIS_URL=redis://"+ln.Addr().String())
+		cmd.Env = append(os.Environ(), "BENCH_RUN_MAIN=1", "REDIS_URL=redis://"+addr)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		require.NoError(t, cmd.Run(), stderr.String())

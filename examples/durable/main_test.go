@@ -5,16 +5,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/skiprank/leaderboard/internal/testnet"
 )
 
 // The tests run the program as main does, through cli, against an embedded
@@ -115,34 +115,11 @@ func TestRunTwiceSameFigures(t *testing.T) {
 	}
 }
 
-// listener counts the connections made to an address where nothing
-// answers: it accepts and closes them.
-func listener(t *testing.T) (addr string, accepted *atomic.Int64) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = &atomic.Int64{}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close() })
-	return l.Addr().String(), accepted
-}
-
 // TestHelpTouchesNothing: -h and --help print the usage to stdout and exit
 // 0 without connecting to Redis or PostgreSQL, whatever the environment.
 func TestHelpTouchesNothing(t *testing.T) {
-	redisAddr, redisConns := listener(t)
-	pgAddr, pgConns := listener(t)
+	redisAddr, redisConns := testnet.CountingListener(t)
+	pgAddr, pgConns := testnet.CountingListener(t)
 	vars := map[string]string{
 		"REDIS_URL":    "redis://" + redisAddr,
 		"DATABASE_URL": "postgres://postgres@" + pgAddr + "/test?sslmode=disable&connect_timeout=2",
@@ -166,8 +143,8 @@ func TestHelpTouchesNothing(t *testing.T) {
 // TestBadSettings: settings the demonstration cannot run with are refused
 // with exit 2 and a message, before anything connects.
 func TestBadSettings(t *testing.T) {
-	redisAddr, redisConns := listener(t)
-	pgAddr, pgConns := listener(t)
+	redisAddr, redisConns := testnet.CountingListener(t)
+	pgAddr, pgConns := testnet.CountingListener(t)
 	vars := map[string]string{"REDIS_URL": "redis://" + redisAddr, "DATABASE_URL": "postgres://postgres@" + pgAddr + "/test"}
 	for _, c := range []struct {
 		args []string
@@ -196,8 +173,8 @@ func TestBadSettings(t *testing.T) {
 // parser, or fine but pointing where nothing answers.
 func TestNoSecretInOutput(t *testing.T) {
 	const secret = "s3cr3tPW"
-	redisAddr, _ := listener(t)
-	pgAddr, _ := listener(t)
+	redisAddr, _ := testnet.CountingListener(t)
+	pgAddr, _ := testnet.CountingListener(t)
 	dsn := testDSN()
 	for _, vars := range []map[string]string{
 		{"REDIS_URL": "redis://user:" + secret + "@127.0.0.1:6379/%zz"},                // url.Parse quotes the URL

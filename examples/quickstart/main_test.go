@@ -7,17 +7,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/skiprank/leaderboard/internal/redisurl"
+	"github.com/skiprank/leaderboard/internal/testnet"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -44,33 +43,10 @@ func runMain(t *testing.T, redisURL string, args ...string) (stdout, stderr stri
 	return o.String(), e.String(), err
 }
 
-// listener accepts TCP connections and counts them: a Redis that must not
-// be called.
-func listener(t *testing.T) (addr string, accepted *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	accepted = &atomic.Int64{}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().String(), accepted
-}
-
 // TestHelpTouchesNothing: -h prints the usage, exits 0 and never connects
 // to REDIS_URL.
 func TestHelpTouchesNothing(t *testing.T) {
-	addr, accepted := listener(t)
+	addr, accepted := testnet.CountingListener(t)
 	for _, arg := range []string{"-h", "-help", "--help"} {
 		stdout, stderr, err := runMain(t, "redis://"+addr, arg)
 		if err != nil {
@@ -91,7 +67,7 @@ func TestHelpTouchesNothing(t *testing.T) {
 // TestBadArgumentsTouchNothing: an unknown flag or an argument exits 2 with
 // the usage, without connecting.
 func TestBadArgumentsTouchNothing(t *testing.T) {
-	addr, accepted := listener(t)
+	addr, accepted := testnet.CountingListener(t)
 	for _, args := range [][]string{{"-members", "5"}, {"extra"}} {
 		_, stderr, err := runMain(t, "redis://"+addr, args...)
 		var exit *exec.ExitError
@@ -202,7 +178,7 @@ func TestNoPasswordPrinted(t *testing.T) {
 
 // TestHelpFlag: run returns flag.ErrHelp for -h, before any connection.
 func TestHelpFlag(t *testing.T) {
-	addr, accepted := listener(t)
+	addr, accepted := testnet.CountingListener(t)
 	p, _, errs := testProgram(env(map[string]string{"REDIS_URL": "redis://" + addr}))
 	if err := p.run(context.Background(), []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("run -h = %v, want flag.ErrHelp", err)

@@ -33,6 +33,8 @@ var (
 	writes string
 	//go:embed shardwrites.lua
 	shardWrites string
+	//go:embed shardplace.lua
+	shardPlace string
 	//go:embed submit.lua
 	submitSrc string
 	//go:embed many.lua
@@ -69,10 +71,10 @@ var (
 	// ShardRead reads one shard with versions; see shard_read.lua.
 	ShardRead = newScript(shardReadSrc, order, versions)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
-	ShardLocal = newScript(shardLocalSrc, order, ranks, versions, writes, shardWrites)
+	ShardLocal = newScript(shardLocalSrc, order, ranks, versions, writes, shardWrites, shardPlace)
 	// ShardLocalMany applies SubmitMany or Remove to a sharded board on one
 	// node; see shard_local_many.lua.
-	ShardLocalMany = newScript(shardLocalManySrc, versions, writes, shardWrites)
+	ShardLocalMany = newScript(shardLocalManySrc, versions, writes, shardWrites, shardPlace)
 )
 
 // Script is one embedded script.
@@ -83,7 +85,8 @@ type Script struct {
 }
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
-// ranks.lua, versions.lua, writes.lua, shardwrites.lua, in that order), then the script's
+// ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardplace.lua, in
+// that order), then the script's
 // own file.
 func newScript(body string, libs ...string) *Script {
 	src := common

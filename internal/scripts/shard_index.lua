@@ -1,5 +1,6 @@
--- The first step of every write to a sharded board: applies submissions to
--- the board's index, the member -> stored value hash that is the truth the
+-- The first step of a two-step write to a sharded board (every write on a
+-- Cluster; Check's repairs on one node, where Submit, SubmitMany and Remove
+-- are one script each): applies submissions to the board's index, the member -> stored value hash that is the truth the
 -- shards are built from. The index lives in the board's own slot, so this
 -- script serializes every write to a member: no increment or best is lost,
 -- whichever shards the member moves between. Each change gets a new version;

@@ -76,25 +76,6 @@ for k = 1, nw do
 end
 if id ~= '' and not dup then remember(KEYS[nk]) end
 
--- Writes member's value v to shard to of the window period at KEYS[w], at
--- version, and removes it from every other shard that holds it: the one it
--- leaves, or a copy a crashed Cluster-mode write left behind. Every shard
--- it writes gets the period's expiry exp; the others keep theirs, the same
--- absolute time, set when they were written.
-local function move(w, to, v, version, cards, exp)
-  for i = 0, nshards - 1 do
-    local z = w + 2 + 2 * i
-    if i == to then
-      cards[i] = cards[i] + shard_set(KEYS[z], KEYS[z + 1], member, v, version)
-      expire(exp, z, z + 1)
-    elseif redis.call('ZREM', KEYS[z], member) == 1 then
-      redis.call('HSET', KEYS[z + 1], member, version)
-      cards[i] = cards[i] - 1
-      expire(exp, z, z + 1)
-    end
-  end
-end
-
 local out = {}
 for k = 1, nw do
   local w = (k - 1) * per + 1
@@ -115,7 +96,9 @@ for k = 1, nw do
     local v = store[k] or p
     local to = shard_of(v, bounds, scale)
     local exp = ARGV[firstexp + k - 1]
-    move(w, to, v, index_set(idx, ver, member, p, v), cards, exp)
+    -- The shard it leaves, and any copy a crashed Cluster-mode write or
+    -- repair left behind: every other shard is swept.
+    place(w + 2, nshards, member, v, index_set(idx, ver, member, p, v), to, from, true, exp, cards)
     expire(exp, w, w + 1)
     local rank, worst = standing(w, to, v, cards)
     window_reply(out, p, prank, v, rank, redis.call('HLEN', idx), worst)

@@ -48,22 +48,6 @@ for k = 1, nw do
   plans[k] = plan
 end
 
--- Moves member, at version, from shard from to shard to of the window
--- period at KEYS[w] (-1: none), with a tombstone in the shard it leaves;
--- a removal (to -1) sweeps every shard.
-local function place(w, member, v, from, to, version, exp)
-  for i = 0, nshards - 1 do
-    local z = w + 2 + 2 * i
-    if i == to then
-      shard_set(KEYS[z], KEYS[z + 1], member, v, version)
-      expire(exp, z, z + 1)
-    elseif i == from or (to < 0 and redis.call('ZSCORE', KEYS[z], member)) then
-      shard_set(KEYS[z], KEYS[z + 1], member, nil, version)
-      expire(exp, z, z + 1)
-    end
-  end
-end
-
 for k = 1, nw do
   local w = (k - 1) * per + 1
   local exp = ARGV[firstexp + k - 1]
@@ -73,7 +57,8 @@ for k = 1, nw do
       local from, to = -1, -1
       if p then from = shard_of(p, bounds, scale) end
       if v then to = shard_of(v, bounds, scale) end
-      place(w, member, v, from, to, index_set(KEYS[w], KEYS[w + 1], member, p, v), exp)
+      -- A removal sweeps every shard, as the two-step Remove does.
+      place(w + 2, nshards, member, v, index_set(KEYS[w], KEYS[w + 1], member, p, v), to, from, mode == 'remove', exp)
       expire(exp, w, w + 1)
     end
   end

@@ -1,4 +1,5 @@
--- The second step of a write to a sharded board: puts members into, or
+-- The second step of a two-step write to a sharded board (see
+-- shard_index.lua): puts members into, or
 -- deletes them from, one shard, each only if its version is newer than the
 -- last one the shard applied for that member. Writes that arrive late (a
 -- slower node, a retry) are ignored, so every shard converges to the index

@@ -1,23 +1,10 @@
 -- The sharded write, in pieces (after versions.lua): shard_index.lua and
--- shard_write.lua apply it in two steps on a Cluster, shard_local.lua in
--- one script on one node. A window period of a sharded board has an index
+-- shard_write.lua apply it in two steps on a Cluster, shard_local.lua and
+-- shard_local_many.lua in one script on one node (with shardplace.lua). A window period of a sharded board has an index
 -- (member -> stored value, the truth) with its version hash, and per shard
 -- a sorted set with a version hash: the version a shard holds for a member
 -- is that of the last write it applied to it, and a delete leaves it
 -- behind as a tombstone.
-
--- The shard of a stored value v: the number of bounds at or below its plain
--- score (a composite's score part over scale, 10^decimals of the
--- tie-break); shards are numbered from 0 as in Go.
-local function shard_of(v, bounds, scale)
-  local p = num(v)
-  if SLOTS > 0 then p = split(p, SLOTS) / scale end
-  local n = 0
-  for i = 1, #bounds do
-    if bounds[i] <= p then n = n + 1 end
-  end
-  return n
-end
 
 -- Sets member's stored value in the index idx from p to v (nil: delete).
 -- A change, or touch (Check's repairs: a new version, value unchanged),

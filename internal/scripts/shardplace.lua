@@ -1,0 +1,43 @@
+-- The one-node sharded writes (after shardwrites.lua): shard_local.lua and
+-- shard_local_many.lua, which reach every shard of a window in one script.
+
+-- The shard of a stored value v: the number of bounds at or below its plain
+-- score (a composite's score part over scale, 10^decimals of the
+-- tie-break); shards are numbered from 0 as in Go.
+local function shard_of(v, bounds, scale)
+  local p = num(v)
+  if SLOTS > 0 then p = split(p, SLOTS) / scale end
+  local n = 0
+  for i = 1, #bounds do
+    if bounds[i] <= p then n = n + 1 end
+  end
+  return n
+end
+
+-- Places member's copy, at version, in the shards of one window period on
+-- one node, whose sorted set and version hash for shard i are KEYS[z] and
+-- KEYS[z + 1], z = base + 2i (shard_local.lua, shard_local_many.lua): value
+-- v into shard to (-1: none), a removal with a tombstone from shard from
+-- (-1: none), and with sweep also from every other shard that holds a copy
+-- (one a crashed Cluster-mode write or repair left). Each shard it writes
+-- gets the period's expiry exp; the others keep theirs, the same absolute
+-- time, set when they were written. cards, when given, are the shards'
+-- member counts, kept up to date.
+local function place(base, nshards, member, v, version, to, from, sweep, exp, cards)
+  for i = 0, nshards - 1 do
+    local z = base + 2 * i
+    local d
+    if i == to then
+      d = shard_set(KEYS[z], KEYS[z + 1], member, v, version)
+    elseif i == from then
+      d = shard_set(KEYS[z], KEYS[z + 1], member, nil, version)
+    elseif sweep and redis.call('ZREM', KEYS[z], member) == 1 then
+      redis.call('HSET', KEYS[z + 1], member, version)
+      d = -1
+    end
+    if d then
+      expire(exp, z, z + 1)
+      if cards then cards[i] = cards[i] + d end
+    end
+  end
+end
