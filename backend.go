@@ -50,9 +50,9 @@ type backend interface {
 	// value v, formatted as value) puts into them.
 	rebuildKeys(tg target) (zsets, hashes []string)
 	rebuildAdd(member, value string, v float64, add rebuildAdder) error
-	// verifyReads builds Verify's reads: the stored values of members, and
-	// the period's member count.
-	verifyReads(tg target) (read func(members []string) rueidis.Completed, count rueidis.Completed)
+	// stored reads the stored values of members (nil where none), in one
+	// round trip: Among and Verify.
+	stored(ctx context.Context, tg target, members []string) ([]rueidis.RedisMessage, error)
 }
 
 // newBackend picks the board's backend: plain without bounds; sharded with
@@ -63,7 +63,7 @@ func newBackend(lb *Leaderboard) backend {
 		return &plainBackend{Leaderboard: lb}
 	}
 	sb := &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
-		shards: lb.keys.Shards(len(lb.bounds) + 1), bestFirst: bestFirstOf(len(lb.bounds)+1, lb.high()),
+		shards: lb.keys.Shards(len(lb.bounds) + 1), parts: lb.keys.Partitions(), bestFirst: bestFirstOf(len(lb.bounds)+1, lb.high()),
 		bestHolds: map[string]*atomic.Int64{}}
 	for _, w := range lb.windows {
 		h := &atomic.Int64{}

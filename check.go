@@ -2,13 +2,11 @@ package leaderboard
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/redis/rueidis"
-
-	"github.com/skiprank/leaderboard/internal/keys"
-	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
 // CheckReport is what Check found in one window period of a sharded board.
@@ -18,19 +16,19 @@ type CheckReport struct {
 	Window string
 	// Period is the ID of the period checked.
 	Period string
-	// Members is the number of members in the index.
+	// Members is the number of members in the partitions.
 	Members int64
 	// Misplaced members are in a shard their score does not belong to, and
 	// not in the right one.
 	Misplaced []string
 	// Duplicated members are in more than one shard.
 	Duplicated []string
-	// Missing members are in the index and in no shard.
+	// Missing members are in a partition and in no shard.
 	Missing []string
-	// Stray members are in a shard and not in the index.
+	// Stray members are in a shard and in no partition.
 	Stray []string
 	// Stale members are in the right shard with a score that differs from
-	// the index.
+	// their partition's.
 	Stale []string
 	// Repaired reports that repair was asked and every finding was fixed.
 	Repaired bool
@@ -43,9 +41,10 @@ func (r CheckReport) Clean() bool {
 
 // Check scans a sharded board's current period of every window (or the one
 // the queries pick; In restricts it to one window) and compares each shard
-// with the index: members in the wrong shard, in two shards, in none, in a
-// shard but not in the index, or with a stale score. With repair, it
-// rewrites every finding from the index. It reads whole shards, so run it
+// with the partitions, which hold every member's stored value: members in
+// the wrong shard, in two shards, in none, in a shard but in no partition,
+// or with a stale score. With repair, it rewrites every finding from the
+// partitions (on a single node in one script, atomically). It reads whole shards, so run it
 // from maintenance jobs and tests, not on a request path. On an unsharded
 // board it returns ErrInvalidArgument.
 func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
@@ -82,7 +81,7 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 
 func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) (CheckReport, error) {
 	r := CheckReport{Window: tg.window.Name(), Period: tg.period.ID}
-	truth, err := lb.scanHash(ctx, keys.Index(tg.key))
+	truth, err := lb.partitions(ctx, tg)
 	if err != nil {
 		return r, err
 	}
@@ -110,7 +109,7 @@ func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) (Ch
 	return r, nil
 }
 
-// compareShards files every member whose shards disagree with the index
+// compareShards files every member whose shards disagree with the partitions
 // (truth) into r, and returns them sorted.
 func (lb *shardedBackend) compareShards(r *CheckReport, truth map[string]string, where map[string][]int, found map[string][]string) []string {
 	var bad []string
@@ -142,12 +141,22 @@ func (lb *shardedBackend) compareShards(r *CheckReport, truth map[string]string,
 	return bad
 }
 
-// repairShards rewrites members in every shard from the index: new
-// versions through the index first, so that the repairs win over any write
-// still in flight, then the put into the right shard and a delete from
-// every other shard that holds a copy.
+// repairShards rewrites members in every shard from their partitions: on
+// one node in one script (shard_local_many.lua), which sweeps every shard;
+// on a Cluster see repairCluster.
 func (lb *shardedBackend) repairShards(ctx context.Context, tg target, members []string, where map[string][]int) error {
-	rows, err := lb.shardIndex(ctx, "touch", []target{tg}, members, nil, 0)
+	if !lb.cluster {
+		return lb.manyLocal(ctx, "repair", []target{tg}, members, nil, 0)
+	}
+	return lb.repairCluster(ctx, tg, members, where, true)
+}
+
+// repairCluster gives members new versions in their partitions first, so
+// that the repairs win over any write still in flight, then puts each into
+// its right shard and deletes it from every other shard that holds a copy
+// (where). redo is writeShards'.
+func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members []string, where map[string][]int, redo bool) error {
+	rows, err := lb.partWrite(ctx, "touch", []target{tg}, members, nil, 0)
 	if err != nil {
 		return err
 	}
@@ -157,26 +166,17 @@ func (lb *shardedBackend) repairShards(ctx context.Context, tg target, members [
 		right := -1
 		if row.had {
 			right = lb.shardOfString(row.now)
-			ops[right] = append(ops[right], shardOp{put: true, member: m, version: row.version, value: row.now})
+			ops[right] = append(ops[right], shardOp{op: "put", member: m, version: row.version, value: row.now})
 		}
 		for _, i := range where[m] {
 			if i != right {
-				ops[i] = append(ops[i], shardOp{member: m, version: row.version})
+				ops[i] = append(ops[i], shardOp{op: "del", member: m, version: row.version})
 			}
 		}
 	}
-	var calls []scripts.Call
-	for i, o := range ops {
-		if len(o) > 0 {
-			calls = append(calls, lb.shardWriteCall(i, tg, false, o))
-		}
-	}
-	for _, res := range scripts.ExecMulti(ctx, lb.client, calls) {
-		if err := res.Error(); err != nil {
-			return err
-		}
-	}
-	return nil
+	var b shardBatch
+	b.add(lb, 0, tg, ops)
+	return lb.writeShards(ctx, []target{tg}, b, redo)
 }
 
 // sameValue compares two stored values as numbers: Redis and Lua may print
@@ -187,11 +187,25 @@ func sameValue(a, b string) bool {
 	return err1 == nil && err2 == nil && x == y
 }
 
-// scanHash reads a whole hash, field -> value, with HSCAN.
-func (lb *shardedBackend) scanHash(ctx context.Context, key string) (map[string]string, error) {
-	return lb.scanPairs(ctx, func(cursor uint64) rueidis.Completed {
-		return lb.client.B().Hscan().Key(key).Cursor(cursor).Count(1000).Build()
-	})
+// partitions reads every member's stored value from the period's
+// partitions, 256 HGETALLs a round trip (a partition holds a few hundred
+// members at most, Partitions being sized for it).
+func (lb *shardedBackend) partitions(ctx context.Context, tg target) (map[string]string, error) {
+	truth := map[string]string{}
+	for first := 0; first < len(lb.parts); first += 256 {
+		cmds := make(rueidis.Commands, 0, 256)
+		for _, part := range lb.parts[first:min(first+256, len(lb.parts))] {
+			cmds = append(cmds, lb.client.B().Hgetall().Key(part.Period(tg.window.Name(), tg.period.ID)).Build())
+		}
+		for _, r := range lb.client.DoMulti(ctx, cmds...) {
+			m, err := r.AsStrMap()
+			if err != nil {
+				return nil, wrap("check", err)
+			}
+			maps.Copy(truth, m)
+		}
+	}
+	return truth, nil
 }
 
 // scanSet reads a whole sorted set, member -> stored value, with ZSCAN.

@@ -42,9 +42,9 @@
 // is one (writethrough.go), and then makes one call to the board's backend.
 // The backend (backend.go) is chosen once, in New: plainBackend (plain.go),
 // one sorted set per window period; or shardedBackend (sharded.go,
-// sharded_submit.go, check.go), shards beside an index, which also decides
-// once whether a write is one script (every key on one node) or two steps
-// (a Cluster). No front branches on the kind of board, and every backend
+// sharded_submit.go, check.go), shards beside partitions of the members'
+// stored values, which also decides once whether a write is one script
+// (every key on one node) or two steps (a Cluster). No front branches on the kind of board, and every backend
 // must implement every operation.
 //
 // Lua runs only where a transaction cannot do the job (see below). The
@@ -68,8 +68,9 @@
 // so every transaction and script runs unchanged on Redis Cluster (all keys of
 // the board live in one slot). A sharded board gives each shard a hash tag of
 // its own ("lb:{name#s3~41}:alltime", on slots spaced evenly over the
-// Cluster's), so that Redis Cluster spreads them over its nodes,
-// and keeps its index in the board's slot. The prefix "lb" is set with
+// Cluster's), so that Redis Cluster spreads them over its nodes, and keeps
+// its members' stored values in 4096 partitions, one every four slots
+// ("lb:{name#p~1234}:alltime"; see WithShards). The prefix "lb" is set with
 // WithKeyPrefix. A board name is printable text without whitespace, braces
 // or '#'; New refuses others with ErrInvalidArgument.
 //

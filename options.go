@@ -355,37 +355,69 @@ func nilWindow(w Window) bool {
 // Page one inside the best shard (under Competition ranks, the first page
 // only), else two; Around two; Submit, SubmitMany and Remove two on a
 // Cluster and one on a single node (standalone or Sentinel), where one
-// script reaches every shard and applies the whole call atomically.
+// script reaches every shard and applies the whole call atomically. On a
+// Cluster, a SubmitMany on an Accumulate board with a tie-break whose
+// members span several partitions takes three: see below.
+//
+// # Partitions
+//
+// Beside its shards, a sharded board keeps every member's stored value (the
+// truth the shards are built from) in one of 4096 partitions, hashes chosen
+// by a hash of the member's name, each under a hash tag of its own on a
+// slot of its own ("lb:{name#p~1234}:weekly:2026-W49", one every four
+// slots): no key holds every member, and no key takes every write. A
+// partition of up to 512 members a period (about 2 million members a
+// period in all) stays a compact listpack. WithID ids live in the member's
+// partition too, so a retried submission is recognized for the same
+// member.
 //
 // # Consistency
 //
-// A sharded board keeps an index beside its shards, in the board's own slot:
-// every member's stored value and a version. A write first applies the policy
-// to the index in one script, which serializes all writes to a member (no
-// increment or best is lost, whichever shards it moves between) and gives
-// the change a new version; then it puts the member into its new shard and,
-// when it crossed a bound, deletes it from the old one. Shards apply a
-// member's writes only in version order, so late or repeated writes are
-// ignored and every shard converges to the index.
+// On a single node every write is one script over the member's partition
+// and every shard: nothing can come between its parts. On a Cluster a
+// write first applies the policy in the member's partition, in one script,
+// which serializes all writes to a member (no increment or best is lost,
+// whichever shards it moves between) and gives the change a version (its
+// node's clock in milliseconds, and a counter); then it puts the member
+// into its new shard and, when it crossed a bound, deletes it from the old
+// one. A shard applies a member's writes only in version order and
+// remembers the versions it applied for a minute or so (two hashes that
+// take turns, expiring), so late or repeated writes are ignored and every
+// shard converges to the partitions; a write that reaches its shard more
+// than 10 seconds after its version was given is refused by the shard and
+// sent again with a new version (two round trips more, for a process that
+// paused between its steps). This needs the Cluster nodes' clocks to agree
+// within 20 seconds (NTP does far better).
 //
 // Each shard is read atomically, but a read that spans shards on several
 // nodes is not a snapshot of all of them. While a member crosses a bound
 // (between the two shard writes of its Submit, typically under a
-// millisecond) a read may find it in both shards: reads keep only the copy
-// with the newer version, so a member is never returned twice, but the
-// counts of other members' ranks may be off by that one member for that
-// instant. Count, every Total and Among's scores come from the index and
-// are exact. A process that dies between a write's two round trips on a
-// Cluster leaves the member's shard entry behind the index until the
-// member's next Submit (which looks for stale copies in every shard and
-// sweeps them, at the cost of a third round trip when it finds one), its
-// next Remove (which sweeps every shard in its second round trip) or a
-// Check with repair. SubmitMany does not sweep. On a single node Submit,
-// SubmitMany and Remove are one script each and leave nothing behind.
+// millisecond) a read may find it in both shards or in neither: reads keep
+// one copy, the one with the newer version, so a member is never returned
+// twice, but Count, every Total and the ranks of other members may be off
+// by that one member for that instant. Among's scores come from the
+// partitions and are exact. A process that dies between a write's two
+// round trips on a Cluster leaves the member's shard entry behind its
+// partition (and Count with it) until the member's next Submit (which
+// looks for stale copies in every shard and sweeps them, at the cost of one
+// round trip more when it finds one, three when the Submit changed
+// nothing), its next Remove (which sweeps every
+// shard in its second round trip) or a Check with repair. SubmitMany does
+// not sweep.
+//
+// A SubmitMany whose members span several partitions is one script per
+// partition on a Cluster, each atomic: a total that one partition refuses
+// (an Accumulate total beyond a tie-break's MaxScore, or an overflowing
+// one) would leave the others written, so on an Accumulate board that can
+// refuse one (with a tie-break, or with an increment of 2^970 or more) a
+// dry run of every partition comes first, and one refusal writes nothing.
+// Only a concurrent write that pushes a total past the limit between the
+// dry run and the write can still refuse one partition alone.
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
-// numbers of members (README: "Sharding"). Bounds that are NaN, ±Inf,
-// unsorted or repeated are refused by New with ErrInvalidArgument.
+// numbers of members (README: "Sharding"; ProposeBounds proposes them from a
+// live board). Bounds that are NaN, ±Inf, unsorted or repeated are refused
+// by New with ErrInvalidArgument.
 func WithShards(bounds ...float64) Option {
 	return func(c *config) {
 		c.shards = append([]float64(nil), bounds...)

@@ -130,12 +130,9 @@ func (lb *plainBackend) page(ctx context.Context, tg target, number, size int) (
 
 // among reads members' stored values from one sorted set.
 func (lb *plainBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
-	replies, err := lb.client.Do(ctx, lb.client.B().Zmscore().Key(tg.key).Member(members...).Build()).ToArray()
+	replies, err := lb.stored(ctx, tg, members)
 	if err != nil {
 		return nil, wrap("among", err)
-	}
-	if len(replies) != len(members) {
-		return nil, wrap("among", fmt.Errorf("ZMSCORE returned %d scores for %d members", len(replies), len(members)))
 	}
 	es := make([]Entry, 0, len(members))
 	for i := range replies {
@@ -391,11 +388,12 @@ func (lb *plainBackend) rebuildAdd(member, value string, _ float64, add rebuildA
 	return add(0, false, member, value)
 }
 
-func (lb *plainBackend) verifyReads(tg target) (read func(members []string) rueidis.Completed, count rueidis.Completed) {
-	read = func(members []string) rueidis.Completed {
-		return lb.client.B().Zmscore().Key(tg.key).Member(members...).Build()
+func (lb *plainBackend) stored(ctx context.Context, tg target, members []string) ([]rueidis.RedisMessage, error) {
+	replies, err := lb.client.Do(ctx, lb.client.B().Zmscore().Key(tg.key).Member(members...).Build()).ToArray()
+	if err == nil && len(replies) != len(members) {
+		err = fmt.Errorf("ZMSCORE returned %d scores for %d members", len(replies), len(members))
 	}
-	return read, lb.client.B().Zcard().Key(tg.key).Build()
+	return replies, err
 }
 
 func (lb *plainBackend) check(context.Context, target, bool) (CheckReport, error) {

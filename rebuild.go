@@ -79,8 +79,8 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // them best first); members are written in pipelined batches of 1,000,
 // sent from other goroutines while the next are read; WithProgress reports
 // how far it is. On a sharded board it
-// rebuilds the index and every shard (each shard's swap is atomic, the
-// shards of one period are swapped one after another). It then gives Redis
+// rebuilds every shard and partition (each key's swap is atomic; the keys
+// of one period are swapped 32 at a time, not all at once). It then gives Redis
 // back its memory of the WithID ids the store received within the dedupe
 // window, when the store is an IDKeeper (so that their retries are
 // duplicates, see WithID), and writes the marker that Present looks for.
@@ -244,16 +244,57 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 		return members, wrap("rebuild", err)
 	}
 	// The swap: each key's fresh copy replaces it in one step, or the key
-	// goes when the period has no members (or that shard none).
-	// One transaction per key: on a Cluster the keys of a sharded board
-	// live in different slots, which one pipeline of transactions may not mix.
-	for _, k := range all {
-		if err := lb.swap(ctx, k, tg.expire); err != nil {
-			return members, wrap("rebuild", err)
-		}
+	// goes when the period has no members (or that shard or partition
+	// none).
+	if err := lb.swapAll(ctx, all, tg.expire); err != nil {
+		return members, wrap("rebuild", err)
 	}
 	progress(members, true)
 	return members, nil
+}
+
+// swapParallel is how many swaps run at once: a sharded board swaps
+// thousands of keys a period (its partitions), one transaction each.
+const swapParallel = 32
+
+// swapAll swaps every key in, one transaction a key (on a Cluster the keys
+// of a sharded board live in different slots, which one transaction may
+// not mix), swapParallel at a time.
+func (lb *Leaderboard) swapAll(parent context.Context, all []string, expire int64) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	next := make(chan string)
+	errs := make(chan error, swapParallel)
+	for range min(swapParallel, len(all)) {
+		go func() {
+			var err error
+			for k := range next {
+				if err == nil {
+					if err = lb.swap(ctx, k, expire); err != nil {
+						cancel()
+					}
+				}
+			}
+			errs <- err
+		}()
+	}
+	for _, k := range all {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- k
+	}
+	close(next)
+	var first error
+	for range min(swapParallel, len(all)) {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = parent.Err() // cancelled before every key was sent
+	}
+	return first
 }
 
 // rebuildWrites gathers a rebuild's writes: one argument list per key being

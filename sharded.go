@@ -51,17 +51,37 @@ func (lb *shardedBackend) shardKey(i int, tg target) string {
 	return lb.shards[i].Period(tg.window.Name(), tg.period.ID)
 }
 
+// readKeys are the keys a shard read takes: shard i's sorted set, and on
+// a Cluster its recent versions (see shard_read.lua).
+func (lb *shardedBackend) readKeys(i int, tg target) []string {
+	key := lb.shardKey(i, tg)
+	if !lb.cluster {
+		return []string{key}
+	}
+	r := keys.Recent(key)
+	return []string{key, r[0], r[1]}
+}
+
+// partKey is the hash of member's partition in tg.
+func (lb *shardedBackend) partKey(member string, tg target) string {
+	return lb.parts[keys.PartitionOf(member)].Period(tg.window.Name(), tg.period.ID)
+}
+
 // shardedBackend is a board split by score into shards (WithShards), each
-// a sorted set with a hash tag of its own, beside an index in the board's
-// slot that serializes every member's writes. cluster is whether the keys
-// may live on several nodes: a write then takes two steps (index, shards),
-// else one script reaches every key.
+// a sorted set with a hash tag of its own, beside partitions that hold
+// each member's stored value, chosen by a hash of the member, which
+// serialize the member's writes. cluster is whether the keys may live on
+// several nodes: a write then takes two steps (partition, shards), else
+// one script reaches every key.
 type shardedBackend struct {
 	*Leaderboard
 	cluster bool
 	// shards are the shards' key bases, spread evenly over the Cluster's
 	// slots (keys.Board.Shards).
 	shards []keys.Board
+	// parts are the partitions' key bases, one every four slots
+	// (keys.Board.Partitions).
+	parts []keys.Board
 	// bestFirst lists the shards in the board's order, best first.
 	bestFirst []int
 	// bestHolds is, per window name, how many members the best shard of
@@ -134,8 +154,7 @@ func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int
 
 // shardRangeCall reads count entries of shard i from position start.
 func (lb *shardedBackend) shardRangeCall(i int, tg target, start, count int64) scripts.Call {
-	key := lb.shardKey(i, tg)
-	return scripts.ShardRangeCall(lb.readHeader(), key, keys.Versions(key), start, count)
+	return scripts.ShardRangeCall(lb.readHeader(), lb.readKeys(i, tg), start, count)
 }
 
 func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult, shard int) (es []shardEntry, betterIn, card int64, err error) {
@@ -198,8 +217,8 @@ func dedupe(all []shardEntry) []Entry {
 	return out
 }
 
-// shardCards reads every shard's member count and the index's, in one
-// round trip.
+// shardCards reads every shard's member count and their sum, in one round
+// trip.
 func (lb *shardedBackend) shardCards(ctx context.Context, tg target) ([]int64, int64, error) {
 	cards, total, _, err := lb.shardCardsWith(ctx, tg)
 	return cards, total, err
@@ -209,11 +228,10 @@ func (lb *shardedBackend) shardCards(ctx context.Context, tg target) ([]int64, i
 // round trip, whose result it returns.
 func (lb *shardedBackend) shardCardsWith(ctx context.Context, tg target, extra ...rueidis.Completed) ([]int64, int64, rueidis.RedisResult, error) {
 	n := len(lb.bounds) + 1
-	cmds := make(rueidis.Commands, 0, n+2)
+	cmds := make(rueidis.Commands, 0, n+1)
 	for i := 0; i < n; i++ {
 		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
 	}
-	cmds = append(cmds, lb.client.B().Hlen().Key(keys.Index(tg.key)).Build())
 	cmds = append(cmds, extra...)
 	res := lb.client.DoMulti(ctx, cmds...)
 	cards := make([]int64, n)
@@ -223,12 +241,11 @@ func (lb *shardedBackend) shardCardsWith(ctx context.Context, tg target, extra .
 			return nil, 0, rueidis.RedisResult{}, err
 		}
 	}
-	total, err := res[n].AsInt64()
 	var more rueidis.RedisResult
-	if len(res) > n+1 {
-		more = res[n+1]
+	if len(res) > n {
+		more = res[n]
 	}
-	return cards, total, more, err
+	return cards, sum(cards), more, nil
 }
 
 // shardStanding is a member's place found by reading every shard at once.
@@ -239,25 +256,18 @@ type shardStanding struct {
 	pos           int64 // 0-based position on the board
 	better, worse int64 // members strictly better, worse (plain scores)
 	cards         []int64
-	total         int64 // members in the index
+	total         int64 // members in the shards
 }
 
 // locate finds member on a sharded board in one round trip.
 func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
 	n := len(lb.bounds) + 1
-	calls := make([]scripts.Call, 0, n+1)
+	calls := make([]scripts.Call, 0, n)
 	for i := 0; i < n; i++ {
-		key := lb.shardKey(i, tg)
-		calls = append(calls, scripts.ShardRankCall(lb.readHeader(), key, keys.Versions(key), member))
+		calls = append(calls, scripts.ShardRankCall(lb.readHeader(), lb.readKeys(i, tg), member))
 	}
-	idx := keys.Index(tg.key)
-	calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Hlen().Key(idx).Build() }})
 	res := scripts.ExecMulti(ctx, lb.client, calls)
 	st := shardStanding{cards: make([]int64, n)}
-	var err error
-	if st.total, err = res[n].AsInt64(); err != nil {
-		return st, err
-	}
 	var version int64 = -1
 	var posIn, betterIn, worseIn int64
 	for i := 0; i < n; i++ {
@@ -289,6 +299,7 @@ func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) 
 		st.found, st.shard, version = true, i, ints[0]
 		posIn, betterIn, worseIn = ints[1], ints[2], ints[3]
 	}
+	st.total = sum(st.cards)
 	if st.found {
 		st.pos, _ = lb.globalRank(st.cards, st.shard, posIn, 0)
 		st.better, st.worse = lb.globalRank(st.cards, st.shard, betterIn, worseIn)
@@ -304,10 +315,15 @@ func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (S
 	if !st.found {
 		return Standing{}, fmt.Errorf("%w: %q", ErrNotRanked, member)
 	}
+	return lb.standingOf(member, st), nil
+}
+
+// standingOf is the standing of a member locate found.
+func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 	if lb.ranking == Competition {
-		return lb.standing(member, lb.plain(st.stored), st.better+1, st.worse, st.total), nil
+		return lb.standing(member, lb.plain(st.stored), st.better+1, st.worse, st.total)
 	}
-	return lb.standing(member, lb.plain(st.stored), st.pos+1, 0, st.total), nil
+	return lb.standing(member, lb.plain(st.stored), st.pos+1, 0, st.total)
 }
 
 // top reads the best shard alone, with one ZRANGE, when the board last saw
@@ -429,16 +445,13 @@ func (lb *shardedBackend) around(ctx context.Context, tg target, member string, 
 	return es, nil
 }
 
-// among reads members' stored values from the index, the truth the shards
-// are built from: one HMGET, exact even while a member moves between
-// shards.
+// among reads members' stored values from their partitions, the truth the
+// shards are built from: one HMGET a partition, in one round trip, exact
+// even while a member moves between shards.
 func (lb *shardedBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
-	vals, err := lb.client.Do(ctx, lb.client.B().Hmget().Key(keys.Index(tg.key)).Field(members...).Build()).ToArray()
+	vals, err := lb.stored(ctx, tg, members)
 	if err != nil {
 		return nil, wrap("among", err)
-	}
-	if len(vals) != len(members) {
-		return nil, wrap("among", fmt.Errorf("the index answered %d values for %d members", len(vals), len(members)))
 	}
 	es := make([]Entry, 0, len(members))
 	seen := make(map[string]bool, len(members))
@@ -455,41 +468,53 @@ func (lb *shardedBackend) among(ctx context.Context, tg target, members []string
 	return es, nil
 }
 
-// count reads the index, not the shards: it is exact even while members move.
+// stored reads members' stored values (nil where none) from their
+// partitions: one HMGET a partition, in one round trip.
+func (lb *shardedBackend) stored(ctx context.Context, tg target, members []string) ([]rueidis.RedisMessage, error) {
+	parts, at := byPartition(members)
+	cmds := make(rueidis.Commands, len(parts))
+	for k, p := range parts {
+		key := lb.parts[p].Period(tg.window.Name(), tg.period.ID)
+		cmds[k] = lb.client.B().Hmget().Key(key).Field(pick(members, at[k])...).Build()
+	}
+	out := make([]rueidis.RedisMessage, len(members))
+	for k, r := range lb.client.DoMulti(ctx, cmds...) {
+		vals, err := r.ToArray()
+		if err != nil {
+			return nil, err
+		}
+		if len(vals) != len(at[k]) {
+			return nil, fmt.Errorf("a partition answered %d values for %d members", len(vals), len(at[k]))
+		}
+		for i, j := range at[k] {
+			out[j] = vals[i]
+		}
+	}
+	return out, nil
+}
+
+// count sums the shards' member counts: exact on one node, where every
+// write is one script; on a Cluster exact but while a member's move
+// between two shards is in flight, or a crashed write awaits Check.
 func (lb *shardedBackend) count(ctx context.Context, tg target) (int64, error) {
-	n, err := lb.client.Do(ctx, lb.client.B().Hlen().Key(keys.Index(tg.key)).Build()).AsInt64()
+	_, n, err := lb.shardCards(ctx, tg)
 	return n, wrap("count", err)
 }
 
-// verifyReads reads the index, which holds a sharded board's values; the
-// shards are Check's business.
-func (lb *shardedBackend) verifyReads(tg target) (read func(members []string) rueidis.Completed, count rueidis.Completed) {
-	idx := keys.Index(tg.key)
-	read = func(members []string) rueidis.Completed {
-		return lb.client.B().Hmget().Key(idx).Field(members...).Build()
-	}
-	return read, lb.client.B().Hlen().Key(idx).Build()
-}
-
-// rebuildKeys are the keys one period rebuilds, each with the fresh key it
-// is built in first (same slot).
+// rebuildKeys are the keys one period rebuilds: every shard, and every
+// partition's hash, numbered as lb.parts.
 func (lb *shardedBackend) rebuildKeys(tg target) (zsets, hashes []string) {
-	for i := 0; i <= len(lb.bounds); i++ {
-		k := lb.shardKey(i, tg)
-		zsets = append(zsets, k)
-		hashes = append(hashes, keys.Versions(k))
+	zsets = lb.appendShardKeys(nil, tg)
+	hashes = make([]string, len(lb.parts))
+	for p, part := range lb.parts {
+		hashes[p] = part.Period(tg.window.Name(), tg.period.ID)
 	}
-	idx := keys.Index(tg.key)
-	return zsets, append(hashes, idx, keys.Versions(idx))
+	return zsets, hashes
 }
 
-// rebuildAdd puts a standing into its shard and its version hash, and into
-// the index and its versions (the last two hashes of rebuildKeys), all at
-// version 1.
+// rebuildAdd puts a standing into its shard and its partition.
 func (lb *shardedBackend) rebuildAdd(member, value string, v float64, add rebuildAdder) error {
-	s, n := lb.shardOf(v), len(lb.bounds)+1
-	return errors.Join(add(s, false, member, value), add(s, true, member, "1"),
-		add(n, true, member, value), add(n+1, true, member, "1"))
+	return errors.Join(add(lb.shardOf(v), false, member, value), add(keys.PartitionOf(member), true, member, value))
 }
 
 // entriesAt reads the shards' counts, then each position from the shard

@@ -27,7 +27,7 @@ func BenchmarkSharded(b *testing.B) {
 			}
 			name := be.BoardName(b)
 			b.Cleanup(func() {
-				for _, k := range be.Keys(b, "*{"+name+"#s*") {
+				for _, k := range be.Keys(b, "*{"+name+"#*") {
 					be.Client.Client.Do(context.Background(), be.Client.Client.B().Del().Key(k).Build())
 				}
 			})

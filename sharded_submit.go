@@ -3,6 +3,7 @@ package leaderboard
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -11,63 +12,143 @@ import (
 	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
-// indexRow is what the index did to one member in one window.
+// indexRow is what a member's partition did to it in one window.
 type indexRow struct {
-	had, has  bool   // the member was, is in the index
+	had, has  bool   // the member was, is in the partition
 	prev, now string // stored values before and after
-	version   int64
-	count     int64 // members in the index after the call
+	version   int64  // of the change; 0: nothing changed
 }
 
-// shardIndex runs the first step of a write (see shard_index.lua) and
-// returns rows[window][member].
-func (lb *shardedBackend) shardIndex(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
-	rows, _, err := lb.shardIndexID(ctx, mode, live, members, values, slot, submission{})
-	return rows, err
-}
-
-// shardIndexID is shardIndex with a Submit's WithID id (sub.id), reporting
-// whether the id was applied before.
-func (lb *shardedBackend) shardIndexID(ctx context.Context, mode string, live []target, members, values []string, slot int64, sub submission) ([][]indexRow, bool, error) {
-	ks := make([]string, 0, 2*len(live)+1)
-	expires := make([]int64, 0, len(live))
-	for _, tg := range live {
-		idx := keys.Index(tg.key)
-		ks = append(ks, idx, keys.Versions(idx))
-		expires = append(expires, tg.expire)
+// byPartition groups members by partition: the partitions in the order
+// first met, and the positions in members of each one's members.
+func byPartition(members []string) (parts []int, at [][]int) {
+	where := map[int]int{}
+	for j, m := range members {
+		p := keys.PartitionOf(m)
+		k, ok := where[p]
+		if !ok {
+			k = len(parts)
+			where[p] = k
+			parts = append(parts, p)
+			at = append(at, nil)
+		}
+		at[k] = append(at[k], j)
 	}
-	call := scripts.ShardIndexCall(lb.writeHeader(slot, &sub), mode, ks, lb.keys.IDs(), expires, members, values)
-	r, err := call.Exec(ctx, lb.client).ToArray()
+	return parts, at
+}
+
+// partWrite runs the first step of a write on a Cluster (see
+// part_write.lua), one call per partition the members are in, all in one
+// round trip, and returns rows[window][member].
+func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
+	parts, at := byPartition(members)
+	calls := make([]scripts.Call, len(parts))
+	build := func(mode string) {
+		for k, p := range parts {
+			ms, vs := pick(members, at[k]), []string(nil)
+			if values != nil {
+				vs = pick(values, at[k])
+			}
+			calls[k] = lb.partWriteCall(mode, live, p, ms, vs, slot, submission{})
+		}
+	}
+	if mode == "submit" && len(parts) > 1 && lb.mayRefuse(values) {
+		// Each partition's script refuses alone: a dry run of them all
+		// first, so that one refused total leaves every partition as it
+		// was (see WithShards).
+		build("check")
+		for _, r := range scripts.ExecMulti(ctx, lb.client, calls) {
+			if err := r.Error(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	build(mode)
+	rows := make([][]indexRow, len(live))
+	for w := range rows {
+		rows[w] = make([]indexRow, len(members))
+	}
+	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
+		got, _, err := partRows(r, len(live), len(at[k]), false)
+		if err != nil {
+			return nil, err
+		}
+		for w := range live {
+			for i, j := range at[k] {
+				rows[w][j] = got[w][i]
+			}
+		}
+	}
+	return rows, nil
+}
+
+// mayRefuse reports whether a partition could refuse a batch of values (as
+// the scripts take them) for what it already holds: only an Accumulate
+// total can, against a tie-break's MaxScore, or overflowing with an
+// increment of 2^970 or more.
+func (lb *shardedBackend) mayRefuse(values []string) bool {
+	if lb.policy != Accumulate {
+		return false
+	}
+	if lb.tb != nil {
+		return true
+	}
+	for _, v := range values {
+		if f, err := strconv.ParseFloat(v, 64); err != nil || math.Abs(f) >= incrNeverOverflows {
+			return true
+		}
+	}
+	return false
+}
+
+func pick(s []string, at []int) []string {
+	out := make([]string, len(at))
+	for i, j := range at {
+		out[i] = s[j]
+	}
+	return out
+}
+
+// partWriteCall is the first step's call for the members of partition p.
+func (lb *shardedBackend) partWriteCall(mode string, live []target, p int, members, values []string, slot int64, sub submission) scripts.Call {
+	part := lb.parts[p]
+	ks := make([]string, len(live))
+	for w, tg := range live {
+		ks[w] = part.Period(tg.window.Name(), tg.period.ID)
+	}
+	return scripts.PartWriteCall(lb.writeHeader(slot, &sub), mode, ks, part.Clock(), part.IDs(), expiresOf(live), members, values)
+}
+
+// partRows decodes a part_write.lua reply into rows[window][member], and
+// with id its duplicate flag.
+func partRows(r rueidis.RedisResult, windows, members int, id bool) ([][]indexRow, bool, error) {
+	v, err := r.ToArray()
 	if err != nil {
 		return nil, false, err
 	}
 	dup := false
-	if sub.id != "" && len(r) > 0 {
-		flag, err := r[len(r)-1].AsInt64()
+	if id && len(v) > 0 {
+		flag, err := v[len(v)-1].AsInt64()
 		if err != nil {
 			return nil, false, err
 		}
-		dup, r = flag == 1, r[:len(r)-1]
+		dup, v = flag == 1, v[:len(v)-1]
 	}
-	if len(r) != 4*len(live)*len(members) {
-		return nil, false, fmt.Errorf("index script returned %d values, want %d", len(r), 4*len(live)*len(members))
+	if len(v) != 3*windows*members {
+		return nil, false, fmt.Errorf("partition script returned %d values, want %d", len(v), 3*windows*members)
 	}
-	rows := make([][]indexRow, len(live))
-	for w := range live {
-		rows[w] = make([]indexRow, len(members))
-		for j := range members {
-			v := r[4*(w*len(members)+j):]
-			row := &rows[w][j]
-			if row.prev, row.had, err = optString(&v[0]); err != nil {
+	rows := make([][]indexRow, windows)
+	for w := range rows {
+		rows[w] = make([]indexRow, members)
+		for j := range rows[w] {
+			x, row := v[3*(w*members+j):], &rows[w][j]
+			if row.prev, row.had, err = optString(&x[0]); err != nil {
 				return nil, false, err
 			}
-			if row.now, row.has, err = optString(&v[1]); err != nil {
+			if row.now, row.has, err = optString(&x[1]); err != nil {
 				return nil, false, err
 			}
-			if row.version, err = v[2].AsInt64(); err != nil {
-				return nil, false, err
-			}
-			if row.count, err = v[3].AsInt64(); err != nil {
+			if row.version, err = x[2].AsInt64(); err != nil {
 				return nil, false, err
 			}
 		}
@@ -77,8 +158,7 @@ func (lb *shardedBackend) shardIndexID(ctx context.Context, mode string, live []
 
 // shardOp is one versioned write for shard_write.lua.
 type shardOp struct {
-	put     bool
-	sweep   bool // a delete that leaves no tombstone where there is no copy
+	op      string // "put", "del", "keep" (report only), "sweep"
 	member  string
 	version int64
 	value   string
@@ -90,21 +170,9 @@ func (lb *shardedBackend) shardWriteCall(i int, tg target, report bool, ops []sh
 	key := lb.shardKey(i, tg)
 	sops := make([]scripts.ShardOp, len(ops))
 	for j, o := range ops {
-		op := "del"
-		switch {
-		case o.put:
-			op = "put"
-		case o.sweep:
-			op = "sweep"
-		}
-		sops[j] = scripts.ShardOp{Op: op, Member: o.member, Version: o.version, Value: o.value}
+		sops[j] = scripts.ShardOp{Op: o.op, Member: o.member, Version: o.version, Value: o.value}
 	}
-	ks := []string{key, keys.Versions(key)}
-	if !lb.cluster {
-		// One node: the put can see the index (see shard_write.lua).
-		ks = append(ks, keys.Versions(keys.Index(tg.key)))
-	}
-	return scripts.ShardWriteCall(lb.readHeader(), ks, tg.expire, report, sops)
+	return scripts.ShardWriteCall(lb.readHeader(), key, keys.Recent(key), tg.expire, report, sops)
 }
 
 func (lb *shardedBackend) zcardCall(key string) scripts.Call {
@@ -115,55 +183,96 @@ func (lb *shardedBackend) zscoreCall(key, member string) scripts.Call {
 	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zscore().Key(key).Member(member).Build() }}
 }
 
-// submit is Submit on a sharded board: the index first, then the
-// shards (see WithShards).
+// submit is Submit on a sharded board: one script on one node
+// (shard_local.lua); on a Cluster the member's partition, then the shards
+// (see WithShards).
 func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
 	value := lb.scriptValue(sub.score)
 	if !lb.cluster {
 		return lb.submitLocal(ctx, sub, value, live, where, out)
 	}
-	rows, dup, err := lb.shardIndexID(ctx, "submit", live, []string{sub.member}, []string{value}, sub.t, sub)
+	call := lb.partWriteCall("submit", live, keys.PartitionOf(sub.member), []string{sub.member}, []string{value}, sub.t, sub)
+	rows, dup, err := partRows(call.Exec(ctx, lb.client), len(live), 1, sub.id != "")
 	if err != nil {
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
 	calls, moves := lb.shardCalls(sub.member, live, rows)
-	replies, swept, err := lb.shardReplies(ctx, sub.member, live, rows, moves, scripts.ExecMulti(ctx, lb.client, calls))
+	replies, swept, late, err := lb.shardReplies(ctx, sub.member, live, rows, moves, scripts.ExecMulti(ctx, lb.client, calls))
 	if err != nil {
 		return false, wrap("submit", err)
 	}
 	for w := range live {
-		if err := lb.shardStanding(sub.member, rows[w][0], moves[w], replies[w], swept[w], &out[where[w]]); err != nil {
+		refused, err := lb.shardStanding(sub.member, rows[w][0], moves[w], replies[w], swept[w], &out[where[w]])
+		if err != nil {
 			return false, wrap("submit", err)
+		}
+		if late[w] || refused {
+			if err := lb.redoLate(ctx, live[w], sub.member, &out[where[w]]); err != nil {
+				return false, wrap("submit", err)
+			}
 		}
 	}
 	return dup, nil
 }
 
+// redoLate gives a write that reached a shard too late (see versions.lua)
+// a new version and sends it again, as Check repairs a member, then reads
+// the member's standing afresh: a Submit whose two steps lay more than
+// some seconds apart (a paused process) takes two round trips more.
+func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string, wr *WindowResult) error {
+	if err := lb.repairShards(ctx, tg, []string{member}, map[string][]int{member: lb.allShards()}); err != nil {
+		return err
+	}
+	st, err := lb.locate(ctx, tg, member)
+	if err != nil {
+		return err
+	}
+	wr.Standing = Standing{Entry: Entry{Member: member}, Total: st.total}
+	if st.found {
+		wr.Standing = lb.standingOf(member, st)
+	}
+	return nil
+}
+
 // shardMove is where one window's write takes a member: from its old shard
-// (-1 when it was not ranked) to its new one.
+// to its new one (-1: not ranked before, after).
 type shardMove struct{ from, to int }
 
+// moveOf is the move a partition's row asks of the shards.
+func (lb *shardedBackend) moveOf(row indexRow) shardMove {
+	mv := shardMove{from: -1, to: -1}
+	if row.had {
+		mv.from = lb.shardOfString(row.prev)
+	}
+	if row.has {
+		mv.to = lb.shardOfString(row.now)
+	}
+	return mv
+}
+
 // shardCalls builds the second step of a Cluster-mode Submit, per window:
-// the put into the member's new shard, the delete from its old one, and
-// from every other shard its count (for the global rank) and the member's
-// score there (a copy a crashed write left behind).
+// the put into the member's new shard (or, when nothing changed, a read
+// of its ranks there), the delete from its old one, and from every other
+// shard its count (for the global rank) and the member's score there (a
+// copy a crashed write left behind).
 func (lb *shardedBackend) shardCalls(member string, live []target, rows [][]indexRow) ([]scripts.Call, []shardMove) {
 	n := len(lb.bounds) + 1
 	calls := make([]scripts.Call, 0, n*len(live))
 	moves := make([]shardMove, len(live))
 	for w, tg := range live {
 		row := rows[w][0]
-		mv := shardMove{from: -1, to: lb.shardOfString(row.now)}
-		if row.had {
-			mv.from = lb.shardOfString(row.prev)
-		}
+		mv := lb.moveOf(row)
 		moves[w] = mv
+		put := shardOp{op: "put", member: member, version: row.version, value: row.now}
+		if row.version == 0 {
+			put = shardOp{op: "keep", member: member}
+		}
 		for i := 0; i < n; i++ {
-			switch i {
-			case mv.to:
-				calls = append(calls, lb.shardWriteCall(i, tg, true, []shardOp{{put: true, member: member, version: row.version, value: row.now}}))
-			case mv.from:
-				calls = append(calls, lb.shardWriteCall(i, tg, true, []shardOp{{member: member, version: row.version}}))
+			switch {
+			case i == mv.to:
+				calls = append(calls, lb.shardWriteCall(i, tg, true, []shardOp{put}))
+			case i == mv.from:
+				calls = append(calls, lb.shardWriteCall(i, tg, true, []shardOp{{op: "del", member: member, version: row.version}}))
 			default:
 				calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)), lb.zscoreCall(lb.shardKey(i, tg), member))
 			}
@@ -175,98 +284,130 @@ func (lb *shardedBackend) shardCalls(member string, live []target, rows [][]inde
 // shardReplies sorts the second step's results into replies[window][shard],
 // and sweeps every stale copy it found in a third round trip (rare: only
 // after a crashed or racing write), reporting the swept shards' counts
-// after the sweep in swept[window][shard].
+// after the sweep in swept[window][shard]. late[window] reports that the
+// window's write must be redone (see redoLate): a shard refused it as
+// late, or a stale copy was found where nothing changed, which has no
+// version to sweep it with.
 func (lb *shardedBackend) shardReplies(ctx context.Context, member string, live []target, rows [][]indexRow, moves []shardMove,
-	results []rueidis.RedisResult) (replies [][]rueidis.RedisResult, swept []map[int]int64, err error) {
+	results []rueidis.RedisResult) (replies [][]rueidis.RedisResult, swept []map[int]int64, late []bool, err error) {
 	n := len(lb.bounds) + 1
 	var sweeps []scripts.Call
 	var where [][2]int // window, shard of each sweep
-	replies = make([][]rueidis.RedisResult, len(live))
-	swept = make([]map[int]int64, len(live))
+	replies, swept, late = make([][]rueidis.RedisResult, len(live)), make([]map[int]int64, len(live)), make([]bool, len(live))
 	at := 0
 	for w, tg := range live {
-		replies[w] = make([]rueidis.RedisResult, n)
-		swept[w] = map[int]int64{}
+		replies[w], swept[w] = make([]rueidis.RedisResult, n), map[int]int64{}
 		for i := 0; i < n; i++ {
 			replies[w][i] = results[at]
 			at++
 			if i == moves[w].to || i == moves[w].from {
 				continue
 			}
-			if err := results[at].Error(); err == nil {
-				sweeps = append(sweeps, lb.shardWriteCall(i, tg, false, []shardOp{{sweep: true, member: member, version: rows[w][0].version}}))
-				where = append(where, [2]int{w, i})
-			} else if !rueidis.IsRedisNil(err) {
-				return nil, nil, err
-			}
+			err := results[at].Error()
 			at++
+			switch {
+			case err == nil && rows[w][0].version == 0:
+				late[w] = true
+			case err == nil:
+				sweeps = append(sweeps, lb.shardWriteCall(i, tg, false, []shardOp{{op: "sweep", member: member, version: rows[w][0].version}}))
+				where = append(where, [2]int{w, i})
+			case !rueidis.IsRedisNil(err):
+				return nil, nil, nil, err
+			}
 		}
-	}
-	if len(sweeps) == 0 {
-		return replies, swept, nil
 	}
 	for k, r := range scripts.ExecMulti(ctx, lb.client, sweeps) {
 		v, err := r.AsIntSlice()
-		if err != nil || len(v) != 1 {
-			return nil, nil, fmt.Errorf("shard sweep returned %v: %w", v, err)
+		if err != nil || len(v) != 2 {
+			return nil, nil, nil, fmt.Errorf("shard sweep returned %v: %w", v, err)
 		}
-		swept[where[k][0]][where[k][1]] = v[0]
+		late[where[k][0]] = late[where[k][0]] || v[0] == 1
+		swept[where[k][0]][where[k][1]] = v[1]
 	}
-	return replies, swept, nil
+	return replies, swept, late, nil
 }
 
 // shardStanding works out one window's result of a Cluster-mode Submit
-// from the index's row and the shards' replies: the standing after, and
-// the entry before, with global ranks from the shards' counts.
-func (lb *shardedBackend) shardStanding(member string, row indexRow, mv shardMove, replies []rueidis.RedisResult, swept map[int]int64, wr *WindowResult) error {
+// from the partition's row and the shards' replies: the standing after,
+// and the entry before, with global ranks from the shards' counts. It
+// reports whether a shard refused the write as late.
+func (lb *shardedBackend) shardStanding(member string, row indexRow, mv shardMove, replies []rueidis.RedisResult, swept map[int]int64, wr *WindowResult) (bool, error) {
 	cards := make([]int64, len(replies))
 	var put, del [4]int64 // before, after, worse after, card
+	late := false
 	for i, r := range replies {
 		if i != mv.to && i != mv.from {
 			var err error
 			if c, ok := swept[i]; ok {
 				cards[i] = c
 			} else if cards[i], err = r.AsInt64(); err != nil {
-				return err
+				return false, err
 			}
 			continue
 		}
 		v, err := r.AsIntSlice()
-		if err != nil || len(v) != 4 {
-			return fmt.Errorf("shard write returned %v: %w", v, err)
+		if err != nil || len(v) != 5 {
+			return false, fmt.Errorf("shard write returned %v: %w", v, err)
 		}
-		cards[i] = v[3]
+		late = late || v[0] == 1
+		cards[i] = v[4]
 		if i == mv.to {
-			copy(put[:], v)
+			copy(put[:], v[1:])
 		} else {
-			copy(del[:], v)
+			copy(del[:], v[1:])
 		}
 	}
-	after, _ := strconv.ParseFloat(row.now, 64)
-	rank, worse := lb.globalRank(cards, mv.to, put[1], put[2])
-	wr.Standing = lb.standing(member, lb.plain(after), rank, worse, row.count)
+	total := sum(cards)
+	wr.Standing = Standing{Entry: Entry{Member: member}, Total: total}
+	if row.has {
+		rank, worse := lb.globalRank(cards, mv.to, put[1], put[2])
+		wr.Standing = lb.standing(member, lb.plain(storedNow(row)), rank, worse, total)
+	}
 	if !row.had {
-		wr.Changed = true
-		return nil
+		wr.Changed = row.has
+		return late, nil
 	}
 	prev, _ := strconv.ParseFloat(row.prev, 64)
 	inPrev := put[0]
 	if mv.from != mv.to {
 		inPrev = del[0]
 		cards[mv.from]++ // as they were before this write
-		cards[mv.to]--
+		if mv.to >= 0 {
+			cards[mv.to]--
+		}
 	}
 	prank, _ := lb.globalRank(cards, mv.from, inPrev, 0)
 	wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank}
-	wr.Changed = lb.plain(prev) != lb.plain(after)
-	return nil
+	wr.Changed = lb.plain(prev) != lb.plain(storedNow(row))
+	return late, nil
+}
+
+// storedNow is the row's stored value after the write.
+func storedNow(row indexRow) float64 {
+	v, _ := strconv.ParseFloat(row.now, 64)
+	return v
+}
+
+func sum(cards []int64) int64 {
+	var t int64
+	for _, c := range cards {
+		t += c
+	}
+	return t
 }
 
 // submitLocal is Submit on a sharded board whose keys all live on one node:
 // one script, one round trip (see shard_local.lua).
 func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult) (bool, error) {
 	scale, bounds := lb.scriptBounds()
-	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), lb.localKeys(live), lb.keys.IDs(), sub.member, value, scale, bounds, expiresOf(live))
+	part := lb.parts[keys.PartitionOf(sub.member)]
+	n := len(lb.bounds) + 1
+	ks := make([]string, 0, len(live)*(1+n)+1)
+	for _, tg := range live {
+		ks = append(ks, part.Period(tg.window.Name(), tg.period.ID))
+		ks = lb.appendShardKeys(ks, tg)
+	}
+	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, part.IDs(), sub.member, value, scale, bounds, expiresOf(live))
 	replies, err := call.Exec(ctx, lb.client).ToArray()
 	if err != nil {
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
@@ -274,19 +415,10 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 	return lb.submitReplies(replies, sub.member, live, where, out)
 }
 
-// localKeys are the keys of the live periods for the one-node scripts: per
-// window its index and index versions, then every shard's sorted set and
-// version hash.
-func (lb *shardedBackend) localKeys(live []target) []string {
-	n := len(lb.bounds) + 1
-	ks := make([]string, 0, len(live)*(2+2*n))
-	for _, tg := range live {
-		idx := keys.Index(tg.key)
-		ks = append(ks, idx, keys.Versions(idx))
-		for i := 0; i < n; i++ {
-			key := lb.shardKey(i, tg)
-			ks = append(ks, key, keys.Versions(key))
-		}
+// appendShardKeys appends every shard's sorted set of tg to ks.
+func (lb *shardedBackend) appendShardKeys(ks []string, tg target) []string {
+	for i := 0; i <= len(lb.bounds); i++ {
+		ks = append(ks, lb.shardKey(i, tg))
 	}
 	return ks
 }
@@ -305,12 +437,26 @@ func (lb *shardedBackend) scriptBounds() (scale string, bounds []string) {
 	return scale, bounds
 }
 
-// manyLocal is SubmitMany ("submit") or Remove ("remove") on a sharded
-// board whose keys all live on one node: one script, one round trip,
-// atomic (see shard_local_many.lua).
+// manyLocal is SubmitMany ("submit"), Remove ("remove") or Check's repairs
+// ("repair") on a sharded board whose keys all live on one node: one
+// script, one round trip, atomic (see shard_local_many.lua).
 func (lb *shardedBackend) manyLocal(ctx context.Context, mode string, live []target, members, values []string, slot int64) error {
 	scale, bounds := lb.scriptBounds()
-	call := scripts.ShardLocalManyCall(lb.writeHeader(slot, &submission{}), mode, lb.localKeys(live), scale, bounds, expiresOf(live), members, values)
+	parts, at := byPartition(members)
+	part := make([]int, len(members))
+	for k, js := range at {
+		for _, j := range js {
+			part[j] = k + 1
+		}
+	}
+	ks := make([]string, 0, len(live)*(len(lb.bounds)+1+len(parts)))
+	for _, tg := range live {
+		ks = lb.appendShardKeys(ks, tg)
+		for _, p := range parts {
+			ks = append(ks, lb.parts[p].Period(tg.window.Name(), tg.period.ID))
+		}
+	}
+	call := scripts.ShardLocalManyCall(lb.writeHeader(slot, &submission{}), mode, ks, scale, bounds, len(parts), expiresOf(live), part, members, values)
 	return call.Exec(ctx, lb.client).Error()
 }
 
@@ -328,62 +474,111 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 		}
 		return nil
 	}
-	rows, err := lb.shardIndex(ctx, "submit", live, members, values, slot)
+	rows, err := lb.partWrite(ctx, "submit", live, members, values, slot)
 	if err != nil {
 		return lb.scriptErr("submit many", err, "a total")
 	}
 	return lb.applyRows(ctx, "submit many", live, members, rows, false)
 }
 
-// applyRows sends the index's changes to the shards, one script call per
-// shard and window. With sweep, every other shard also loses any copy of
-// the members that a crashed write left behind.
+// applyRows sends the partitions' changes to the shards, one script call
+// per shard and window. With sweep, every other shard also loses any copy
+// of the members that a crashed write left behind.
 func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow, sweep bool) error {
-	var calls []scripts.Call
+	var b shardBatch
 	for w, tg := range live {
 		ops := make([][]shardOp, len(lb.bounds)+1)
 		for j, m := range members {
 			row := rows[w][j]
-			if sweep {
-				keep, from := -1, -1
-				if row.has {
-					keep = lb.shardOfString(row.now)
-				}
-				if row.had {
-					from = lb.shardOfString(row.prev)
-				}
-				for i := range ops {
-					if i != keep && i != from {
-						ops[i] = append(ops[i], shardOp{sweep: true, member: m, version: row.version})
-					}
-				}
-			}
-			if row.had == row.has && row.prev == row.now {
+			if row.version == 0 {
 				continue
 			}
-			to := -1
-			if row.has {
-				to = lb.shardOfString(row.now)
-				ops[to] = append(ops[to], shardOp{put: true, member: m, version: row.version, value: row.now})
-			}
-			if row.had {
-				if from := lb.shardOfString(row.prev); from != to {
-					ops[from] = append(ops[from], shardOp{member: m, version: row.version})
+			mv := lb.moveOf(row)
+			for i := range ops {
+				switch {
+				case i == mv.to:
+					ops[i] = append(ops[i], shardOp{op: "put", member: m, version: row.version, value: row.now})
+				case i == mv.from:
+					ops[i] = append(ops[i], shardOp{op: "del", member: m, version: row.version})
+				case sweep:
+					ops[i] = append(ops[i], shardOp{op: "sweep", member: m, version: row.version})
 				}
 			}
 		}
-		for i, o := range ops {
-			if len(o) > 0 {
-				calls = append(calls, lb.shardWriteCall(i, tg, false, o))
+		b.add(lb, w, tg, ops)
+	}
+	return wrap(op, lb.writeShards(ctx, live, b, true))
+}
+
+// shardBatch is the second step of a write on a Cluster: one call per
+// shard and window, with what it carries.
+type shardBatch struct {
+	calls []scripts.Call
+	win   []int // window of each call
+	ops   [][]shardOp
+}
+
+// add queues ops[i] for shard i of window w (tg), where there are any.
+func (b *shardBatch) add(lb *shardedBackend, w int, tg target, ops [][]shardOp) {
+	for i, o := range ops {
+		if len(o) > 0 {
+			b.calls = append(b.calls, lb.shardWriteCall(i, tg, false, o))
+			b.win, b.ops = append(b.win, w), append(b.ops, o)
+		}
+	}
+}
+
+// writeShards sends a batch in one round trip; with redo, a write a shard
+// refused as late (see versions.lua) is redone as Check repairs a member:
+// a new version, then every shard. A redo refused again is an error.
+func (lb *shardedBackend) writeShards(ctx context.Context, live []target, b shardBatch, redo bool) error {
+	late := make([]map[string]bool, len(live))
+	for k, r := range scripts.ExecMulti(ctx, lb.client, b.calls) {
+		v, err := r.AsIntSlice()
+		if err != nil {
+			return err
+		}
+		if len(v) != len(b.ops[k])+1 {
+			return fmt.Errorf("shard write returned %d values for %d writes", len(v), len(b.ops[k]))
+		}
+		for j, o := range b.ops[k] {
+			if v[j] == 1 {
+				if late[b.win[k]] == nil {
+					late[b.win[k]] = map[string]bool{}
+				}
+				late[b.win[k]][o.member] = true
 			}
 		}
 	}
-	for _, r := range scripts.ExecMulti(ctx, lb.client, calls) {
-		if err := r.Error(); err != nil {
-			return wrap(op, err)
+	for w, ms := range late {
+		if len(ms) == 0 {
+			continue
+		}
+		if !redo {
+			return fmt.Errorf("%d writes to the shards came too late twice", len(ms))
+		}
+		where := map[string][]int{}
+		for m := range ms {
+			where[m] = lb.allShards()
+		}
+		members := make([]string, 0, len(ms))
+		for m := range ms {
+			members = append(members, m)
+		}
+		if err := lb.repairCluster(ctx, live[w], members, where, false); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// allShards lists every shard's number.
+func (lb *shardedBackend) allShards() []int {
+	all := make([]int, len(lb.bounds)+1)
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // remove is Remove on a sharded board.
@@ -391,7 +586,7 @@ func (lb *shardedBackend) remove(ctx context.Context, live []target, members []s
 	if !lb.cluster {
 		return wrap("remove", lb.manyLocal(ctx, "remove", live, members, nil, 0))
 	}
-	rows, err := lb.shardIndex(ctx, "remove", live, members, nil, 0)
+	rows, err := lb.partWrite(ctx, "remove", live, members, nil, 0)
 	if err != nil {
 		return wrap("remove", err)
 	}

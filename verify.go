@@ -3,8 +3,6 @@ package leaderboard
 import (
 	"context"
 	"fmt"
-
-	"github.com/redis/rueidis"
 )
 
 // VerifyReport is what Verify found in one window period.
@@ -75,12 +73,11 @@ func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 
 func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyReport, error) {
 	r := VerifyReport{Window: tg.window.Name(), Period: tg.period.ID}
-	read, count := lb.be.verifyReads(tg)
 	var matched int64
 	members := make([]string, 0, rebuildBatch)
 	want := make([]float64, 0, rebuildBatch)
 	compare := func() error {
-		n, err := lb.verifyBatch(ctx, &r, read, members, want)
+		n, err := lb.verifyBatch(ctx, &r, tg, members, want)
 		matched += n
 		members, want = members[:0], want[:0]
 		return err
@@ -103,7 +100,7 @@ func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyRepor
 	if err != nil {
 		return r, fmt.Errorf("leaderboard: verify %s/%s: %w", tg.window.Name(), tg.period.ID, err)
 	}
-	if r.RedisMembers, err = lb.client.Do(ctx, count).AsInt64(); err != nil {
+	if r.RedisMembers, err = lb.be.count(ctx, tg); err != nil {
 		return r, wrap("verify", err)
 	}
 	r.Extra = r.RedisMembers - matched
@@ -117,11 +114,11 @@ func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyRepor
 
 // verifyBatch reads members' stored values from Redis, files those missing
 // or different from want into r, and returns how many Redis holds.
-func (lb *Leaderboard) verifyBatch(ctx context.Context, r *VerifyReport, read func([]string) rueidis.Completed, members []string, want []float64) (matched int64, err error) {
+func (lb *Leaderboard) verifyBatch(ctx context.Context, r *VerifyReport, tg target, members []string, want []float64) (matched int64, err error) {
 	if len(members) == 0 {
 		return 0, nil
 	}
-	got, err := lb.client.Do(ctx, read(members)).ToArray()
+	got, err := lb.be.stored(ctx, tg, members)
 	if err != nil {
 		return 0, err
 	}

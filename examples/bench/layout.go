@@ -146,8 +146,9 @@ func scanKeys(ctx context.Context, node rueidis.Client, pattern string, fn func(
 }
 
 // keyKind names the structure a key of a board holds, from the SDK's key
-// layout (internal/keys): a shard's hash tag holds "#s<i>~"; an index key
-// ends ":idx"; a version hash beside either ends ":v".
+// layout (internal/keys): a shard's hash tag holds "#s<i>~", a partition's
+// "#p~"; on a Cluster a partition's version clock ends ":clock" and a
+// shard's recent versions ":v0" or ":v1".
 func keyKind(key string) string {
 	tag := key[strings.IndexByte(key, '{')+1 : strings.IndexByte(key, '}')]
 	rest := key[strings.IndexByte(key, '}')+1:]
@@ -156,12 +157,12 @@ func keyKind(key string) string {
 		return "ids"
 	case strings.HasSuffix(rest, ":marker"):
 		return "marker"
-	case strings.HasSuffix(rest, ":idx:v"):
-		return "index versions (hash)"
-	case strings.HasSuffix(rest, ":idx"):
-		return "index (hash)"
-	case strings.Contains(tag, "#s") && strings.HasSuffix(rest, ":v"):
-		return "shard versions (hash)"
+	case strings.HasSuffix(rest, ":clock"):
+		return "partition clocks"
+	case strings.Contains(tag, "#p~"):
+		return "partitions (hashes)"
+	case strings.Contains(tag, "#s") && (strings.HasSuffix(rest, ":v0") || strings.HasSuffix(rest, ":v1")):
+		return "shard recent versions (hashes)"
 	case strings.Contains(tag, "#s"):
 		return "shards (sorted sets)"
 	}

@@ -29,14 +29,15 @@ func (b Board) IDs() string { return b.base + ":ids" }
 // rebuilt (see Leaderboard.Present).
 func (b Board) Marker() string { return b.base + ":marker" }
 
-// Index returns the key of a sharded board's index for one period key: the
-// member -> stored value hash that is the truth the shards are built from,
-// in the board's own slot.
-func Index(period string) string { return period + ":idx" }
+// Clock returns the key of a partition's version clock (see Partitions):
+// the last version it gave a write, on a Cluster.
+func (b Board) Clock() string { return b.base + ":clock" }
 
-// Versions returns the key of the member -> version hash kept beside a
-// shard or an index key, in the same slot.
-func Versions(key string) string { return key + ":v" }
+// Recent returns the keys of the two hashes of recent versions kept beside
+// a shard's sorted set on a Cluster: member -> version of the last write
+// the shard applied to it, for the writes of the last minute or so (the
+// two hashes take turns, each expiring).
+func Recent(shard string) [2]string { return [2]string{shard + ":v0", shard + ":v1"} }
 
 // Tag returns the part of every key that Redis Cluster hashes: "{name}".
 func (b Board) Tag() string {

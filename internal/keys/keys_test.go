@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,8 +18,38 @@ func TestPeriodKeys(t *testing.T) {
 	require.Equal(t, "{race}", b.Tag())
 	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())
 	require.Regexp(t, `^lb:\{race#s3~\d+\}:weekly:2026-W49$`, b.Shards(5)[3].Period("weekly", "2026-W49"))
-	require.Equal(t, "lb:{race}:alltime:idx", Index(b.Period("alltime", "alltime")))
-	require.Equal(t, "lb:{race}:alltime:idx:v", Versions(Index(b.Period("alltime", "alltime"))))
+	part := b.Partitions()[17]
+	require.Regexp(t, `^lb:\{race#p~\d+\}:weekly:2026-W49$`, part.Period("weekly", "2026-W49"))
+	require.Regexp(t, `^lb:\{race#p~\d+\}:clock$`, part.Clock())
+	require.Regexp(t, `^lb:\{race#p~\d+\}:ids$`, part.IDs())
+	require.Equal(t, [2]string{"lb:{race#s3~1}:daily:v0", "lb:{race#s3~1}:daily:v1"}, Recent("lb:{race#s3~1}:daily"))
+}
+
+// TestPartitions checks that every partition's tag lands in its own four
+// slots, for boards of any name and prefix, and that members spread evenly.
+func TestPartitions(t *testing.T) {
+	for _, b := range []Board{NewBoard("lb", "race"), NewBoard("g:7", "weekly-race"), NewBoard("lb", "ü#x")} {
+		parts := b.Partitions()
+		require.Len(t, parts, Partitions)
+		seen := map[string]bool{}
+		for i, p := range parts {
+			require.Equal(t, i, Slot(p.base)/(Slots/Partitions), "partition %d of %s at slot %d", i, b.base, Slot(p.base))
+			require.True(t, strings.HasPrefix(p.base, b.base[:len(b.base)-len(b.Tag())]), p.base)
+			require.False(t, seen[p.base])
+			seen[p.base] = true
+		}
+	}
+	counts := make([]int, Partitions)
+	for i := range 200 * Partitions {
+		counts[PartitionOf("player-"+strconv.Itoa(i))]++
+	}
+	for i, c := range counts {
+		// 200 a partition on average; a Poisson tail this far out is
+		// below one in a billion for a hash that spreads well.
+		require.InDelta(t, 200, c, 100, "partition %d holds %d", i, c)
+	}
+	require.Equal(t, PartitionOf("abc"), PartitionOf("abc"))
+	require.Equal(t, 0x1a47e90b%Partitions, PartitionOf("abc")) // FNV-1a 32 of "abc": never changes
 }
 
 func TestValidName(t *testing.T) {

@@ -103,3 +103,47 @@ func slotDistance(a, b int) int {
 	}
 	return min(d, Slots-d)
 }
+
+// Partitions is the number of partitions of a sharded board (see
+// Board.Partitions): one every 4 slots. A partition's hash stays a compact
+// listpack up to Redis's hash-max-listpack-entries (512 by default), so
+// about 2 million members a period before its hashes turn into hash tables.
+const Partitions = 4096
+
+// Partitions returns the key bases of the partitions that serialize a
+// sharded board's writes, each under a hash tag of its own,
+// "lb:{weekly-race#p~1234}": partition i's tag hashes to a slot in
+// [4i, 4i+4), so that any Cluster holds a share of them in proportion to
+// the slots it owns, by construction. The salts are found by trying salts in
+// turn and giving each partition the first that lands in its slots: some
+// 36,000 CRCs of a short string, under a millisecond.
+func (b Board) Partitions() []Board {
+	tag := b.Tag()
+	prefix := tag[1:len(tag)-1] + "#p~"
+	c := crc16(prefix)
+	head := b.base[:len(b.base)-len(tag)] + "{" + prefix
+	out := make([]Board, Partitions)
+	left := Partitions
+	var digits []byte
+	for salt := 0; left > 0; salt++ {
+		digits = strconv.AppendInt(digits[:0], int64(salt), 10)
+		i := int(crcMore(c, digits)) % Slots * Partitions / Slots
+		if out[i].base == "" {
+			out[i] = Board{base: head + string(digits) + "}"}
+			left--
+		}
+	}
+	return out
+}
+
+// PartitionOf returns the partition of member: FNV-1a of its bytes, modulo
+// Partitions. It decides where a member's writes are serialized, so it
+// never changes.
+func PartitionOf(member string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(member); i++ {
+		h ^= uint32(member[i])
+		h *= 16777619
+	}
+	return int(h % Partitions)
+}

@@ -135,50 +135,54 @@ func PageCall(h Header, key string, start int64, count int) Call {
 	return Call{Script: Range, Keys: []string{key}, Args: append(h.args(3), "page", itoa(start), strconv.Itoa(count))}
 }
 
-// ShardIndexCall applies mode ("submit", "remove", "touch") to index and
-// version hash pairs (keys, one expiry a pair); members[i] gets values[i]
-// under "submit". See shard_index.lua.
-func ShardIndexCall(h Header, mode string, keys []string, ids string, expires []int64, members, values []string) Call {
+// PartWriteCall applies mode ("submit", "check", "remove", "touch") to one
+// partition of a sharded board on a Cluster: parts are its hash of each
+// window period (one expiry each), then clock its clock key; members[i]
+// gets values[i] under "submit" and "check"; ids is its id set, used when h.ID is set.
+// See part_write.lua.
+func PartWriteCall(h Header, mode string, parts []string, clock, ids string, expires []int64, members, values []string) Call {
 	args := expiries(append(h.writeArgs(1+len(expires)+2*len(members)), mode), expires)
 	for i, m := range members {
 		args = append(args, m)
-		if mode == "submit" {
+		if mode == "submit" || mode == "check" {
 			args = append(args, values[i])
 		}
 	}
-	return Call{Script: ShardIndex, Keys: withIDs(h, keys, ids), Args: args}
+	keys := append(append(make([]string, 0, len(parts)+2), parts...), clock)
+	return Call{Script: PartWrite, Keys: withIDs(h, keys, ids), Args: args}
 }
 
 // ShardOp is one versioned write to a shard: "put" (with Value), "del",
-// or "sweep".
+// "keep" (report only) or "sweep".
 type ShardOp struct {
 	Op, Member string
 	Version    int64
 	Value      string
 }
 
-// ShardWriteCall applies ops to one shard: keys are its sorted set and
-// version hash, and on a single node the index's version hash. With report,
-// the reply holds each op's ranks before the shard's count. See
+// ShardWriteCall applies ops to one shard on a Cluster: key is its sorted
+// set, recent its two hashes of recent versions. The reply holds each op's
+// late flag and, with report, its ranks, before the shard's count. See
 // shard_write.lua.
-func ShardWriteCall(h Header, keys []string, expire int64, report bool, ops []ShardOp) Call {
+func ShardWriteCall(h Header, key string, recent [2]string, expire int64, report bool, ops []ShardOp) Call {
 	args := append(h.args(2+4*len(ops)), itoa(expire), flag(report))
 	for _, o := range ops {
 		args = append(args, o.Op, o.Member, itoa(o.Version), o.Value)
 	}
-	return Call{Script: ShardWrite, Keys: keys, Args: args}
+	return Call{Script: ShardWrite, Keys: []string{key, recent[0], recent[1]}, Args: args}
 }
 
-// ShardRankCall reads member's place in one shard (its sorted set and
-// version hash). See shard_read.lua.
-func ShardRankCall(h Header, key, versions, member string) Call {
-	return Call{Script: ShardRead, Keys: []string{key, versions}, Args: append(h.args(2), "rank", member)}
+// ShardRankCall reads member's place in one shard: keys are its sorted
+// set, then on a Cluster its two hashes of recent versions. See
+// shard_read.lua.
+func ShardRankCall(h Header, keys []string, member string) Call {
+	return Call{Script: ShardRead, Keys: keys, Args: append(h.args(2), "rank", member)}
 }
 
-// ShardRangeCall reads count entries of one shard from position start.
-// See shard_read.lua.
-func ShardRangeCall(h Header, key, versions string, start, count int64) Call {
-	return Call{Script: ShardRead, Keys: []string{key, versions}, Args: append(h.args(3), "range", itoa(start), itoa(count))}
+// ShardRangeCall reads count entries of one shard (keys as ShardRankCall's)
+// from position start. See shard_read.lua.
+func ShardRangeCall(h Header, keys []string, start, count int64) Call {
+	return Call{Script: ShardRead, Keys: keys, Args: append(h.args(3), "range", itoa(start), itoa(count))}
 }
 
 // ShardLocalCall submits to a sharded board whose keys share one node:
@@ -191,14 +195,15 @@ func ShardLocalCall(h Header, keys []string, ids, member, value, scale string, b
 }
 
 // ShardLocalManyCall applies mode ("submit": members[i] gets values[i];
-// "remove") to a sharded board whose keys share one node: keys as
-// ShardLocalCall's, scale and bounds as there, one expiry per window. See
-// shard_local_many.lua.
-func ShardLocalManyCall(h Header, mode string, keys []string, scale string, bounds []string, expires []int64, members, values []string) Call {
-	args := append(h.writeArgs(3+len(bounds)+len(expires)+2*len(members)), mode, scale, strconv.Itoa(len(bounds)+1))
-	args = expiries(append(args, bounds...), expires)
+// "remove"; "repair") to a sharded board whose keys share one node: keys
+// are per window every shard's sorted set, then nparts partition hashes;
+// member i is in partition part[i] (1 to nparts); scale and bounds as
+// ShardLocalCall's, one expiry per window. See shard_local_many.lua.
+func ShardLocalManyCall(h Header, mode string, keys []string, scale string, bounds []string, nparts int, expires []int64, part []int, members, values []string) Call {
+	args := append(h.writeArgs(4+len(bounds)+len(expires)+3*len(members)), mode, scale, strconv.Itoa(len(bounds)+1))
+	args = expiries(append(append(args, bounds...), strconv.Itoa(nparts)), expires)
 	for i, m := range members {
-		args = append(args, m)
+		args = append(args, strconv.Itoa(part[i]), m)
 		if mode == "submit" {
 			args = append(args, values[i])
 		}

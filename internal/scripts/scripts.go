@@ -43,8 +43,8 @@ var (
 	rankSrc string
 	//go:embed range.lua
 	rangeSrc string
-	//go:embed shard_index.lua
-	shardIndexSrc string
+	//go:embed part_write.lua
+	partWriteSrc string
 	//go:embed shard_write.lua
 	shardWriteSrc string
 	//go:embed shard_read.lua
@@ -64,17 +64,19 @@ var (
 	Rank = newScript(rankSrc, order)
 	// Range reads a slice around a member or a competition page; see range.lua.
 	Range = newScript(rangeSrc, order)
-	// ShardIndex applies writes to a sharded board's index; see shard_index.lua.
-	ShardIndex = newScript(shardIndexSrc, versions, writes, shardWrites)
-	// ShardWrite applies versioned writes to one shard; see shard_write.lua.
+	// PartWrite applies writes to one partition of a sharded board on a
+	// Cluster; see part_write.lua.
+	PartWrite = newScript(partWriteSrc, versions, writes, shardWrites)
+	// ShardWrite applies versioned writes to one shard on a Cluster; see
+	// shard_write.lua.
 	ShardWrite = newScript(shardWriteSrc, order, ranks, versions, shardWrites)
 	// ShardRead reads one shard with versions; see shard_read.lua.
 	ShardRead = newScript(shardReadSrc, order, versions)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
-	ShardLocal = newScript(shardLocalSrc, order, ranks, versions, writes, shardWrites, shardPlace)
-	// ShardLocalMany applies SubmitMany or Remove to a sharded board on one
-	// node; see shard_local_many.lua.
-	ShardLocalMany = newScript(shardLocalManySrc, versions, writes, shardWrites, shardPlace)
+	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardPlace)
+	// ShardLocalMany applies SubmitMany, Remove or Check's repairs to a
+	// sharded board on one node; see shard_local_many.lua.
+	ShardLocalMany = newScript(shardLocalManySrc, writes, shardWrites, shardPlace)
 )
 
 // Script is one embedded script.
@@ -113,8 +115,11 @@ type Call struct {
 // ExecMulti runs calls in one DoMulti, which rueidis fans out to the nodes
 // that own their slots, in parallel. Scripts run by EVALSHA; those a node
 // does not have yet are sent again with EVAL in one more DoMulti, which
-// happens once per script and node.
+// happens once per script and node. No calls make no round trip.
 func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.RedisResult {
+	if len(calls) == 0 {
+		return nil
+	}
 	cmds := make(rueidis.Commands, len(calls))
 	for i, call := range calls {
 		cmds[i] = call.build(c, false)

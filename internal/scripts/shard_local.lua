@@ -1,11 +1,11 @@
 -- Submit on a sharded board whose keys all live on one node (standalone or
--- Sentinel Redis, where slots do not bind a script): the index and every
--- shard in one script, one round trip, atomically. On a Cluster the same
--- work takes shard_index.lua and shard_write.lua, two round trips.
+-- Sentinel Redis, where slots do not bind a script): the member's partition
+-- and every shard in one script, one round trip, atomically. On a Cluster
+-- the same work takes part_write.lua and shard_write.lua, two round trips.
 --
--- KEYS      per window: index, index versions, then per shard its sorted
---           set and version hash (2 + 2 * shards keys a window); with an
---           id, then the board's id set
+-- KEYS      per window: the member's partition hash, then every shard's
+--           sorted set (1 + shards keys a window); with an id, then the
+--           partition's id set
 -- ARGV      the whole header (common.lua), then member, value (as in
 --           submit.lua), 10^decimals of the tie-break ('1' for none), the
 --           number of shards, the shards - 1 bounds, and one absolute expiry
@@ -22,12 +22,11 @@ local scale, nshards = num(ARGV[r + 2]), num(ARGV[r + 3])
 local bounds = {}
 for i = 1, nshards - 1 do bounds[i] = num(ARGV[r + 3 + i]) end
 local firstexp = r + 3 + nshards
-local per = 2 + 2 * nshards
+local per = 1 + nshards
 local nk = #KEYS
 local nw = math.floor(nk / per)
-local id = ID
 local dup = false
-if id ~= '' then
+if ID ~= '' then
   dup = seen_before(KEYS[nk])
 end
 local high = HIGH
@@ -41,18 +40,20 @@ end
 -- KEYS[w], before this call writes; kept up to date as it writes.
 local function cards_of(w)
   local c = {}
-  for i = 0, nshards - 1 do c[i] = redis.call('ZCARD', KEYS[w + 2 + 2 * i]) end
+  for i = 0, nshards - 1 do c[i] = redis.call('ZCARD', KEYS[w + 1 + i]) end
   return c
 end
 
 -- The board-wide rank of member, whose value v sits in shard s, and
 -- (competition) the members strictly worse: its standing in its shard plus
--- the members of the better (worse) shards.
+-- the members of the better (worse) shards; and the board's members.
 local function standing(w, s, v, cards)
-  local key = KEYS[w + 2 + 2 * s]
+  local key = KEYS[w + 1 + s]
   local rank, worst = rank_of(key, member, v), worse_comp(key, v)
+  local total = cards[s]
   for i = 0, nshards - 1 do
     if i ~= s then
+      total = total + cards[i]
       if better_shard(i, s) then
         rank = rank + cards[i]
       elseif COMP then
@@ -60,7 +61,13 @@ local function standing(w, s, v, cards)
       end
     end
   end
-  return rank, worst
+  return rank, worst, total
+end
+
+local function total_of(cards)
+  local t = 0
+  for i = 0, nshards - 1 do t = t + cards[i] end
+  return t
 end
 
 -- Every window is worked out before the first write.
@@ -74,34 +81,34 @@ for k = 1, nw do
     store[k] = v
   end
 end
-if id ~= '' and not dup then remember(KEYS[nk]) end
+if ID ~= '' and not dup then remember(KEYS[nk]) end
 
 local out = {}
 for k = 1, nw do
   local w = (k - 1) * per + 1
-  local idx, ver, p = KEYS[w], KEYS[w + 1], prev[k]
+  local p = prev[k]
   local cards = cards_of(w)
   local from, pv, prank = -1, nil, 0
   if p then
     from = shard_of(p, bounds, scale)
-    pv = redis.call('ZSCORE', KEYS[w + 2 + 2 * from], member)
+    pv = redis.call('ZSCORE', KEYS[w + 1 + from], member)
     if pv then prank = standing(w, from, pv, cards) end
   end
   if dup then
     -- A retry already applied: report the standing, write nothing.
     local rank, worst = 0, -1
     if pv then rank, worst = standing(w, from, pv, cards) end
-    window_reply(out, p, prank, p, rank, redis.call('HLEN', idx), worst)
+    window_reply(out, p, prank, p, rank, total_of(cards), worst)
   else
     local v = store[k] or p
-    local to = shard_of(v, bounds, scale)
     local exp = ARGV[firstexp + k - 1]
-    -- The shard it leaves, and any copy a crashed Cluster-mode write or
-    -- repair left behind: every other shard is swept.
-    place(w + 2, nshards, member, v, index_set(idx, ver, member, p, v), to, from, true, exp, cards)
-    expire(exp, w, w + 1)
-    local rank, worst = standing(w, to, v, cards)
-    window_reply(out, p, prank, v, rank, redis.call('HLEN', idx), worst)
+    if v ~= p or not pv then
+      place(w + 1, nshards, member, v, shard_of(v, bounds, scale), from, false, exp, cards)
+      part_set(KEYS[w], member, p, v)
+      expire(exp, w, w)
+    end
+    local rank, worst, total = standing(w, shard_of(v, bounds, scale), v, cards)
+    window_reply(out, p, prank, v, rank, total, worst)
   end
 end
 if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end

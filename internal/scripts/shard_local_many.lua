@@ -1,49 +1,58 @@
--- SubmitMany and Remove on a sharded board whose keys all live on one node
--- (standalone or Sentinel Redis): the index and the shards of every window
--- in one script, one round trip, atomically, so that no crash between two
--- steps can leave the shards behind the index. On a Cluster the same work
--- takes shard_index.lua and shard_write.lua, two round trips.
+-- SubmitMany, Remove and Check's repairs on a sharded board whose keys all
+-- live on one node (standalone or Sentinel Redis): the partitions and the
+-- shards of every window in one script, one round trip, atomically, so
+-- that nothing can leave the shards behind the partitions on one node. On
+-- a Cluster the same work takes part_write.lua and shard_write.lua, two
+-- round trips.
 --
--- KEYS      per window: index, index versions, then per shard its sorted
---           set and version hash (2 + 2 * shards keys a window)
--- ARGV      the whole header (common.lua), then the mode ('submit' or
---           'remove'), 10^decimals of the tie-break ('1' for none), the
---           number of shards, the shards - 1 bounds, one absolute expiry
---           per window ('0' for none), then 'submit': member, value (as in
---           submit.lua), member, value, ...; 'remove': members
+-- KEYS      per window: every shard's sorted set, then the hash of each
+--           partition the members are in (shards + parts keys a window)
+-- ARGV      the whole header (common.lua), then the mode ('submit',
+--           'remove' or 'repair'), 10^decimals of the tie-break ('1' for
+--           none), the number of shards, the shards - 1 bounds, the
+--           number of partitions (parts), one absolute expiry per window
+--           ('0' for none), then per member: its partition (1 to parts),
+--           the member, and for 'submit' its value (as in submit.lua)
 --
 -- Every change is worked out before the first write: one total out of
--- range refuses the whole call. A removal also sweeps every shard of the
--- member's copies (as the two-step Remove does). Returns the number of
--- windows written.
+-- range refuses the whole call. 'repair' puts each member's stored value
+-- from its partition into the right shard and sweeps every other shard of
+-- it (or every shard, when the partition holds no value); 'remove' sweeps
+-- every shard too. Returns the number of windows written.
 write_header()
 local r = REST
 local mode = ARGV[r]
 local scale, nshards = num(ARGV[r + 1]), num(ARGV[r + 2])
 local bounds = {}
 for i = 1, nshards - 1 do bounds[i] = num(ARGV[r + 2 + i]) end
-local per = 2 + 2 * nshards
+local nparts = num(ARGV[r + 2 + nshards])
+local per = nshards + nparts
 local nw = #KEYS / per
-local firstexp = r + 2 + nshards
+local firstexp = r + 3 + nshards
 local first = firstexp + nw
-local step = 1
-if mode == 'submit' then step = 2 end
+local step = 2
+if mode == 'submit' then step = 3 end
 
+local sweep = mode ~= 'submit'
 local plans = {}
 for k = 1, nw do
-  local idx = KEYS[(k - 1) * per + 1]
+  local w = (k - 1) * per + 1
   local plan = {}
   for j = first, #ARGV, step do
-    local member = ARGV[j]
-    local p = redis.call('HGET', idx, member)
-    local v = nil
+    local pk = w + nshards + num(ARGV[j]) - 1
+    local part = KEYS[pk]
+    local member = ARGV[j + 1]
+    local p = redis.call('HGET', part, member)
+    local v = p
     if mode == 'submit' then
       local code
-      v, code = apply(p, ARGV[j + 1])
-      if v == false then return redis.error_reply(code .. ' ' .. idx .. ' ' .. member) end
+      v, code = apply(p, ARGV[j + 2])
+      if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
       if v == nil then v = p end
+    elseif mode == 'remove' then
+      v = nil
     end
-    plan[#plan + 1] = {member, p, v}
+    plan[#plan + 1] = {pk, member, p, v}
   end
   plans[k] = plan
 end
@@ -52,14 +61,14 @@ for k = 1, nw do
   local w = (k - 1) * per + 1
   local exp = ARGV[firstexp + k - 1]
   for _, c in ipairs(plans[k]) do
-    local member, p, v = c[1], c[2], c[3]
-    if v ~= p or mode == 'remove' then
+    local pk, member, p, v = c[1], c[2], c[3], c[4]
+    if v ~= p or sweep then
       local from, to = -1, -1
       if p then from = shard_of(p, bounds, scale) end
       if v then to = shard_of(v, bounds, scale) end
-      -- A removal sweeps every shard, as the two-step Remove does.
-      place(w + 2, nshards, member, v, index_set(KEYS[w], KEYS[w + 1], member, p, v), to, from, mode == 'remove', exp)
-      expire(exp, w, w + 1)
+      place(w, nshards, member, v, to, from, sweep, exp)
+      part_set(KEYS[pk], member, p, v)
+      if v then expire(exp, pk, pk) end
     end
   end
 end

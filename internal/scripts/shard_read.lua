@@ -1,8 +1,9 @@
 -- Reads one shard of a sharded board for a read that spans shards, with the
 -- versions that let the caller drop a member's stale copy while it moves
--- between shards.
+-- between shards on a Cluster.
 --
--- KEYS[1]  the shard's sorted set, KEYS[2] its version hash
+-- KEYS[1]  the shard's sorted set; on a Cluster KEYS[2] and KEYS[3] its
+--          recent versions (versions.lua)
 -- ARGV     the header's board part (common.lua), then
 --          'rank', member; or
 --          'range', first position (0-based), count
@@ -11,7 +12,11 @@
 -- -1 when absent), strictly better, strictly worse}.
 -- 'range' returns {members, strictly better than the first entry, member,
 -- value, version, member, value, version, ...}.
-local key, ver = KEYS[1], KEYS[2]
+-- A version is 0 where the shard remembers none (no write in the last
+-- minute, or one node).
+local key = KEYS[1]
+local r0, r1
+if KEYS[2] and redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then r0, r1 = KEYS[2], KEYS[3] end
 local mode, a, b = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2]
 local card = redis.call('ZCARD', key)
 
@@ -21,7 +26,7 @@ if mode == 'rank' then
   -- ZREVRANK or ZRANK inline, not ranks.lua's pos: see range.lua.
   local p
   if HIGH then p = redis.call('ZREVRANK', key, a) else p = redis.call('ZRANK', key, a) end
-  return {card, v, version_of(ver, a), p, better(key, v, HIGH), worse(key, v)}
+  return {card, v, recent_of(r0, r1, a), p, better(key, v, HIGH), worse(key, v)}
 end
 
 local start, count = num(a), num(b)
@@ -37,6 +42,6 @@ out[2] = better(key, items[2], HIGH)
 for i = 1, #items, 2 do
   out[#out + 1] = items[i]
   out[#out + 1] = items[i + 1]
-  out[#out + 1] = version_of(ver, items[i])
+  out[#out + 1] = recent_of(r0, r1, items[i])
 end
 return out

@@ -1,29 +1,33 @@
--- The second step of a two-step write to a sharded board (see
--- shard_index.lua): puts members into, or
--- deletes them from, one shard, each only if its version is newer than the
--- last one the shard applied for that member. Writes that arrive late (a
--- slower node, a retry) are ignored, so every shard converges to the index
--- whatever order the writes land in. A delete leaves its version behind as a
--- tombstone for that reason.
+-- The second step of a write to a sharded board on a Cluster (see
+-- versions.lua and part_write.lua): puts members into, or deletes them
+-- from, one shard, each only if its version is newer than the last one the
+-- shard applied to that member. Writes that arrive out of order (a slower
+-- node, a retry) are ignored, so every shard converges to the partitions
+-- whatever order the writes land in; a delete remembers its version for
+-- that reason, for as long as a late write may still come.
 --
--- KEYS[1]  the shard's sorted set, KEYS[2] its version hash (same slot);
--- KEYS[3]  on a single node only: the index's version hash. A put older than
---          the index's version is skipped: on one node Submit writes index
---          and shards at once (shard_local.lua) and leaves no tombstone in
---          the shards the member is not in, which a late put could land in.
+-- KEYS[1]  the shard's sorted set, KEYS[2] and KEYS[3] its recent versions
+--          (same slot)
 -- ARGV     the header's board part (common.lua), then the absolute expiry
 --          in unix milliseconds ('0' for none), then '1' to report ranks
 --          ('0': SubmitMany, Remove and repairs, which do not read them),
 --          then op, member, version, value ('' unless put), ...; op is
---          'put', 'del', or 'sweep': a delete of a copy a crashed write
---          left behind, which leaves no tombstone where there is no copy
+--          'put', 'del', 'keep' (nothing to write: the member's value did
+--          not change; only its ranks are reported), or 'sweep': a delete
+--          of a copy a crashed write left behind, which remembers nothing
+--          where there is no copy
 --
--- Returns, when reporting, per op: rank in the shard before and after (0
--- when absent; competition: 1 + members strictly better), members strictly
--- worse after (-1 when not competition); then, always, the shard's member
--- count.
-local key, ver = KEYS[1], KEYS[2]
+-- Returns per op: 1 when it came too late and was refused (the caller
+-- gives it a new version and sends it again), else 0; when reporting, then
+-- its rank in the shard before and after (0 when absent; competition: 1 +
+-- members strictly better), members strictly worse after (-1 when not
+-- competition); then, always, the shard's member count.
+local key, r0, r1 = KEYS[1], KEYS[2], KEYS[3]
 local exp, report = ARGV[REST], ARGV[REST + 1] == '1'
+local now = now_ms()
+local bucket = math.floor(now / BUCKET)
+local cur = KEYS[2 + bucket % 2]
+local remembered = false
 
 local function rank(member)
   local v = redis.call('ZSCORE', key, member)
@@ -40,18 +44,17 @@ for j = REST + 2, #ARGV, 4 do
   elseif op == 'sweep' and redis.call('ZSCORE', key, member) then
     before = 1
   end
-  local seen = version_of(ver, member)
-  local current = version
-  if KEYS[3] and op == 'put' then
-    current = version_of(KEYS[3], member)
-  end
-  if version > seen and version >= current and (op ~= 'sweep' or before > 0) then
+  local late = op ~= 'keep' and now - math.floor(version / TICKS) > LATE
+  if op ~= 'keep' and not late and version > recent_of(r0, r1, member) and (op ~= 'sweep' or before > 0) then
     if op == 'put' then
-      shard_set(key, ver, member, value, version)
+      redis.call('ZADD', key, value, member)
     else
-      shard_set(key, ver, member, nil, version)
+      redis.call('ZREM', key, member)
     end
+    redis.call('HSET', cur, member, version)
+    remembered = true
   end
+  if late then out[#out + 1] = 1 else out[#out + 1] = 0 end
   if report then
     local w = -1
     local v = redis.call('ZSCORE', key, member)
@@ -61,6 +64,9 @@ for j = REST + 2, #ARGV, 4 do
     out[#out + 1] = w
   end
 end
-expire(exp, 1, 2)
+-- A record lives from BUCKET to twice that: its hash is emptied (expires)
+-- when its turn comes again.
+if remembered then redis.call('PEXPIREAT', cur, (bucket + 2) * BUCKET) end
+expire(exp, 1, 1)
 out[#out + 1] = redis.call('ZCARD', key)
 return out

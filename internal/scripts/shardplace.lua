@@ -14,29 +14,25 @@ local function shard_of(v, bounds, scale)
   return n
 end
 
--- Places member's copy, at version, in the shards of one window period on
--- one node, whose sorted set and version hash for shard i are KEYS[z] and
--- KEYS[z + 1], z = base + 2i (shard_local.lua, shard_local_many.lua): value
--- v into shard to (-1: none), a removal with a tombstone from shard from
--- (-1: none), and with sweep also from every other shard that holds a copy
--- (one a crashed Cluster-mode write or repair left). Each shard it writes
--- gets the period's expiry exp; the others keep theirs, the same absolute
--- time, set when they were written. cards, when given, are the shards'
--- member counts, kept up to date.
-local function place(base, nshards, member, v, version, to, from, sweep, exp, cards)
+-- Places member in the shards of one window period on one node, whose
+-- sorted set for shard i is KEYS[base + i]: value v into shard to (-1:
+-- none), out of shard from (-1: none), and with sweep out of every other
+-- shard too (a copy a Rebuild in progress or a crashed Cluster-mode write
+-- left; Remove and Check's repairs sweep). Each shard it writes gets the
+-- period's expiry exp; the others keep theirs, the same absolute time, set
+-- when they were written. cards, when given, are the shards' member
+-- counts, kept up to date.
+local function place(base, nshards, member, v, to, from, sweep, exp, cards)
   for i = 0, nshards - 1 do
-    local z = base + 2 * i
+    local z = base + i
     local d
     if i == to then
-      d = shard_set(KEYS[z], KEYS[z + 1], member, v, version)
-    elseif i == from then
-      d = shard_set(KEYS[z], KEYS[z + 1], member, nil, version)
-    elseif sweep and redis.call('ZREM', KEYS[z], member) == 1 then
-      redis.call('HSET', KEYS[z + 1], member, version)
+      d = redis.call('ZADD', KEYS[z], v, member)
+    elseif (i == from or sweep) and redis.call('ZREM', KEYS[z], member) == 1 then
       d = -1
     end
     if d then
-      expire(exp, z, z + 1)
+      expire(exp, z, z)
       if cards then cards[i] = cards[i] + d end
     end
   end

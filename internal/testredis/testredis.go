@@ -160,12 +160,13 @@ func (b *Backend) BoardName(t testing.TB) string {
 	return name
 }
 
-// Wipe deletes every key of a board, its shards' ({name#s3~41}) included:
+// Wipe deletes every key of a board, its shards' ({name#s3~41}) and
+// partitions' ({name#p~1234}) included:
 // what a Redis restart without persistence does to it.
 func (b *Backend) Wipe(t testing.TB, name string) {
 	t.Helper()
 	ctx := context.Background()
-	for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#s*"} {
+	for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#*"} {
 		for _, k := range b.Keys(t, pattern) {
 			if err := b.Client.Client.Do(ctx, b.Client.Client.B().Del().Key(k).Build()).Error(); err != nil {
 				t.Errorf("wipe %s: %v", k, err)

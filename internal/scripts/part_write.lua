@@ -1,0 +1,90 @@
+-- The first step of a write to a sharded board on a Cluster (see
+-- versions.lua): applies submissions to the member's partition, the hash of
+-- stored values that is the truth the shards are built from. Every key of a
+-- partition shares one slot, so this script serializes every write to a
+-- member: no increment or best is lost, whichever shards the member moves
+-- between. Each change gets a version, which orders it in the shards
+-- (shard_write.lua). Every member of one call is in the same partition.
+--
+-- KEYS      the partition's hash of each window period, then its clock
+--           key; with an id ('submit' only), then its id set
+-- ARGV      the whole header (common.lua), then the mode: 'submit',
+--           'check' (a dry run of 'submit': it refuses what 'submit'
+--           would refuse, and writes nothing), 'remove', or 'touch' (a new
+--           version for each member, value unchanged: Check's repairs,
+--           and a write refused as late);
+--           then per window period its absolute expiry in unix
+--           milliseconds ('0' for none); then 'submit': member, value,
+--           member, value, ...; else: members
+--
+-- Returns per window, per member: previous stored value or nil, stored
+-- value or nil (removed, or never there), and the version of the change (0:
+-- nothing changed, nothing for the shards to write; 'remove' and 'touch'
+-- always take one, so that the shards may sweep copies); then, with an id,
+-- 1 when it was seen before and nothing was written, else 0. 'check'
+-- returns an empty array, or the refusal.
+write_header()
+local mode = ARGV[REST]
+local nk = #KEYS
+local dup = false
+if ID ~= '' then
+  dup = seen_before(KEYS[nk])
+  nk = nk - 1
+end
+local clock = KEYS[nk]
+local nw = nk - 1
+local exp = REST -- ARGV[exp + w] is window period w's expiry
+local first = exp + nw + 1
+local dry = mode == 'check'
+if dry then mode = 'submit' end
+local step = 1
+if mode == 'submit' then step = 2 end
+
+-- Work out every change before the first write: one refused total refuses
+-- the whole call.
+local plans, changes = {}, 0
+for w = 1, nw do
+  local part = KEYS[w]
+  local plan = {}
+  for j = first, #ARGV, step do
+    local member = ARGV[j]
+    local p = redis.call('HGET', part, member)
+    local v = p
+    if not dup and mode == 'submit' then
+      local code
+      v, code = apply(p, ARGV[j + 1])
+      if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
+      if v == nil then v = p end
+    elseif mode == 'remove' then
+      v = nil
+    end
+    local versioned = not dup and (v ~= p or mode ~= 'submit')
+    if versioned then changes = changes + 1 end
+    plan[#plan + 1] = {member, p, v, versioned}
+  end
+  plans[w] = plan
+end
+if dry then return {} end
+if ID ~= '' and not dup then remember(KEYS[#KEYS]) end
+
+local version = 0
+if changes > 0 then version = next_versions(clock, changes) end
+local out = {}
+for w = 1, nw do
+  for _, c in ipairs(plans[w]) do
+    local member, p, v = c[1], c[2], c[3]
+    local ver = 0
+    if c[4] then
+      part_set(KEYS[w], member, p, v)
+      ver, version = version, version + 1
+    end
+    out[#out + 1] = p or false
+    out[#out + 1] = v or false
+    out[#out + 1] = ver
+  end
+  if not dup then expire(ARGV[exp + w], w, w) end
+end
+if ID ~= '' then
+  if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end
+end
+return out
