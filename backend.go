@@ -45,6 +45,10 @@ type backend interface {
 	// request (see Check).
 	check(ctx context.Context, tg target, repair bool) (CheckReport, error)
 
+	// idSet is the key of the id set a Submit of member records its WithID
+	// id in (Rebuild restores ids there).
+	idSet(member string) string
+
 	// rebuildKeys lists the sorted sets and the hashes a rebuild of tg
 	// writes; rebuildAdd queues with add what one standing (its stored
 	// value v, formatted as value) puts into them.

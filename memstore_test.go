@@ -19,6 +19,7 @@ type memStore struct {
 	mu     sync.Mutex
 	subs   []lb.Submission
 	ids    map[string]time.Time // board + "\x00" + id -> received
+	idFor  map[string]string    // board + "\x00" + id -> member
 	fail   error                // Append and Remove fail with it when set
 	sealed map[string][]lb.Entry
 	// removed holds, by board, window, period and member, how many
@@ -27,7 +28,7 @@ type memStore struct {
 }
 
 func newMemStore() *memStore {
-	return &memStore{ids: map[string]time.Time{}, sealed: map[string][]lb.Entry{}, removed: map[string]int{}}
+	return &memStore{ids: map[string]time.Time{}, idFor: map[string]string{}, sealed: map[string][]lb.Entry{}, removed: map[string]int{}}
 }
 
 func removalKey(board, window, period, member string) string {
@@ -59,6 +60,7 @@ func (s *memStore) Append(_ context.Context, sub lb.Submission) (bool, error) {
 			return true, nil
 		}
 		s.ids[sub.Board+"\x00"+sub.ID] = sub.Received
+		s.idFor[sub.Board+"\x00"+sub.ID] = sub.Member
 	}
 	s.subs = append(s.subs, sub)
 	return false, nil
@@ -165,18 +167,18 @@ func (s *memStore) IDReceived(_ context.Context, board, id string) (time.Time, b
 	return at, ok, nil
 }
 
-func (s *memStore) IDsSince(_ context.Context, board string, since time.Time, fn func(string, time.Time) error) error {
+func (s *memStore) IDsSince(_ context.Context, board string, since time.Time, fn func(id, member string, received time.Time) error) error {
 	s.mu.Lock()
-	var ids []string
+	var ids, members []string
 	var at []time.Time
 	for k, t := range s.ids {
 		if b, id, _ := strings.Cut(k, "\x00"); b == board && !t.Before(since) {
-			ids, at = append(ids, id), append(at, t)
+			ids, members, at = append(ids, id), append(members, s.idFor[k]), append(at, t)
 		}
 	}
 	s.mu.Unlock()
 	for i := range ids {
-		if err := fn(ids[i], at[i]); err != nil {
+		if err := fn(ids[i], members[i], at[i]); err != nil {
 			return err
 		}
 	}

@@ -380,6 +380,8 @@ func (lb *plainBackend) remove(ctx context.Context, live []target, members []str
 	return wrap("remove", err)
 }
 
+func (lb *plainBackend) idSet(string) string { return lb.keys.IDs() }
+
 func (lb *plainBackend) rebuildKeys(tg target) (zsets, hashes []string) {
 	return []string{tg.key}, nil
 }

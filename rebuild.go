@@ -129,48 +129,56 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 // restoreIDs gives Redis back its memory of the WithID ids the store
 // received within the dedupe window, when the store can list them
 // (IDKeeper): the scores just rebuilt include those submissions, so their
-// retries must find them applied. Each id is forgotten when it would have
-// been; ids Redis already holds stay.
+// retries must find them applied. Each id goes to the id set a Submit of
+// its member records it in (a sharded board keeps one a partition), and is
+// forgotten when it would have been; ids Redis already holds stay.
 func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 	k, ok := lb.store.(IDKeeper)
 	if !ok {
 		return nil
 	}
-	key, b := lb.keys.IDs(), lb.client.B()
-	args := make([]string, 0, 2*rebuildBatch)
-	flush := func() error {
-		if len(args) == 0 {
-			return nil
-		}
-		// The set lives as long as its newest id: one a Submit records now
-		// is forgotten at the clock's now plus the window, which no
-		// restored id outlives (PEXPIREAT GT, which would keep a later
-		// expiry, needs Redis 7).
-		cmds := rueidis.Commands{b.Arbitrary("ZADD").Keys(key).Args(args...).Build(),
-			b.Pexpireat().Key(key).MillisecondsTimestamp(lb.now().Add(lb.dedupe).UnixMilli()).Build()}
-		args = args[:0]
-		for _, r := range lb.client.DoMulti(ctx, cmds...) {
-			if err := r.Error(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	err := k.IDsSince(ctx, lb.name, now.Add(-lb.dedupe), func(id string, received time.Time) error {
+	pending := map[string][]string{} // id set -> ZADD arguments
+	n := 0
+	err := k.IDsSince(ctx, lb.name, now.Add(-lb.dedupe), func(id, member string, received time.Time) error {
 		forget := received.Add(lb.dedupe).UnixMilli()
 		if forget <= now.UnixMilli() {
 			return nil
 		}
-		args = append(args, strconv.FormatInt(forget, 10), id)
-		if len(args) == 2*rebuildBatch {
-			return flush()
+		key := lb.be.idSet(member)
+		pending[key] = append(pending[key], strconv.FormatInt(forget, 10), id)
+		if n++; n == rebuildBatch {
+			n = 0
+			return lb.flushIDs(ctx, pending)
 		}
 		return nil
 	})
 	if err == nil {
-		err = flush()
+		err = lb.flushIDs(ctx, pending)
 	}
 	return wrap("rebuild: ids", err)
+}
+
+// flushIDs writes the pending ids, each id set's in one ZADD, in one round
+// trip, and empties pending.
+func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string) error {
+	b := lb.client.B()
+	// A set lives as long as its newest id: one a Submit records now is
+	// forgotten at the clock's now plus the window, which no restored id
+	// outlives (PEXPIREAT GT, which would keep a later expiry, needs
+	// Redis 7).
+	until := lb.now().Add(lb.dedupe).UnixMilli()
+	cmds := make(rueidis.Commands, 0, 2*len(pending))
+	for key, args := range pending {
+		cmds = append(cmds, b.Arbitrary("ZADD").Keys(key).Args(args...).Build(),
+			b.Pexpireat().Key(key).MillisecondsTimestamp(until).Build())
+		delete(pending, key)
+	}
+	for _, r := range lb.client.DoMulti(ctx, cmds...) {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func boolInt(b bool) int {

@@ -259,8 +259,12 @@ type shardStanding struct {
 	total         int64 // members in the shards
 }
 
-// locate finds member on a sharded board in one round trip.
+// locate finds member on a sharded board in one round trip: on one node
+// with one script (locateLocal), on a Cluster by reading every shard.
 func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
+	if !lb.cluster {
+		return lb.locateLocal(ctx, tg, member)
+	}
 	n := len(lb.bounds) + 1
 	calls := make([]scripts.Call, 0, n)
 	for i := 0; i < n; i++ {
@@ -304,6 +308,45 @@ func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) 
 		st.pos, _ = lb.globalRank(st.cards, st.shard, posIn, 0)
 		st.better, st.worse = lb.globalRank(st.cards, st.shard, betterIn, worseIn)
 	}
+	return st, nil
+}
+
+// locateLocal is locate on one node: the member's partition says which
+// shard to look in, and one script reads it and every shard's count (see
+// shard_locate.lua).
+func (lb *shardedBackend) locateLocal(ctx context.Context, tg target, member string) (shardStanding, error) {
+	scale, bounds := lb.scriptBounds()
+	ks := lb.appendShardKeys([]string{lb.partKey(member, tg)}, tg)
+	v, err := scripts.ShardLocateCall(lb.readHeader(), ks, member, scale, bounds).Exec(ctx, lb.client).ToArray()
+	if err != nil {
+		return shardStanding{}, err
+	}
+	n := len(lb.bounds) + 1
+	if len(v) != 5+n {
+		return shardStanding{}, fmt.Errorf("locate returned %d values, want %d", len(v), 5+n)
+	}
+	st := shardStanding{cards: make([]int64, n)}
+	for i := range st.cards {
+		if st.cards[i], err = v[5+i].AsInt64(); err != nil {
+			return st, err
+		}
+	}
+	st.total = sum(st.cards)
+	if v[0].IsNil() {
+		return st, nil
+	}
+	var ints [4]int64
+	for k := range ints {
+		if ints[k], err = v[1+k].AsInt64(); err != nil {
+			return st, err
+		}
+	}
+	if st.stored, err = v[0].AsFloat64(); err != nil {
+		return st, err
+	}
+	st.found, st.shard = true, int(ints[0])
+	st.pos, _ = lb.globalRank(st.cards, st.shard, ints[1], 0)
+	st.better, st.worse = lb.globalRank(st.cards, st.shard, ints[2], ints[3])
 	return st, nil
 }
 
@@ -499,6 +542,12 @@ func (lb *shardedBackend) stored(ctx context.Context, tg target, members []strin
 func (lb *shardedBackend) count(ctx context.Context, tg target) (int64, error) {
 	_, n, err := lb.shardCards(ctx, tg)
 	return n, wrap("count", err)
+}
+
+// idSet is member's partition's id set: the ids of a sharded board live
+// beside the values they guard.
+func (lb *shardedBackend) idSet(member string) string {
+	return lb.parts[keys.PartitionOf(member)].IDs()
 }
 
 // rebuildKeys are the keys one period rebuilds: every shard, and every

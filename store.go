@@ -183,8 +183,9 @@ type IDKeeper interface {
 	// submission with that id for board.
 	IDReceived(ctx context.Context, board, id string) (received time.Time, ok bool, err error)
 	// IDsSince calls fn for every id of board received at or after since,
-	// in any order. An error from fn stops the walk and is returned.
-	IDsSince(ctx context.Context, board string, since time.Time, fn func(id string, received time.Time) error) error
+	// with the member its submission was for, in any order. An error from
+	// fn stops the walk and is returned.
+	IDsSince(ctx context.Context, board string, since time.Time, fn func(id, member string, received time.Time) error) error
 }
 
 // BoardDeleter is a Store that can delete everything it holds of a board:

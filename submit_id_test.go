@@ -8,16 +8,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
-// idsKey is the board's id set, where Redis remembers WithID ids.
-func idsKey(name string) string { return "lb:{" + name + "}:ids" }
+// idsKey is the id set where Redis remembers the WithID ids of board name's
+// Submits of member: the board's, or on a sharded board the member's
+// partition's.
+func idsKey(name, member string, sharded bool) string {
+	if sharded {
+		return keys.NewBoard("lb", name).Partitions()[keys.PartitionOf(member)].IDs()
+	}
+	return "lb:{" + name + "}:ids"
+}
 
-func remembered(t *testing.T, b *testredis.Backend, name string) []string {
+func remembered(t *testing.T, b *testredis.Backend, key string) []string {
 	t.Helper()
 	c := b.Client.Client
-	ids, err := c.Do(context.Background(), c.B().Zrange().Key(idsKey(name)).Min("0").Max("-1").Build()).AsStrSlice()
+	ids, err := c.Do(context.Background(), c.B().Zrange().Key(key).Min("0").Max("-1").Build()).AsStrSlice()
 	require.NoError(t, err)
 	return ids
 }
@@ -55,7 +63,7 @@ func TestWithIDAppliedOnceAcrossRebuild(t *testing.T) {
 			b.Wipe(t, name)
 			_, err = board.Rebuild(ctx)
 			require.NoError(t, err)
-			require.Equal(t, []string{"a"}, remembered(t, b, name), "Rebuild restores the window's ids")
+			require.Equal(t, []string{"a"}, remembered(t, b, idsKey(name, "p", sharded)), "Rebuild restores the window's ids")
 			res, err := board.Submit(ctx, "p", 5, lb.WithID("a"))
 			require.NoError(t, err)
 			require.True(t, res.Duplicate, "a retry after Rebuild is a duplicate")
@@ -105,12 +113,12 @@ func TestStoreDuplicateWinsWithoutIDKeeper(t *testing.T) {
 		b.Wipe(t, name)
 		_, err = board.Rebuild(ctx)
 		require.NoError(t, err)
-		require.Empty(t, remembered(t, b, name), "the store cannot list its ids")
+		require.Empty(t, remembered(t, b, idsKey(name, "p", false)), "the store cannot list its ids")
 		res, err := board.Submit(ctx, "p", 5, lb.WithID("a"))
 		require.NoError(t, err)
 		require.True(t, res.Duplicate)
 		require.Equal(t, 5.0, score(t, board, "p"))
-		require.Empty(t, remembered(t, b, name), "a store-reported duplicate is not recorded as applied by Redis")
+		require.Empty(t, remembered(t, b, idsKey(name, "p", false)), "a store-reported duplicate is not recorded as applied by Redis")
 	})
 }
 
@@ -152,7 +160,7 @@ func TestRefusedSubmissionTakesNoID(t *testing.T) {
 					_, err = board.Submit(ctx, "p", c.bad, lb.WithID("x"))
 					require.ErrorIs(t, err, c.sentinel, where("refused"))
 					require.NotErrorIs(t, err, lb.ErrPending)
-					require.Empty(t, remembered(t, b, name), where("a refused id is not remembered"))
+					require.Empty(t, remembered(t, b, idsKey(name, "p", sharded)), where("a refused id is not remembered"))
 					require.Equal(t, c.first, score(t, board, "p", lb.In(lb.Daily())))
 					if withStore {
 						require.Equal(t, 1, store.count(), where("the store keeps no refused row"))

@@ -44,7 +44,7 @@ func (s *Store) IDReceived(ctx context.Context, board, id string) (received time
 // every id), in no particular order, from one range scan of an index
 // (migration 4). Rows are read as they arrive; an error from fn stops the
 // walk (the query is cancelled) and is returned as it is.
-func (s *Store) IDsSince(ctx context.Context, board string, since time.Time, fn func(id string, received time.Time) error) error {
+func (s *Store) IDsSince(ctx context.Context, board string, since time.Time, fn func(id, member string, received time.Time) error) error {
 	if err := checkBoardID(board, ""); err != nil {
 		return fmt.Errorf("pgstore: ids since: %w", err)
 	}
@@ -56,14 +56,14 @@ func (s *Store) IDsSince(ctx context.Context, board string, since time.Time, fn 
 	}
 	defer rows.Close()
 	var (
-		id       string
-		received time.Time
+		id, member string
+		received   time.Time
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &received); err != nil {
+		if err := rows.Scan(&id, &member, &received); err != nil {
 			return fmt.Errorf("pgstore: ids since: %w", err)
 		}
-		if err := fn(id, received.UTC()); err != nil {
+		if err := fn(id, member, received.UTC()); err != nil {
 			cancel()
 			return err
 		}
@@ -77,7 +77,7 @@ func (s *Store) IDsSince(ctx context.Context, board string, since time.Time, fn 
 // idsSinceSQL is IDsSince's query: board $1, since $2. Its WHERE is the
 // index's (migration 4).
 func (s *Store) idsSinceSQL() string {
-	return `SELECT id, coalesce(received, created_at) FROM ` + s.tSubs + `
+	return `SELECT id, member, coalesce(received, created_at) FROM ` + s.tSubs + `
 WHERE board = $1 AND id IS NOT NULL AND coalesce(received, created_at) >= $2`
 }
 

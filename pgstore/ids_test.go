@@ -69,12 +69,12 @@ func TestIDReceived(t *testing.T) {
 	}
 	_, _, err = s.IDReceived(ctx, "ids", "\xff")
 	require.ErrorIs(t, err, leaderboard.ErrInvalidArgument)
-	err = s.IDsSince(ctx, "a\x00", time.Time{}, func(string, time.Time) error { return nil })
+	err = s.IDsSince(ctx, "a\x00", time.Time{}, func(string, string, time.Time) error { return nil })
 	require.ErrorIs(t, err, leaderboard.ErrInvalidArgument)
 }
 
 // TestIDsSince: every id of the board received at or after since, with its
-// Received; bounds exact to the microsecond; an error from fn comes back as
+// member and Received; bounds exact to the microsecond; an error from fn comes back as
 // it is; the index serves it.
 func TestIDsSince(t *testing.T) {
 	t.Parallel()
@@ -84,7 +84,7 @@ func TestIDsSince(t *testing.T) {
 	want := map[string]time.Time{}
 	for i := range 50 {
 		r := t0.Add(time.Duration(i) * time.Minute)
-		subs = append(subs, leaderboard.Submission{Board: "ids", ID: fmt.Sprintf("id-%d", i), Member: "m", Score: 1, At: t0, Received: r})
+		subs = append(subs, leaderboard.Submission{Board: "ids", ID: fmt.Sprintf("id-%d", i), Member: fmt.Sprintf("m%d", i%7), Score: 1, At: t0, Received: r})
 		want[fmt.Sprintf("id-%d", i)] = r
 	}
 	// Rows without ids, and another board's, are never listed.
@@ -96,8 +96,12 @@ func TestIDsSince(t *testing.T) {
 	since := func(at time.Time) map[string]time.Time {
 		t.Helper()
 		got := map[string]time.Time{}
-		require.NoError(t, s.IDsSince(ctx, "ids", at, func(id string, received time.Time) error {
+		require.NoError(t, s.IDsSince(ctx, "ids", at, func(id, member string, received time.Time) error {
 			require.NotContains(t, got, id)
+			var i int
+			_, err := fmt.Sscanf(id, "id-%d", &i)
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprintf("m%d", i%7), member, "the member of %s", id)
 			got[id] = received
 			return nil
 		}))
@@ -127,7 +131,7 @@ func TestIDsSince(t *testing.T) {
 
 	stop := errors.New("stop")
 	calls := 0
-	err = s.IDsSince(ctx, "ids", time.Time{}, func(string, time.Time) error {
+	err = s.IDsSince(ctx, "ids", time.Time{}, func(string, string, time.Time) error {
 		calls++
 		return stop
 	})

@@ -185,6 +185,13 @@ func ShardRangeCall(h Header, keys []string, start, count int64) Call {
 	return Call{Script: ShardRead, Keys: keys, Args: append(h.args(3), "range", itoa(start), itoa(count))}
 }
 
+// ShardLocateCall finds member on a sharded board whose keys share one
+// node: keys are its partition's hash, then every shard's sorted set; scale
+// and bounds as ShardLocalCall's. See shard_locate.lua.
+func ShardLocateCall(h Header, keys []string, member, scale string, bounds []string) Call {
+	return Call{Script: ShardLocate, Keys: keys, Args: append(append(h.args(2+len(bounds)), member, scale), bounds...)}
+}
+
 // ShardLocalCall submits to a sharded board whose keys share one node:
 // scale is 10^decimals of the tie-break ("1" for none), bounds the shard
 // bounds, one expiry per window. See shard_local.lua.

@@ -33,6 +33,8 @@ var (
 	writes string
 	//go:embed shardwrites.lua
 	shardWrites string
+	//go:embed shardof.lua
+	shardOf string
 	//go:embed shardplace.lua
 	shardPlace string
 	//go:embed submit.lua
@@ -53,6 +55,8 @@ var (
 	shardLocalSrc string
 	//go:embed shard_local_many.lua
 	shardLocalManySrc string
+	//go:embed shard_locate.lua
+	shardLocateSrc string
 )
 
 var (
@@ -73,10 +77,13 @@ var (
 	// ShardRead reads one shard with versions; see shard_read.lua.
 	ShardRead = newScript(shardReadSrc, order, versions)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
-	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardPlace)
+	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardOf, shardPlace)
 	// ShardLocalMany applies SubmitMany, Remove or Check's repairs to a
 	// sharded board on one node; see shard_local_many.lua.
-	ShardLocalMany = newScript(shardLocalManySrc, writes, shardWrites, shardPlace)
+	ShardLocalMany = newScript(shardLocalManySrc, writes, shardWrites, shardOf, shardPlace)
+	// ShardLocate finds a member on a sharded board on one node; see
+	// shard_locate.lua.
+	ShardLocate = newScript(shardLocateSrc, order, ranks, shardOf)
 )
 
 // Script is one embedded script.
@@ -87,8 +94,8 @@ type Script struct {
 }
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
-// ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardplace.lua, in
-// that order), then the script's
+// ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardof.lua,
+// shardplace.lua, in that order), then the script's
 // own file.
 func newScript(body string, libs ...string) *Script {
 	src := common

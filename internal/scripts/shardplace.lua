@@ -1,18 +1,6 @@
--- The one-node sharded writes (after shardwrites.lua): shard_local.lua and
--- shard_local_many.lua, which reach every shard of a window in one script.
-
--- The shard of a stored value v: the number of bounds at or below its plain
--- score (a composite's score part over scale, 10^decimals of the
--- tie-break); shards are numbered from 0 as in Go.
-local function shard_of(v, bounds, scale)
-  local p = num(v)
-  if SLOTS > 0 then p = split(p, SLOTS) / scale end
-  local n = 0
-  for i = 1, #bounds do
-    if bounds[i] <= p then n = n + 1 end
-  end
-  return n
-end
+-- The one-node sharded writes (after shardwrites.lua and shardof.lua):
+-- shard_local.lua and shard_local_many.lua, which reach every shard of a
+-- window in one script.
 
 -- Places member in the shards of one window period on one node, whose
 -- sorted set for shard i is KEYS[base + i]: value v into shard to (-1:
