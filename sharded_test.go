@@ -1650,6 +1650,93 @@ func TestShardedCrash(t *testing.T) {
 	}(t, testredis.Cluster(t))
 }
 
+// TestShardedLateWrite: on a Cluster, a write whose second step reaches
+// the shards more than 10 seconds after its first (a process paused
+// between them) is refused there as late and redone with a new version
+// (see versions.lua): alone, the member ends where the late write put it;
+// a write of the same member that ran in between keeps its value. Either
+// way the board ends as the unsharded one fed the same writes in the order
+// their first steps ran.
+func TestShardedLateWrite(t *testing.T) {
+	b := testredis.Cluster(t)
+	for _, cs := range []struct{ many, between bool }{{false, false}, {true, false}, {false, true}} {
+		many := cs.many
+		t.Run(fmt.Sprintf("many=%v,between=%v", cs.many, cs.between), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c := shardCombo{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Ordinal, seed: 7000}
+			p := newShardPair(t, b, c)
+			for _, m := range []string{"a", "b", "c", "d", "e"} {
+				p.submit(m, shardRepairScores[m])
+			}
+			p.submit("m", -3)
+			pause := &pauseClient{Client: b.Client, paused: make(chan struct{})}
+			slow, err := lb.New(pause, p.sName, append(c.options(t), lb.WithShards(shardBounds...))...)
+			require.NoError(t, err)
+			pause.arm(2, 10500*time.Millisecond)
+			done := make(chan error, 1)
+			go func() {
+				if many {
+					done <- slow.SubmitMany(ctx, map[string]float64{"m": 4})
+					return
+				}
+				_, err := slow.Submit(ctx, "m", 4)
+				done <- err
+			}()
+			<-pause.paused // m = 4 is in its partition; the shards wait
+			_, err = p.plain.Submit(ctx, "m", 4)
+			require.NoError(t, err)
+			// A write in between, on time. Its Result is not compared: the
+			// shards do not hold the late write's move yet, a write in
+			// flight that its Previous rank cannot see.
+			for _, board := range []*lb.Leaderboard{p.plain, p.sharded} {
+				if cs.between {
+					_, err = board.Submit(ctx, "m", 0.5)
+					require.NoError(t, err)
+				}
+			}
+			require.NoError(t, <-done, "the late write")
+			p.checkClean()
+			for _, v := range shardViews() {
+				p.layout(v)
+				p.compare(v, []string{"a", "b", "c", "d", "e", "m"}, []string{"nobody"})
+			}
+		})
+	}
+}
+
+// pauseClient holds its armed call (the nth from arming) for a while
+// before sending it, as a process that pauses mid-write; paused is closed
+// when the hold starts.
+type pauseClient struct {
+	rueidis.Client
+	armed  atomic.Int64
+	hold   time.Duration
+	paused chan struct{}
+}
+
+func (c *pauseClient) arm(nth int64, hold time.Duration) {
+	c.hold = hold
+	c.armed.Store(nth)
+}
+
+func (c *pauseClient) wait() {
+	if c.armed.Load() > 0 && c.armed.Add(-1) == 0 {
+		close(c.paused)
+		time.Sleep(c.hold)
+	}
+}
+
+func (c *pauseClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.wait()
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c *pauseClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	c.wait()
+	return c.Client.DoMulti(ctx, multi...)
+}
+
 // TestShardedBulk loads a few thousand members with SubmitMany, then reads
 // at the largest sizes the API allows: a sharded board must still answer as
 // the unsharded one.

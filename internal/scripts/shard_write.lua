@@ -29,7 +29,14 @@ local bucket = math.floor(now / BUCKET)
 local cur = KEYS[2 + bucket % 2]
 local remembered = false
 
+-- member's rank in the shard, 0 when absent: one ZREVRANK (or ZRANK)
+-- under ordinal ranks.
 local function rank(member)
+  if not COMP then
+    local p = pos(key, member)
+    if p then return p + 1 end
+    return 0
+  end
   local v = redis.call('ZSCORE', key, member)
   if not v then return 0 end
   return rank_of(key, member, v)
@@ -57,8 +64,10 @@ for j = REST + 2, #ARGV, 4 do
   if late then out[#out + 1] = 1 else out[#out + 1] = 0 end
   if report then
     local w = -1
-    local v = redis.call('ZSCORE', key, member)
-    if v then w = worse_comp(key, v) end
+    if COMP then
+      local v = redis.call('ZSCORE', key, member)
+      if v then w = worse(key, v) end
+    end
     out[#out + 1] = before
     out[#out + 1] = rank(member)
     out[#out + 1] = w
