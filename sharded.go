@@ -122,6 +122,10 @@ type shardEntry struct {
 // moving members dropped. It also returns the competition rank of the
 // first entry.
 func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, int64, error) {
+	if lb.ranking == Ordinal {
+		es, err := lb.shardRangePlain(ctx, tg, cards, start, count)
+		return es, 0, err
+	}
 	var calls []scripts.Call
 	var shards []int
 	offset := int64(0)
@@ -150,6 +154,103 @@ func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int
 		all = append(all, es...)
 	}
 	return dedupe(all), first, nil
+}
+
+// shardRangePlain is shardRange under Ordinal ranks, which need no count
+// of members strictly better than the first entry: one ZRANGE a shard the
+// range spans, no script.
+func (lb *shardedBackend) shardRangePlain(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, error) {
+	var spans []shardSpan
+	offset := int64(0)
+	for _, i := range lb.bestFirst {
+		lo, hi := max(start-offset, 0), min(start+count-offset, cards[i])
+		if lo < hi {
+			spans = append(spans, shardSpan{i, lo, hi})
+		}
+		offset += cards[i]
+	}
+	es, _, err := lb.readSpans(ctx, tg, spans)
+	return es, err
+}
+
+// shardSpan is the positions [lo, hi) of one shard.
+type shardSpan struct {
+	shard  int
+	lo, hi int64
+}
+
+// readSpans reads spans, in their order, with one ZRANGE each in one round
+// trip, and returns their entries and how many each span held. A member
+// found in two shards (a move in flight, or a write that crashed between
+// its steps) keeps the copy in the shard of its partition's value, read in
+// one more round trip when it happens.
+func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shardSpan) ([]Entry, []int, error) {
+	all, held := []Entry{}, make([]int, len(spans))
+	if len(spans) == 0 {
+		return all, held, nil
+	}
+	cmds := make(rueidis.Commands, len(spans))
+	for k, sp := range spans {
+		cmds[k] = lb.rangeCmd(lb.shardKey(sp.shard, tg), sp.lo, sp.hi-1)
+	}
+	var from []int // shard of each entry
+	seen := map[string]bool{}
+	var twice []string
+	for k, r := range lb.client.DoMulti(ctx, cmds...) {
+		es, err := lb.zEntries(&r)
+		if err != nil {
+			return nil, nil, err
+		}
+		held[k] = len(es)
+		for _, e := range es {
+			if seen[e.Member] {
+				twice = append(twice, e.Member)
+			}
+			seen[e.Member] = true
+			all, from = append(all, e), append(from, spans[k].shard)
+		}
+	}
+	if len(twice) == 0 {
+		return all, held, nil
+	}
+	all, err := lb.keepCurrent(ctx, tg, all, from, twice)
+	return all, held, err
+}
+
+// keepCurrent drops, of each member in twice, the copies outside the shard
+// of its partition's value (all but the first when it has none).
+func (lb *shardedBackend) keepCurrent(ctx context.Context, tg target, all []Entry, from []int, twice []string) ([]Entry, error) {
+	vals, err := lb.stored(ctx, tg, twice)
+	if err != nil {
+		return nil, err
+	}
+	right := map[string]int{}
+	for j, m := range twice {
+		right[m] = -1
+		if v, ok, err := optFloat(&vals[j]); err == nil && ok {
+			right[m] = lb.shardOf(v)
+		}
+	}
+	inRight := map[string]bool{} // a copy sits in the right shard
+	for k, e := range all {
+		if want, dup := right[e.Member]; dup && from[k] == want {
+			inRight[e.Member] = true
+		}
+	}
+	out := make([]Entry, 0, len(all))
+	kept := map[string]bool{}
+	for k, e := range all {
+		want, dup := right[e.Member]
+		switch {
+		case !dup:
+		case kept[e.Member], inRight[e.Member] && from[k] != want:
+			continue
+		default:
+			kept[e.Member] = true
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // shardRangeCall reads count entries of shard i from position start.
@@ -265,6 +366,9 @@ func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) 
 	if !lb.cluster {
 		return lb.locateLocal(ctx, tg, member)
 	}
+	if lb.ranking == Ordinal {
+		return lb.locatePlain(ctx, tg, member)
+	}
 	n := len(lb.bounds) + 1
 	calls := make([]scripts.Call, 0, n)
 	for i := 0; i < n; i++ {
@@ -309,6 +413,71 @@ func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) 
 		st.better, st.worse = lb.globalRank(st.cards, st.shard, betterIn, worseIn)
 	}
 	return st, nil
+}
+
+// locatePlain is locate on a Cluster under Ordinal ranks, which need no
+// count of members strictly better than a score: plain commands, no
+// script (each shard's count, the member's position and score there), and
+// the member's partition, which says which copy is current when a move in
+// flight shows the member in two shards.
+func (lb *shardedBackend) locatePlain(ctx context.Context, tg target, member string) (shardStanding, error) {
+	n := len(lb.bounds) + 1
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, 1+3*n)
+	cmds = append(cmds, b.Hget().Key(lb.partKey(member, tg)).Field(member).Build())
+	for i := 0; i < n; i++ {
+		key := lb.shardKey(i, tg)
+		cmds = append(cmds, b.Zcard().Key(key).Build(), lb.rankCmd(key, member), b.Zscore().Key(key).Member(member).Build())
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	truth, hasTruth, err := optResult(res[0], optString)
+	if err != nil {
+		return shardStanding{}, err
+	}
+	st := shardStanding{cards: make([]int64, n), shard: -1}
+	var posIn int64
+	for _, i := range lb.bestFirst {
+		r := res[1+3*i:]
+		if st.cards[i], err = r[0].AsInt64(); err != nil {
+			return st, err
+		}
+		p, ok, err := optResult(r[1], optInt)
+		if err != nil {
+			return st, err
+		}
+		v, _, err := optResult(r[2], optFloat)
+		if err != nil || !ok {
+			if err != nil {
+				return st, err
+			}
+			continue
+		}
+		// The first copy found, best shard first, unless a later one is
+		// in the shard of the partition's value.
+		if st.found && !(hasTruth && i == lb.shardOfString(truth)) {
+			continue
+		}
+		st.found, st.shard, st.stored, posIn = true, i, v, p
+	}
+	st.total = sum(st.cards)
+	if st.found {
+		st.pos, _ = lb.globalRank(st.cards, st.shard, posIn, 0)
+	}
+	return st, nil
+}
+
+// optResult reads a reply that may be nil with read (optString, optInt,
+// optFloat).
+func optResult[T any](r rueidis.RedisResult, read func(*rueidis.RedisMessage) (T, bool, error)) (T, bool, error) {
+	m, err := r.ToMessage()
+	if err != nil {
+		var zero T
+		if rueidis.IsRedisNil(err) {
+			return zero, false, nil
+		}
+		return zero, false, err
+	}
+	return read(&m)
 }
 
 // locateLocal is locate on one node: the member's partition says which
@@ -396,28 +565,19 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 	return lb.topAll(ctx, tg, n, hint)
 }
 
-// topAll reads the first n of every shard and keeps the first n of the
-// newest copies; it remembers in hint how many the best shard holds.
+// topAll reads the first n of every shard, with one ZRANGE each, and
+// keeps the first n (one copy of a member found in two shards: see
+// readSpans); it remembers in hint how many the best shard holds.
 func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *atomic.Int64) ([]Entry, error) {
-	var calls []scripts.Call
-	for _, i := range lb.bestFirst {
-		calls = append(calls, lb.shardRangeCall(i, tg, 0, int64(n)))
+	spans := make([]shardSpan, len(lb.bestFirst))
+	for k, i := range lb.bestFirst {
+		spans[k] = shardSpan{i, 0, int64(n)}
 	}
-	var all []shardEntry
-	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
-		es, _, card, err := lb.shardRangeReply(r, lb.bestFirst[k])
-		if err != nil {
-			return nil, wrap("top", err)
-		}
-		if k == 0 {
-			hint.Store(card)
-		}
-		all = append(all, es...)
-		if len(all) >= 2*n {
-			break // enough even if every one of them were a duplicate
-		}
+	es, held, err := lb.readSpans(ctx, tg, spans)
+	if err != nil {
+		return nil, wrap("top", err)
 	}
-	es := dedupe(all)
+	hint.Store(int64(held[0]))
 	if len(es) > n {
 		es = es[:n]
 	}
@@ -425,7 +585,7 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 	return es, nil
 }
 
-// page reads every shard's count and the index's, and the page from the
+// page reads every shard's count, and the page from the
 // shards it spans: two round trips, the second only for the shards the page
 // spans. A page that lies inside the best shard by the count a Top or Page
 // last saw it hold (bestHolds) is read in the first round trip beside the

@@ -281,7 +281,7 @@ func TestShardedKeys(t *testing.T) {
 			}
 		}
 
-		// WithKeyPrefix moves every key, shards and index alike.
+		// WithKeyPrefix moves every key, shards and partitions alike.
 		other := shardName(t, b)
 		board, err = lb.New(b.Client, other, lb.WithShards(0), lb.WithKeyPrefix("g:7"), lb.WithClock(fixed(future)))
 		require.NoError(t, err)
@@ -550,10 +550,10 @@ func (p *shardPair) compare(v shardView, members, unknown []string) {
 	})
 }
 
-// layout checks a view's keys against the spec: the index holds exactly the
+// layout checks a view's keys against the spec: the partitions hold exactly the
 // stored values of the unsharded board (the same encoding, fed the same
 // submissions), and every member sits in exactly the shard its plain score
-// belongs to, with the stored value of the index.
+// belongs to, with the stored value of its partition.
 func (p *shardPair) layout(v shardView) {
 	p.t.Helper()
 	t := p.t
@@ -583,8 +583,8 @@ func (p *shardPair) layout(v shardView) {
 		for m, s := range zscores(t, p.b, key) {
 			seen[m]++
 			want, ok := idx[m]
-			require.True(t, ok, "%s: %s holds %q, which is not in the index", where, key, m)
-			require.Equal(t, want, s, "%s: %s holds %q at %v, the index at %v", where, key, m, s, want)
+			require.True(t, ok, "%s: %s holds %q, which is in no partition", where, key, m)
+			require.Equal(t, want, s, "%s: %s holds %q at %v, its partition at %v", where, key, m, s, want)
 			require.Equal(t, shardOf(p.bounds, plainScore[m]), i, "%s: %s holds %q of plain score %v", where, key, m, plainScore[m])
 		}
 	}
@@ -594,7 +594,7 @@ func (p *shardPair) layout(v shardView) {
 }
 
 // checkClean runs Check and requires no finding in any window, and the
-// index's member counts to be the unsharded board's.
+// partitions' member counts to be the unsharded board's.
 func (p *shardPair) checkClean() {
 	p.t.Helper()
 	t := p.t
@@ -627,7 +627,7 @@ func (p *shardPair) checkClean() {
 
 func requireCleanReport(t *testing.T, r lb.CheckReport, members int64, where string) {
 	t.Helper()
-	require.Equal(t, members, r.Members, "%s: report %+v: members in the index", where, r)
+	require.Equal(t, members, r.Members, "%s: report %+v: members in the partitions", where, r)
 	require.Empty(t, r.Misplaced, "%s: report %+v: Misplaced", where, r)
 	require.Empty(t, r.Duplicated, "%s: report %+v: Duplicated", where, r)
 	require.Empty(t, r.Missing, "%s: report %+v: Missing", where, r)
@@ -1396,7 +1396,7 @@ func requireReports(t *testing.T, want, got []lb.CheckReport, where string) {
 }
 
 // shardSnapshot returns every key of a sharded board (shards, version hashes,
-// index) with its content and expiry.
+// partitions) with its content and expiry.
 func shardSnapshot(t *testing.T, b *testredis.Backend, name string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
@@ -1500,15 +1500,14 @@ func (c *crashClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) [
 	return out
 }
 
-// TestShardedCrash kills a write between its index step and its shard step
+// TestShardedCrash kills a write between its partition step and its shard step
 // (or loses one shard's part of it). Count stays exact, Check reports the
 // member, and Check with repair, or per the package documentation the
-// member's next write, brings the shards back to the index, after which the
-// board answers as an unsharded one fed the writes that reached the index.
+// member's next write, brings the shards back to the partitions, after which the
+// board answers as an unsharded one fed the writes that reached the partitions.
 func TestShardedCrash(t *testing.T) {
-	// Only a Cluster splits a Submit into two round trips: on one node it is
-	// one script, which cannot half-fail. Remove and SubmitMany are two round
-	// trips everywhere, through the same code.
+	// Only a Cluster splits a write into two round trips: on one node every
+	// write is one script, which cannot half-fail.
 	func(t *testing.T, b *testredis.Backend) {
 		type crashCase struct {
 			name string
@@ -1611,6 +1610,28 @@ func TestShardedCrash(t *testing.T) {
 					require.NoError(t, err)
 					require.Equal(t, held, pg.Total, "%s Page(1, 1).Total after the crash", p.where())
 				}
+				// Reads show a member once, with the value its partition
+				// holds where a copy sits in the right shard.
+				for _, v := range views {
+					truth, err := p.sharded.Among(ctx, []string{"m", "n"}, v.q...)
+					require.NoError(t, err)
+					top, err := p.sharded.Top(ctx, 100, v.q...)
+					require.NoError(t, err)
+					pg, err := p.sharded.Page(ctx, 1, 100, v.q...)
+					require.NoError(t, err)
+					for _, es := range [][]lb.Entry{top, pg.Entries} {
+						seen := map[string]bool{}
+						for _, e := range es {
+							require.False(t, seen[e.Member], "%s %s twice after the crash: %v", p.where(), e.Member, es)
+							seen[e.Member] = true
+							for _, tr := range truth {
+								if tr.Member == e.Member && cc.drop == "#s0~" {
+									require.Equal(t, tr.Score, e.Score, "%s %s after the crash: the copy its partition holds", p.where(), e.Member)
+								}
+							}
+						}
+					}
+				}
 				n, err := p.plain.Count(ctx)
 				require.NoError(t, err)
 				wantAll, wantDay := cc.want(
@@ -1622,7 +1643,7 @@ func TestShardedCrash(t *testing.T) {
 
 				if cc.next != nil {
 					// "A process that dies between a write's two round trips
-					// leaves the member's shard entry behind the index until
+					// leaves the member's shard entry behind its partition until
 					// the member's next write or a Check with repair."
 					require.NoError(t, cc.next(p.plain))
 					require.NoError(t, cc.next(p.sharded), "the next write")

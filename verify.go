@@ -42,8 +42,9 @@ func (r VerifyReport) Clean() bool {
 //     aggregation of its log) against Redis, member by member: a member
 //     missing from Redis, a stored value that differs (the composite under
 //     a tie-break), and the members Redis has beyond them, read back in
-//     batches of 1,000. On a sharded board Redis's side is the index;
-//     Check compares the shards with it.
+//     batches of 1,000. On a sharded board Redis's values are the
+//     partitions' and its member count the shards'; Check compares the
+//     shards with the partitions.
 //   - The store against itself, when it is a StandingsChecker (pgstore
 //     is): its kept standings against the aggregation of its own log
 //     (VerifyReport.Store), without repairing them.

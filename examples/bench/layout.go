@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/rueidis"
 	"golang.org/x/sync/errgroup"
@@ -28,8 +29,14 @@ import (
 type layoutBoard struct {
 	name  string // the board's name
 	board *leaderboard.Leaderboard
-	// memory is the growth of used_memory per node across its load.
+	// memory is the growth of used_memory per node across its load (after
+	// the shards' recent versions expired: see settle).
 	memory []int64
+	// before is used_memory per node before its load.
+	before []int64
+	// transient is the bytes the shards' recent versions held right after
+	// the load, before they expired.
+	transient int64
 	// keys sizes its keys by structure and node.
 	keys keySizes
 	// cpu is the CPU µs per node across the Submits.
@@ -64,6 +71,9 @@ func runLayout(ctx context.Context, b *bench, env environment, out io.Writer, pr
 			return err
 		}
 	}
+	if err := b.settle(ctx, boards[1], progress); err != nil {
+		return err
+	}
 	for _, lb := range boards {
 		fmt.Fprintf(progress.w, "bench: layout: %d random Submits to %s\n", b.cfg.layoutSubmits, lb.name)
 		if err := b.layoutCPU(ctx, lb); err != nil {
@@ -94,11 +104,51 @@ func (b *bench) layoutLoad(ctx context.Context, lb *layoutBoard, progress consol
 	if err != nil {
 		return err
 	}
-	lb.memory = make([]int64, len(after))
-	for i := range after {
-		lb.memory[i] = after[i] - before[i]
-	}
+	lb.before = before
+	lb.memory = growth(before, after)
 	return nil
+}
+
+func growth(before, after []int64) []int64 {
+	out := make([]int64, len(after))
+	for i := range after {
+		out[i] = after[i] - before[i]
+	}
+	return out
+}
+
+// recentKind is the structure of the shards' recent versions (keyKind).
+const recentKind = "shard recent versions (hashes)"
+
+// settle waits, on a Cluster, until the shards' recent versions that the
+// load wrote have expired (a minute at most: see the SDK's versions.lua),
+// remembering their bytes as transient, then sizes lb and its memory
+// growth again: the steady state of a board that is not being written.
+func (b *bench) settle(ctx context.Context, lb *layoutBoard, progress console) error {
+	if lb.keys.count[recentKind] == 0 {
+		return nil
+	}
+	lb.transient = lb.keys.bytes[recentKind]
+	fmt.Fprintf(progress.w, "bench: layout: waiting up to 90 s for the shards' recent versions to expire\n")
+	for range 18 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+		}
+		if err := b.layoutSizes(ctx, lb); err != nil {
+			return err
+		}
+		if lb.keys.count[recentKind] == 0 {
+			after, err := b.c.nodeMemory(ctx)
+			if err != nil {
+				return err
+			}
+			lb.memory = growth(lb.before, after)
+			return nil
+		}
+	}
+	return fmt.Errorf("the shards' recent versions of %s did not expire within 90 s", lb.name)
 }
 
 // layoutSizes sizes every key of lb on every node.
@@ -162,7 +212,7 @@ func keyKind(key string) string {
 	case strings.Contains(tag, "#p~"):
 		return "partitions (hashes)"
 	case strings.Contains(tag, "#s") && (strings.HasSuffix(rest, ":v0") || strings.HasSuffix(rest, ":v1")):
-		return "shard recent versions (hashes)"
+		return recentKind
 	case strings.Contains(tag, "#s"):
 		return "shards (sorted sets)"
 	}
@@ -263,6 +313,10 @@ func writeLayout(out io.Writer, b *bench, env environment, plain, sharded *layou
 	}
 	fmt.Fprintf(&w, "\nSharded ÷ unsharded bytes per member: %.2fx (MEMORY USAGE), %.2fx (used_memory).\n\n",
 		float64(sum(sharded.keys.node))/float64(sum(plain.keys.node)), float64(sum(sharded.memory))/float64(sum(plain.memory)))
+	if sharded.transient > 0 {
+		fmt.Fprintf(&w, "Sized once the shards' recent versions had expired. Right after the load they held %.1f bytes per member more: "+
+			"a write's version is kept for 30 to 60 s, so they cost that much per member written in the last minute.\n\n", float64(sharded.transient)/n)
+	}
 	writeNodes(&w, b, plain, sharded)
 	fmt.Fprint(out, w.String())
 }
