@@ -25,12 +25,7 @@
 -- returns an empty array, or the refusal.
 write_header()
 local mode = ARGV[REST]
-local nk = #KEYS
-local dup = false
-if ID ~= '' then
-  dup = seen_before(KEYS[nk])
-  nk = nk - 1
-end
+local dup, nk = seen_before()
 local clock = KEYS[nk]
 local nw = nk - 1
 local exp = REST -- ARGV[exp + w] is window period w's expiry
@@ -65,7 +60,7 @@ for w = 1, nw do
   plans[w] = plan
 end
 if dry then return {} end
-if ID ~= '' and not dup then remember(KEYS[#KEYS]) end
+if ID ~= '' and not dup then remember() end
 
 local version = 0
 if changes > 0 then version = next_versions(clock, changes) end

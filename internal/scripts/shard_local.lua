@@ -23,12 +23,8 @@ local bounds = {}
 for i = 1, nshards - 1 do bounds[i] = num(ARGV[r + 3 + i]) end
 local firstexp = r + 3 + nshards
 local per = 1 + nshards
-local nk = #KEYS
-local nw = math.floor(nk / per)
-local dup = false
-if ID ~= '' then
-  dup = seen_before(KEYS[nk])
-end
+local dup, nk = seen_before()
+local nw = nk / per
 local high = HIGH
 
 local function better_shard(i, j)
@@ -81,7 +77,7 @@ for k = 1, nw do
     store[k] = v
   end
 end
-if ID ~= '' and not dup then remember(KEYS[nk]) end
+if ID ~= '' and not dup then remember() end
 
 local out = {}
 for k = 1, nw do

@@ -21,12 +21,7 @@ write_header()
 local member, value = ARGV[REST], ARGV[REST + 1]
 local exp = REST + 1 -- ARGV[exp + i] is KEYS[i]'s expiry
 
-local nk = #KEYS
-local dup = false
-if ID ~= '' then
-  dup = seen_before(KEYS[nk])
-  nk = nk - 1
-end
+local dup, nk = seen_before()
 
 -- Every window is worked out before the first write, so a refused
 -- submission leaves all of them untouched.
@@ -39,7 +34,7 @@ for i = 1, nk do
     store[i] = v
   end
 end
-if ID ~= '' and not dup then remember(KEYS[#KEYS]) end
+if ID ~= '' and not dup then remember() end
 
 local out = {}
 for i = 1, nk do

@@ -61,23 +61,26 @@ local function apply(p, value)
   return nil
 end
 
--- Whether the header's WithID id counts as applied: its forget is 'store'
--- when the store reports the id from before the dedupe window (Submit
--- asked it), which wins over what Redis remembers. Otherwise drops the ids
--- whose time is up and looks the id up in the board's id set ids. It
--- records nothing: the id memory is written state, so remember records an
--- id only once its submission has passed every check (a refused submission
--- leaves its id free for the corrected retry).
-local function seen_before(ids)
-  if FORGET == 'store' then return true end
-  redis.call('ZREMRANGEBYSCORE', ids, '-inf', NOW)
-  if redis.call('ZSCORE', ids, ID) then return true end
-  return false
+-- Whether the header's WithID id counts as applied, and how many keys
+-- come before the id set, which is the last key when there is an id. Its
+-- forget is 'store' when the store reports the id from before the dedupe
+-- window (Submit asked it), which wins over what Redis remembers.
+-- Otherwise drops the ids whose time is up and looks the id up in the id
+-- set. It records nothing: the id memory is written state, so remember
+-- records an id only once its submission has passed every check (a
+-- refused submission leaves its id free for the corrected retry).
+local function seen_before()
+  local nk = #KEYS
+  if ID == '' then return false, nk end
+  if FORGET == 'store' then return true, nk - 1 end
+  redis.call('ZREMRANGEBYSCORE', KEYS[nk], '-inf', NOW)
+  if redis.call('ZSCORE', KEYS[nk], ID) then return true, nk - 1 end
+  return false, nk - 1
 end
 
--- Records the header's id in the id set ids until it is forgotten; the set
--- lives as long as its newest id.
-local function remember(ids)
-  redis.call('ZADD', ids, FORGET, ID)
-  redis.call('PEXPIREAT', ids, FORGET)
+-- Records the header's id in the id set (the last key) until it is
+-- forgotten; the set lives as long as its newest id.
+local function remember()
+  redis.call('ZADD', KEYS[#KEYS], FORGET, ID)
+  redis.call('PEXPIREAT', KEYS[#KEYS], FORGET)
 end
