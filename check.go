@@ -192,10 +192,10 @@ func sameValue(a, b string) bool {
 // members at most, Partitions being sized for it).
 func (lb *shardedBackend) partitions(ctx context.Context, tg target) (map[string]string, error) {
 	truth := map[string]string{}
-	for first := 0; first < len(lb.parts); first += 256 {
+	for first := 0; first < lb.parts.Len(); first += 256 {
 		cmds := make(rueidis.Commands, 0, 256)
-		for _, part := range lb.parts[first:min(first+256, len(lb.parts))] {
-			cmds = append(cmds, lb.client.B().Hgetall().Key(part.Period(tg.window.Name(), tg.period.ID)).Build())
+		for p := first; p < min(first+256, lb.parts.Len()); p++ {
+			cmds = append(cmds, lb.client.B().Hgetall().Key(lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)).Build())
 		}
 		for _, r := range lb.client.DoMulti(ctx, cmds...) {
 			m, err := r.AsStrMap()

@@ -64,7 +64,7 @@ func (lb *shardedBackend) readKeys(i int, tg target) []string {
 
 // partKey is the hash of member's partition in tg.
 func (lb *shardedBackend) partKey(member string, tg target) string {
-	return lb.parts[keys.PartitionOf(member)].Period(tg.window.Name(), tg.period.ID)
+	return lb.parts.Of(keys.PartitionOf(member)).Period(tg.window.Name(), tg.period.ID)
 }
 
 // shardedBackend is a board split by score into shards (WithShards), each
@@ -81,7 +81,7 @@ type shardedBackend struct {
 	shards []keys.Board
 	// parts are the partitions' key bases, one every four slots
 	// (keys.Board.Partitions).
-	parts []keys.Board
+	parts keys.PartitionSet
 	// bestFirst lists the shards in the board's order, best first.
 	bestFirst []int
 	// bestHolds is, per window name, how many members the best shard of
@@ -677,7 +677,7 @@ func (lb *shardedBackend) stored(ctx context.Context, tg target, members []strin
 	parts, at := byPartition(members)
 	cmds := make(rueidis.Commands, len(parts))
 	for k, p := range parts {
-		key := lb.parts[p].Period(tg.window.Name(), tg.period.ID)
+		key := lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)
 		cmds[k] = lb.client.B().Hmget().Key(key).Field(pick(members, at[k])...).Build()
 	}
 	out := make([]rueidis.RedisMessage, len(members))
@@ -707,16 +707,16 @@ func (lb *shardedBackend) count(ctx context.Context, tg target) (int64, error) {
 // idSet is member's partition's id set: the ids of a sharded board live
 // beside the values they guard.
 func (lb *shardedBackend) idSet(member string) string {
-	return lb.parts[keys.PartitionOf(member)].IDs()
+	return lb.parts.Of(keys.PartitionOf(member)).IDs()
 }
 
 // rebuildKeys are the keys one period rebuilds: every shard, and every
 // partition's hash, numbered as lb.parts.
 func (lb *shardedBackend) rebuildKeys(tg target) (zsets, hashes []string) {
 	zsets = lb.appendShardKeys(nil, tg)
-	hashes = make([]string, len(lb.parts))
-	for p, part := range lb.parts {
-		hashes[p] = part.Period(tg.window.Name(), tg.period.ID)
+	hashes = make([]string, lb.parts.Len())
+	for p := range hashes {
+		hashes[p] = lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)
 	}
 	return zsets, hashes
 }

@@ -111,7 +111,7 @@ func pick(s []string, at []int) []string {
 
 // partWriteCall is the first step's call for the members of partition p.
 func (lb *shardedBackend) partWriteCall(mode string, live []target, p int, members, values []string, slot int64, sub submission) scripts.Call {
-	part := lb.parts[p]
+	part := lb.parts.Of(p)
 	ks := make([]string, len(live))
 	for w, tg := range live {
 		ks[w] = part.Period(tg.window.Name(), tg.period.ID)
@@ -400,7 +400,7 @@ func sum(cards []int64) int64 {
 // one script, one round trip (see shard_local.lua).
 func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult) (bool, error) {
 	scale, bounds := lb.scriptBounds()
-	part := lb.parts[keys.PartitionOf(sub.member)]
+	part := lb.parts.Of(keys.PartitionOf(sub.member))
 	n := len(lb.bounds) + 1
 	ks := make([]string, 0, len(live)*(1+n)+1)
 	for _, tg := range live {
@@ -453,7 +453,7 @@ func (lb *shardedBackend) manyLocal(ctx context.Context, mode string, live []tar
 	for _, tg := range live {
 		ks = lb.appendShardKeys(ks, tg)
 		for _, p := range parts {
-			ks = append(ks, lb.parts[p].Period(tg.window.Name(), tg.period.ID))
+			ks = append(ks, lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID))
 		}
 	}
 	call := scripts.ShardLocalManyCall(lb.writeHeader(slot, &submission{}), mode, ks, scale, bounds, len(parts), expiresOf(live), part, members, values)

@@ -90,7 +90,7 @@ func shardKey(name string, n, i int, window, period string) string {
 
 // partKey is the key of member's partition in board name's period.
 func partKey(name, member, window, period string) string {
-	return keys.NewBoard("lb", name).Partitions()[keys.PartitionOf(member)].Period(window, period)
+	return keys.NewBoard("lb", name).Partitions().Of(keys.PartitionOf(member)).Period(window, period)
 }
 
 // partitionValues reads every member's stored value from the partitions of
@@ -296,7 +296,7 @@ func TestShardedKeys(t *testing.T) {
 		for _, sh := range keys.NewBoard("g:7", other).Shards(2) {
 			require.Contains(t, got, sh.Period("alltime", "alltime"))
 		}
-		require.Contains(t, got, keys.NewBoard("g:7", other).Partitions()[keys.PartitionOf("neg")].Period("alltime", "alltime"))
+		require.Contains(t, got, keys.NewBoard("g:7", other).Partitions().Of(keys.PartitionOf("neg")).Period("alltime", "alltime"))
 		reps, err := board.Check(ctx, false)
 		require.NoError(t, err)
 		require.Len(t, reps, 1)

@@ -17,7 +17,7 @@ import (
 // partition's.
 func idsKey(name, member string, sharded bool) string {
 	if sharded {
-		return keys.NewBoard("lb", name).Partitions()[keys.PartitionOf(member)].IDs()
+		return keys.NewBoard("lb", name).Partitions().Of(keys.PartitionOf(member)).IDs()
 	}
 	return "lb:{" + name + "}:ids"
 }

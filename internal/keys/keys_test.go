@@ -18,7 +18,7 @@ func TestPeriodKeys(t *testing.T) {
 	require.Equal(t, "{race}", b.Tag())
 	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())
 	require.Regexp(t, `^lb:\{race#s3~\d+\}:weekly:2026-W49$`, b.Shards(5)[3].Period("weekly", "2026-W49"))
-	part := b.Partitions()[17]
+	part := b.Partitions().Of(17)
 	require.Regexp(t, `^lb:\{race#p~\d+\}:weekly:2026-W49$`, part.Period("weekly", "2026-W49"))
 	require.Regexp(t, `^lb:\{race#p~\d+\}:clock$`, part.Clock())
 	require.Regexp(t, `^lb:\{race#p~\d+\}:ids$`, part.IDs())
@@ -30,9 +30,10 @@ func TestPeriodKeys(t *testing.T) {
 func TestPartitions(t *testing.T) {
 	for _, b := range []Board{NewBoard("lb", "race"), NewBoard("g:7", "weekly-race"), NewBoard("lb", "ü#x")} {
 		parts := b.Partitions()
-		require.Len(t, parts, Partitions)
+		require.Equal(t, Partitions, parts.Len())
 		seen := map[string]bool{}
-		for i, p := range parts {
+		for i := range parts.Len() {
+			p := parts.Of(i)
 			require.Equal(t, i, Slot(p.base)/(Slots/Partitions), "partition %d of %s at slot %d", i, b.base, Slot(p.base))
 			require.True(t, strings.HasPrefix(p.base, b.base[:len(b.base)-len(b.Tag())]), p.base)
 			require.False(t, seen[p.base])

@@ -110,6 +110,22 @@ func slotDistance(a, b int) int {
 // about 2 million members a period before its hashes turn into hash tables.
 const Partitions = 4096
 
+// PartitionSet is the key bases of a board's partitions (see
+// Board.Partitions), kept as their salts: 16 KB a board, where 4096 key
+// strings would take ten times that.
+type PartitionSet struct {
+	head  string // the base up to the salt: "lb:{weekly-race#p~"
+	salts []uint32
+}
+
+// Len is the number of partitions, Partitions.
+func (s PartitionSet) Len() int { return len(s.salts) }
+
+// Of returns partition i's key base.
+func (s PartitionSet) Of(i int) Board {
+	return Board{base: s.head + strconv.FormatUint(uint64(s.salts[i]), 10) + "}"}
+}
+
 // Partitions returns the key bases of the partitions that serialize a
 // sharded board's writes, each under a hash tag of its own,
 // "lb:{weekly-race#p~1234}": partition i's tag hashes to a slot in
@@ -117,23 +133,23 @@ const Partitions = 4096
 // the slots it owns, by construction. The salts are found by trying salts in
 // turn and giving each partition the first that lands in its slots: some
 // 36,000 CRCs of a short string, under a millisecond.
-func (b Board) Partitions() []Board {
+func (b Board) Partitions() PartitionSet {
 	tag := b.Tag()
 	prefix := tag[1:len(tag)-1] + "#p~"
 	c := crc16(prefix)
-	head := b.base[:len(b.base)-len(tag)] + "{" + prefix
-	out := make([]Board, Partitions)
+	set := PartitionSet{head: b.base[:len(b.base)-len(tag)] + "{" + prefix, salts: make([]uint32, Partitions)}
+	found := make([]bool, Partitions)
 	left := Partitions
 	var digits []byte
 	for salt := 0; left > 0; salt++ {
 		digits = strconv.AppendInt(digits[:0], int64(salt), 10)
 		i := int(crcMore(c, digits)) % Slots * Partitions / Slots
-		if out[i].base == "" {
-			out[i] = Board{base: head + string(digits) + "}"}
+		if !found[i] {
+			found[i], set.salts[i] = true, uint32(salt)
 			left--
 		}
 	}
-	return out
+	return set
 }
 
 // PartitionOf returns the partition of member: FNV-1a of its bytes, modulo
