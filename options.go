@@ -353,9 +353,9 @@ func nilWindow(w Window) bool {
 // finds the best shard holding fewer than n members: on a window's first
 // such Top, and when the shard has dropped below n since the last one);
 // Page one inside the best shard (under Competition ranks, the first page
-// only), else two; Around two; Submit, SubmitMany and Remove two on a
-// Cluster and one on a single node (standalone or Sentinel), where one
-// script reaches every shard and applies the whole call atomically. On a
+// only), else two; Around, Submit, SubmitMany and Remove two on a Cluster
+// and one on a single node (standalone or Sentinel), where one script
+// reaches every shard (and a write applies the whole call atomically). On a
 // Cluster, a SubmitMany on an Accumulate board with a tie-break whose
 // members span several partitions takes three: see below.
 //

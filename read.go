@@ -44,7 +44,7 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 // holding member, centred on it where possible and shifted at either end of
 // the board (0 <= radius <= MaxRadius). ErrNotRanked when the member has no
 // score there. One round trip: the rank and the slice are read by one script;
-// two on a sharded board (WithShards).
+// two on a sharded board on a Cluster (WithShards).
 func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q ...Query) ([]Entry, error) {
 	if err := checkMember(member); err != nil {
 		return nil, err

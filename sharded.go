@@ -364,7 +364,8 @@ type shardStanding struct {
 // with one script (locateLocal), on a Cluster by reading every shard.
 func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
 	if !lb.cluster {
-		return lb.locateLocal(ctx, tg, member)
+		st, _, err := lb.locateLocal(ctx, tg, member, -1)
+		return st, err
 	}
 	if lb.ranking == Ordinal {
 		return lb.locatePlain(ctx, tg, member)
@@ -482,41 +483,86 @@ func optResult[T any](r rueidis.RedisResult, read func(*rueidis.RedisMessage) (T
 
 // locateLocal is locate on one node: the member's partition says which
 // shard to look in, and one script reads it and every shard's count (see
-// shard_locate.lua).
-func (lb *shardedBackend) locateLocal(ctx context.Context, tg target, member string) (shardStanding, error) {
+// shard_locate.lua); with radius 0 or more, also the slice around the
+// member (rest: its first position, its first entry's competition rank,
+// then member, value pairs).
+func (lb *shardedBackend) locateLocal(ctx context.Context, tg target, member string, radius int) (shardStanding, []rueidis.RedisMessage, error) {
 	scale, bounds := lb.scriptBounds()
 	ks := lb.appendShardKeys([]string{lb.partKey(member, tg)}, tg)
-	v, err := scripts.ShardLocateCall(lb.readHeader(), ks, member, scale, bounds).Exec(ctx, lb.client).ToArray()
+	v, err := scripts.ShardLocateCall(lb.readHeader(), ks, member, scale, radius, bounds).Exec(ctx, lb.client).ToArray()
 	if err != nil {
-		return shardStanding{}, err
+		return shardStanding{}, nil, err
 	}
 	n := len(lb.bounds) + 1
-	if len(v) != 5+n {
-		return shardStanding{}, fmt.Errorf("locate returned %d values, want %d", len(v), 5+n)
+	if len(v) < 5+n {
+		return shardStanding{}, nil, fmt.Errorf("locate returned %d values, want %d or more", len(v), 5+n)
 	}
 	st := shardStanding{cards: make([]int64, n)}
 	for i := range st.cards {
 		if st.cards[i], err = v[5+i].AsInt64(); err != nil {
-			return st, err
+			return st, nil, err
 		}
 	}
 	st.total = sum(st.cards)
 	if v[0].IsNil() {
-		return st, nil
+		return st, nil, nil
 	}
 	var ints [4]int64
 	for k := range ints {
 		if ints[k], err = v[1+k].AsInt64(); err != nil {
-			return st, err
+			return st, nil, err
 		}
 	}
 	if st.stored, err = v[0].AsFloat64(); err != nil {
-		return st, err
+		return st, nil, err
 	}
 	st.found, st.shard = true, int(ints[0])
 	st.pos, _ = lb.globalRank(st.cards, st.shard, ints[1], 0)
 	st.better, st.worse = lb.globalRank(st.cards, st.shard, ints[2], ints[3])
-	return st, nil
+	return st, v[5+n:], nil
+}
+
+// aroundLocal is Around on one node: one script (see shard_locate.lua).
+func (lb *shardedBackend) aroundLocal(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	st, rest, err := lb.locateLocal(ctx, tg, member, radius)
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	if !st.found {
+		return nil, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	if len(rest) < 2 || len(rest)%2 != 0 {
+		return nil, wrap("around", fmt.Errorf("around returned %d values after the counts", len(rest)))
+	}
+	start, err := rest[0].AsInt64()
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	first, err := rest[1].AsInt64()
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	es, err := lb.entries(rest[2:])
+	if err != nil {
+		return nil, wrap("around", err)
+	}
+	es = onceEach(es)
+	lb.rankEntries(es, start, first)
+	return es, nil
+}
+
+// onceEach drops later copies of a member: on one node a member is in two
+// shards only while a Rebuild swaps them in one after another.
+func onceEach(es []Entry) []Entry {
+	seen := make(map[string]bool, len(es))
+	out := es[:0]
+	for _, e := range es {
+		if !seen[e.Member] {
+			seen[e.Member] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
@@ -627,6 +673,9 @@ func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int)
 }
 
 func (lb *shardedBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	if !lb.cluster {
+		return lb.aroundLocal(ctx, tg, member, radius)
+	}
 	st, err := lb.locate(ctx, tg, member)
 	if err != nil {
 		return nil, wrap("around", err)

@@ -186,10 +186,11 @@ func ShardRangeCall(h Header, keys []string, start, count int64) Call {
 }
 
 // ShardLocateCall finds member on a sharded board whose keys share one
-// node: keys are its partition's hash, then every shard's sorted set; scale
-// and bounds as ShardLocalCall's. See shard_locate.lua.
-func ShardLocateCall(h Header, keys []string, member, scale string, bounds []string) Call {
-	return Call{Script: ShardLocate, Keys: keys, Args: append(append(h.args(2+len(bounds)), member, scale), bounds...)}
+// node, and with radius 0 or more reads the slice around it: keys are its
+// partition's hash, then every shard's sorted set; scale and bounds as
+// ShardLocalCall's. See shard_locate.lua.
+func ShardLocateCall(h Header, keys []string, member, scale string, radius int, bounds []string) Call {
+	return Call{Script: ShardLocate, Keys: keys, Args: append(append(h.args(3+len(bounds)), member, scale, strconv.Itoa(radius)), bounds...)}
 }
 
 // ShardLocalCall submits to a sharded board whose keys share one node:
