@@ -69,6 +69,7 @@ func newBackend(lb *Leaderboard) backend {
 	sb := &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
 		shards: lb.keys.Shards(len(lb.bounds) + 1), parts: lb.keys.Partitions(), bestFirst: bestFirstOf(len(lb.bounds)+1, lb.high()),
 		bestHolds: map[string]*atomic.Int64{}}
+	sb.scale, sb.boundArgs = formatBounds(lb)
 	for _, w := range lb.windows {
 		h := &atomic.Int64{}
 		h.Store(math.MaxInt64) // unknown: try the best shard alone first

@@ -13,8 +13,10 @@
 // one DoMulti on the rueidis client you pass in. A script costs one more
 // the first time it runs on a Redis that has not loaded it (rueidis sends
 // EVALSHA, then EVAL on NOSCRIPT). A sharded board (WithShards) spends up to
-// two (three when a Submit on a Cluster sweeps a copy a crashed write left
-// behind), and its doc comment says which operation spends how many.
+// two, more only where its doc comment says (on a Cluster: a Submit that
+// finds a copy a crashed write left behind or reaches a shard late, a read
+// that finds a member in two shards while it moves, a SubmitMany run dry
+// first).
 // Rebuild, Verify, Seal and Check take as many as their data needs.
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction

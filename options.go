@@ -385,17 +385,19 @@ func nilWindow(w Window) bool {
 // take turns, expiring), so late or repeated writes are ignored and every
 // shard converges to the partitions; a write that reaches its shard more
 // than 10 seconds after its version was given is refused by the shard and
-// sent again with a new version (two round trips more, for a process that
-// paused between its steps). This needs the Cluster nodes' clocks to agree
+// sent again with a new version (two round trips more, and a Submit a
+// third to read its standing afresh, for a process that paused between its
+// steps). This needs the Cluster nodes' clocks to agree
 // within 20 seconds (NTP does far better).
 //
 // Each shard is read atomically, but a read that spans shards on several
 // nodes is not a snapshot of all of them. While a member crosses a bound
 // (between the two shard writes of its Submit, typically under a
 // millisecond) a read may find it in both shards or in neither: reads keep
-// one copy, the one with the newer version, so a member is never returned
-// twice, but Count, every Total and the ranks of other members may be off
-// by that one member for that instant. Among's scores come from the
+// one copy, the one in the shard its partition's value belongs to (one
+// more round trip for a range that finds a member twice), so a member is
+// never returned twice, but Count, every Total and the ranks of other
+// members may be off by that one member for that instant. Among's scores come from the
 // partitions and are exact. A process that dies between a write's two
 // round trips on a Cluster leaves the member's shard entry behind its
 // partition (and Count with it) until the member's next Submit (which

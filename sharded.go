@@ -51,17 +51,6 @@ func (lb *shardedBackend) shardKey(i int, tg target) string {
 	return lb.shards[i].Period(tg.window.Name(), tg.period.ID)
 }
 
-// readKeys are the keys a shard read takes: shard i's sorted set, and on
-// a Cluster its recent versions (see shard_read.lua).
-func (lb *shardedBackend) readKeys(i int, tg target) []string {
-	key := lb.shardKey(i, tg)
-	if !lb.cluster {
-		return []string{key}
-	}
-	r := keys.Recent(key)
-	return []string{key, r[0], r[1]}
-}
-
 // partKey is the hash of member's partition in tg.
 func (lb *shardedBackend) partKey(member string, tg target) string {
 	return lb.parts.Of(keys.PartitionOf(member)).Period(tg.window.Name(), tg.period.ID)
@@ -84,6 +73,10 @@ type shardedBackend struct {
 	parts keys.PartitionSet
 	// bestFirst lists the shards in the board's order, best first.
 	bestFirst []int
+	// scale and boundArgs are the tie-break's 10^decimals and the bounds
+	// as the one-node scripts take them (scriptBounds).
+	scale     string
+	boundArgs []string
 	// bestHolds is, per window name, how many members the best shard of
 	// its period held when a Top or Page last looked (at least that many
 	// after one served from it alone): whether they may read it alone. It
@@ -109,57 +102,11 @@ func (lb *shardedBackend) globalRank(cards []int64, s int, inShard, worseIn int6
 	return rank, worse
 }
 
-// shardEntry is an entry read from one shard, with what dedupes it.
-type shardEntry struct {
-	Entry
-	stored  float64
-	version int64
-	shard   int
-}
-
 // shardRange reads count entries from the global position start, given the
-// shards' member counts, best first, with each shard's stale copies of
-// moving members dropped. It also returns the competition rank of the
-// first entry.
+// shards' member counts, best first (one copy of a member found in two
+// shards: see readSpans). It also returns the competition rank of the
+// first entry (0 under Ordinal ranks, which do not need it).
 func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, int64, error) {
-	if lb.ranking == Ordinal {
-		es, err := lb.shardRangePlain(ctx, tg, cards, start, count)
-		return es, 0, err
-	}
-	var calls []scripts.Call
-	var shards []int
-	offset := int64(0)
-	for _, i := range lb.bestFirst {
-		lo, hi := max(start-offset, 0), min(start+count-offset, cards[i])
-		if lo < hi {
-			shards = append(shards, i)
-			calls = append(calls, lb.shardRangeCall(i, tg, lo, hi-lo))
-		}
-		offset += cards[i]
-	}
-	if len(calls) == 0 {
-		return []Entry{}, 0, nil
-	}
-	res := scripts.ExecMulti(ctx, lb.client, calls)
-	var all []shardEntry
-	var first int64
-	for k, r := range res {
-		es, betterIn, _, err := lb.shardRangeReply(r, shards[k])
-		if err != nil {
-			return nil, 0, err
-		}
-		if k == 0 {
-			first, _ = lb.globalRank(cards, shards[k], betterIn+1, 0)
-		}
-		all = append(all, es...)
-	}
-	return dedupe(all), first, nil
-}
-
-// shardRangePlain is shardRange under Ordinal ranks, which need no count
-// of members strictly better than the first entry: one ZRANGE a shard the
-// range spans, no script.
-func (lb *shardedBackend) shardRangePlain(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, error) {
 	var spans []shardSpan
 	offset := int64(0)
 	for _, i := range lb.bestFirst {
@@ -169,8 +116,13 @@ func (lb *shardedBackend) shardRangePlain(ctx context.Context, tg target, cards 
 		}
 		offset += cards[i]
 	}
-	es, _, err := lb.readSpans(ctx, tg, spans)
-	return es, err
+	comp := lb.ranking == Competition
+	es, _, betterIn, err := lb.readSpans(ctx, tg, spans, comp)
+	if err != nil || !comp || len(spans) == 0 {
+		return es, 0, err
+	}
+	first, _ := lb.globalRank(cards, spans[0].shard, betterIn+1, 0)
+	return es, first, nil
 }
 
 // shardSpan is the positions [lo, hi) of one shard.
@@ -179,27 +131,39 @@ type shardSpan struct {
 	lo, hi int64
 }
 
-// readSpans reads spans, in their order, with one ZRANGE each in one round
-// trip, and returns their entries and how many each span held. A member
-// found in two shards (a move in flight, or a write that crashed between
-// its steps) keeps the copy in the shard of its partition's value, read in
-// one more round trip when it happens.
-func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shardSpan) ([]Entry, []int, error) {
-	all, held := []Entry{}, make([]int, len(spans))
+// readSpans reads spans, in their order, in one round trip: one ZRANGE
+// each, but with better the first through shard_read.lua, which also counts
+// the members of its shard strictly better than its first entry (betterIn,
+// for Competition ranks). It returns the entries and how many each span
+// held. A member found in two shards (a move in flight, or a write that
+// crashed between its steps) keeps the copy in the shard of its
+// partition's value, read in one more round trip when it happens.
+func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shardSpan, better bool) (all []Entry, held []int, betterIn int64, err error) {
+	all, held = []Entry{}, make([]int, len(spans))
 	if len(spans) == 0 {
-		return all, held, nil
+		return all, held, 0, nil
 	}
-	cmds := make(rueidis.Commands, len(spans))
+	calls := make([]scripts.Call, len(spans))
 	for k, sp := range spans {
-		cmds[k] = lb.rangeCmd(lb.shardKey(sp.shard, tg), sp.lo, sp.hi-1)
+		key := lb.shardKey(sp.shard, tg)
+		if k == 0 && better {
+			calls[k] = scripts.ShardRangeCall(lb.readHeader(), key, sp.lo, sp.hi-sp.lo)
+			continue
+		}
+		calls[k] = scripts.Call{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, sp.lo, sp.hi-1) }}
 	}
 	var from []int // shard of each entry
 	seen := map[string]bool{}
 	var twice []string
-	for k, r := range lb.client.DoMulti(ctx, cmds...) {
-		es, err := lb.zEntries(&r)
+	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
+		var es []Entry
+		if k == 0 && better {
+			es, betterIn, err = lb.rangeReply(r)
+		} else {
+			es, err = lb.zEntries(&r)
+		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		held[k] = len(es)
 		for _, e := range es {
@@ -210,11 +174,28 @@ func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shar
 			all, from = append(all, e), append(from, spans[k].shard)
 		}
 	}
-	if len(twice) == 0 {
-		return all, held, nil
+	if len(twice) > 0 {
+		all, err = lb.keepCurrent(ctx, tg, all, from, twice)
 	}
-	all, err := lb.keepCurrent(ctx, tg, all, from, twice)
-	return all, held, err
+	return all, held, betterIn, err
+}
+
+// rangeReply decodes shard_read.lua's 'range' reply: the members strictly
+// better than the first entry, and the entries.
+func (lb *shardedBackend) rangeReply(r rueidis.RedisResult) ([]Entry, int64, error) {
+	v, err := r.ToArray()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(v) < 2 {
+		return nil, 0, fmt.Errorf("shard read returned %d values", len(v))
+	}
+	betterIn, err := v[1].AsInt64()
+	if err != nil {
+		return nil, 0, err
+	}
+	es, err := lb.entries(v[2:])
+	return es, betterIn, err
 }
 
 // keepCurrent drops, of each member in twice, the copies outside the shard
@@ -251,71 +232,6 @@ func (lb *shardedBackend) keepCurrent(ctx context.Context, tg target, all []Entr
 		out = append(out, e)
 	}
 	return out, nil
-}
-
-// shardRangeCall reads count entries of shard i from position start.
-func (lb *shardedBackend) shardRangeCall(i int, tg target, start, count int64) scripts.Call {
-	return scripts.ShardRangeCall(lb.readHeader(), lb.readKeys(i, tg), start, count)
-}
-
-func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult, shard int) (es []shardEntry, betterIn, card int64, err error) {
-	v, err := r.ToArray()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	if len(v) < 2 || (len(v)-2)%3 != 0 {
-		return nil, 0, 0, fmt.Errorf("shard read returned %d values", len(v))
-	}
-	if card, err = v[0].AsInt64(); err != nil {
-		return nil, 0, 0, err
-	}
-	if betterIn, err = v[1].AsInt64(); err != nil {
-		return nil, 0, 0, err
-	}
-	es = make([]shardEntry, 0, (len(v)-2)/3)
-	for j := 2; j < len(v); j += 3 {
-		m, err := v[j].ToString()
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		stored, err := v[j+1].AsFloat64()
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		ver, err := v[j+2].AsInt64()
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		es = append(es, shardEntry{Entry: Entry{Member: m, Score: lb.plain(stored)}, stored: stored, version: ver, shard: shard})
-	}
-	return es, betterIn, card, nil
-}
-
-// dedupe keeps, of a member found in two shards while it moves, the copy
-// with the newer version, in the order of the input.
-func dedupe(all []shardEntry) []Entry {
-	newest := make(map[string]int64, len(all))
-	dup := false
-	for _, e := range all {
-		if v, ok := newest[e.Member]; ok {
-			dup = true
-			if e.version <= v {
-				continue
-			}
-		}
-		newest[e.Member] = e.version
-	}
-	out := make([]Entry, 0, len(all))
-	for _, e := range all {
-		if dup {
-			if v := newest[e.Member]; v != e.version {
-				continue
-			}
-			newest[e.Member] = -1 // once
-		}
-		out = append(out, e.Entry)
-	}
-	return out
 }
 
 // shardCards reads every shard's member count and their sum, in one round
@@ -361,110 +277,113 @@ type shardStanding struct {
 }
 
 // locate finds member on a sharded board in one round trip: on one node
-// with one script (locateLocal), on a Cluster by reading every shard.
+// with one script (locateLocal), on a Cluster by reading every shard
+// (locateCluster).
 func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
 	if !lb.cluster {
 		st, _, err := lb.locateLocal(ctx, tg, member, -1)
 		return st, err
 	}
-	if lb.ranking == Ordinal {
-		return lb.locatePlain(ctx, tg, member)
-	}
-	n := len(lb.bounds) + 1
-	calls := make([]scripts.Call, 0, n)
-	for i := 0; i < n; i++ {
-		calls = append(calls, scripts.ShardRankCall(lb.readHeader(), lb.readKeys(i, tg), member))
-	}
-	res := scripts.ExecMulti(ctx, lb.client, calls)
-	st := shardStanding{cards: make([]int64, n)}
-	var version int64 = -1
-	var posIn, betterIn, worseIn int64
-	for i := 0; i < n; i++ {
-		v, err := res[i].ToArray()
-		if err != nil {
-			return st, err
-		}
-		if len(v) != 6 {
-			return st, fmt.Errorf("shard read returned %d values, want 6", len(v))
-		}
-		if st.cards[i], err = v[0].AsInt64(); err != nil {
-			return st, err
-		}
-		if v[1].IsNil() {
-			continue
-		}
-		var ints [4]int64
-		for k := range ints {
-			if ints[k], err = v[2+k].AsInt64(); err != nil {
-				return st, err
-			}
-		}
-		if ints[0] <= version {
-			continue // a stale copy left by a move in flight
-		}
-		if st.stored, err = v[1].AsFloat64(); err != nil {
-			return st, err
-		}
-		st.found, st.shard, version = true, i, ints[0]
-		posIn, betterIn, worseIn = ints[1], ints[2], ints[3]
-	}
-	st.total = sum(st.cards)
-	if st.found {
-		st.pos, _ = lb.globalRank(st.cards, st.shard, posIn, 0)
-		st.better, st.worse = lb.globalRank(st.cards, st.shard, betterIn, worseIn)
-	}
-	return st, nil
+	return lb.locateCluster(ctx, tg, member)
 }
 
-// locatePlain is locate on a Cluster under Ordinal ranks, which need no
-// count of members strictly better than a score: plain commands, no
-// script (each shard's count, the member's position and score there), and
-// the member's partition, which says which copy is current when a move in
-// flight shows the member in two shards.
-func (lb *shardedBackend) locatePlain(ctx context.Context, tg target, member string) (shardStanding, error) {
+// shardProbe is what one shard holds of a member.
+type shardProbe struct {
+	card                     int64
+	found                    bool
+	stored                   float64
+	posIn, betterIn, worseIn int64 // inside the shard; better, worse: Competition
+}
+
+// locateCluster reads, in one round trip, the member's partition and from
+// every shard its count and the member's place: with plain commands under
+// Ordinal ranks (ZCARD, Z(REV)RANK, ZSCORE), with shard_read.lua under
+// Competition ranks, which count the members strictly better than a score.
+// A member found in two shards (a move in flight, or a crashed write) is
+// taken from the shard of its partition's value, else from the best.
+func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member string) (shardStanding, error) {
 	n := len(lb.bounds) + 1
-	b := lb.client.B()
-	cmds := make(rueidis.Commands, 0, 1+3*n)
-	cmds = append(cmds, b.Hget().Key(lb.partKey(member, tg)).Field(member).Build())
+	part := lb.partKey(member, tg)
+	calls := []scripts.Call{{Cmd: func() rueidis.Completed { return lb.client.B().Hget().Key(part).Field(member).Build() }}}
+	per := 3 // calls a shard
+	if lb.ranking == Competition {
+		per = 1
+	}
 	for i := 0; i < n; i++ {
 		key := lb.shardKey(i, tg)
-		cmds = append(cmds, b.Zcard().Key(key).Build(), lb.rankCmd(key, member), b.Zscore().Key(key).Member(member).Build())
+		if per == 1 {
+			calls = append(calls, scripts.ShardRankCall(lb.readHeader(), key, member))
+			continue
+		}
+		calls = append(calls, lb.zcardCall(key), scripts.Call{Cmd: func() rueidis.Completed { return lb.rankCmd(key, member) }},
+			lb.zscoreCall(key, member))
 	}
-	res := lb.client.DoMulti(ctx, cmds...)
+	res := scripts.ExecMulti(ctx, lb.client, calls)
 	truth, hasTruth, err := optResult(res[0], optString)
 	if err != nil {
 		return shardStanding{}, err
 	}
+	right := -1
+	if hasTruth {
+		right = lb.shardOfString(truth)
+	}
 	st := shardStanding{cards: make([]int64, n), shard: -1}
-	var posIn int64
+	var in shardProbe
 	for _, i := range lb.bestFirst {
-		r := res[1+3*i:]
-		if st.cards[i], err = r[0].AsInt64(); err != nil {
-			return st, err
-		}
-		p, ok, err := optResult(r[1], optInt)
+		p, err := lb.probe(res[1+per*i : 1+per*(i+1)])
 		if err != nil {
 			return st, err
 		}
-		v, _, err := optResult(r[2], optFloat)
-		if err != nil || !ok {
-			if err != nil {
-				return st, err
-			}
-			continue
+		st.cards[i] = p.card
+		if p.found && (!st.found || i == right) {
+			st.found, st.shard, st.stored, in = true, i, p.stored, p
 		}
-		// The first copy found, best shard first, unless a later one is
-		// in the shard of the partition's value.
-		if st.found && !(hasTruth && i == lb.shardOfString(truth)) {
-			continue
-		}
-		st.found, st.shard, st.stored, posIn = true, i, v, p
 	}
 	st.total = sum(st.cards)
 	if st.found {
-		st.pos, _ = lb.globalRank(st.cards, st.shard, posIn, 0)
+		st.pos, _ = lb.globalRank(st.cards, st.shard, in.posIn, 0)
+		st.better, st.worse = lb.globalRank(st.cards, st.shard, in.betterIn, in.worseIn)
 	}
 	return st, nil
+}
+
+// probe decodes one shard's replies of locateCluster: shard_read.lua's
+// 'rank' reply, or ZCARD, Z(REV)RANK and ZSCORE.
+func (lb *shardedBackend) probe(res []rueidis.RedisResult) (shardProbe, error) {
+	var p shardProbe
+	var err error
+	if len(res) == 3 {
+		if p.card, err = res[0].AsInt64(); err != nil {
+			return p, err
+		}
+		var ok bool
+		if p.posIn, ok, err = optResult(res[1], optInt); err != nil || !ok {
+			return p, err
+		}
+		p.stored, p.found, err = optResult(res[2], optFloat)
+		return p, err
+	}
+	v, err := res[0].ToArray()
+	if err != nil {
+		return p, err
+	}
+	if len(v) != 5 {
+		return p, fmt.Errorf("shard read returned %d values, want 5", len(v))
+	}
+	if p.card, err = v[0].AsInt64(); err != nil || v[1].IsNil() {
+		return p, err
+	}
+	if p.stored, err = v[1].AsFloat64(); err != nil {
+		return p, err
+	}
+	ints := []*int64{&p.posIn, &p.betterIn, &p.worseIn}
+	for k, x := range ints {
+		if *x, err = v[2+k].AsInt64(); err != nil {
+			return p, err
+		}
+	}
+	p.found = true
+	return p, nil
 }
 
 // optResult reads a reply that may be nil with read (optString, optInt,
@@ -619,7 +538,7 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 	for k, i := range lb.bestFirst {
 		spans[k] = shardSpan{i, 0, int64(n)}
 	}
-	es, held, err := lb.readSpans(ctx, tg, spans)
+	es, held, _, err := lb.readSpans(ctx, tg, spans, false)
 	if err != nil {
 		return nil, wrap("top", err)
 	}

@@ -218,7 +218,7 @@ func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []tar
 // redoLate gives a write that reached a shard too late (see versions.lua)
 // a new version and sends it again, as Check repairs a member, then reads
 // the member's standing afresh: a Submit whose two steps lay more than
-// some seconds apart (a paused process) takes two round trips more.
+// some seconds apart (a paused process) takes three round trips more.
 func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string, wr *WindowResult) error {
 	if err := lb.repairShards(ctx, tg, []string{member}, map[string][]int{member: lb.allShards()}); err != nil {
 		return err
@@ -424,8 +424,13 @@ func (lb *shardedBackend) appendShardKeys(ks []string, tg target) []string {
 }
 
 // scriptBounds are the tie-break's 10^decimals ("1" for none) and the
-// bounds, as the one-node scripts take them.
+// bounds, as the one-node scripts take them (formatted once, in New).
 func (lb *shardedBackend) scriptBounds() (scale string, bounds []string) {
+	return lb.scale, lb.boundArgs
+}
+
+// formatBounds formats the one-node scripts' scale and bounds for New.
+func formatBounds(lb *Leaderboard) (scale string, bounds []string) {
 	scale = "1"
 	if lb.tb != nil {
 		scale = formatScore(lb.tb.scale)

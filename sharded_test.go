@@ -1398,7 +1398,7 @@ func requireReports(t *testing.T, want, got []lb.CheckReport, where string) {
 	require.Equal(t, norm(want), norm(got), where)
 }
 
-// shardSnapshot returns every key of a sharded board (shards, version hashes,
+// shardSnapshot returns every key of a sharded board (shards, recent versions,
 // partitions) with its content and expiry.
 func shardSnapshot(t *testing.T, b *testredis.Backend, name string) map[string]string {
 	t.Helper()
@@ -1574,7 +1574,9 @@ func TestShardedCrash(t *testing.T) {
 		}
 		for i, cc := range cases {
 			t.Run(cc.name, func(t *testing.T) {
-				c := shardCombo{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Ordinal, seed: uint64(6000 + i)}
+				// Every other case under Competition ranks, whose reads
+				// count by score with scripts.
+				c := shardCombo{policy: lb.Replace, order: lb.HighestFirst, rank: []lb.RankMode{lb.Ordinal, lb.Competition}[i%2], seed: uint64(6000 + i)}
 				p := newShardPair(t, b, c)
 				crash := &crashClient{Client: b.Client}
 				var err error

@@ -296,10 +296,14 @@ modules=$(git ls-files 'go.mod' '*/go.mod' 2>/dev/null || echo go.mod)
 # The Go modules every check builds, fetched here, under their own header,
 # rather than in the middle of the first check that needs them: Go's module
 # cache (go env GOMODCACHE) keeps them, so this prints nothing once they are
-# there. Under NO_INSTALL too: without them nothing can be checked.
+# there. Under NO_INSTALL too: without them nothing can be checked. Each
+# module is fetched as the workspace (go.work) builds it and as it builds on
+# its own (GOWORK=off), which can pick other versions (golang.org/x/sys:
+# v0.48.0 in the workspace, which examples/bench needs, v0.47.0 alone), so
+# that no check, whichever way it is run, downloads in its midst.
 echo "== Go modules (from the Go module proxy, into Go's module cache, when missing)"
 for mod in $modules; do
-  (cd "$(dirname "$mod")" && go list -deps -test ./... >/dev/null)
+  (cd "$(dirname "$mod")" && go list -deps -test ./... >/dev/null && GOWORK=off go list -deps -test ./... >/dev/null)
 done
 go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" -version >/dev/null
 

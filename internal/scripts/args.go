@@ -172,17 +172,16 @@ func ShardWriteCall(h Header, key string, recent [2]string, expire int64, report
 	return Call{Script: ShardWrite, Keys: []string{key, recent[0], recent[1]}, Args: args}
 }
 
-// ShardRankCall reads member's place in one shard: keys are its sorted
-// set, then on a Cluster its two hashes of recent versions. See
+// ShardRankCall reads member's place in one shard, key. See
 // shard_read.lua.
-func ShardRankCall(h Header, keys []string, member string) Call {
-	return Call{Script: ShardRead, Keys: keys, Args: append(h.args(2), "rank", member)}
+func ShardRankCall(h Header, key, member string) Call {
+	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(2), "rank", member)}
 }
 
-// ShardRangeCall reads count entries of one shard (keys as ShardRankCall's)
-// from position start. See shard_read.lua.
-func ShardRangeCall(h Header, keys []string, start, count int64) Call {
-	return Call{Script: ShardRead, Keys: keys, Args: append(h.args(3), "range", itoa(start), itoa(count))}
+// ShardRangeCall reads count entries of one shard, key, from position
+// start. See shard_read.lua.
+func ShardRangeCall(h Header, key string, start, count int64) Call {
+	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(3), "range", itoa(start), itoa(count))}
 }
 
 // ShardLocateCall finds member on a sharded board whose keys share one

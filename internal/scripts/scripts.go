@@ -74,8 +74,9 @@ var (
 	// ShardWrite applies versioned writes to one shard on a Cluster; see
 	// shard_write.lua.
 	ShardWrite = newScript(shardWriteSrc, order, ranks, versions, shardWrites)
-	// ShardRead reads one shard with versions; see shard_read.lua.
-	ShardRead = newScript(shardReadSrc, order, versions)
+	// ShardRead reads one shard with the members strictly better than a
+	// score; see shard_read.lua.
+	ShardRead = newScript(shardReadSrc, order)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
 	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardOf, shardPlace)
 	// ShardLocalMany applies SubmitMany, Remove or Check's repairs to a

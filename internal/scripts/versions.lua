@@ -34,8 +34,7 @@ local function next_versions(clock, k)
 end
 
 -- The version of the last write a shard applied to member, from its two
--- recent hashes r0 and r1 (nil on one node); 0 when neither remembers one.
+-- recent hashes r0 and r1; 0 when neither remembers one.
 local function recent_of(r0, r1, member)
-  if not r0 then return 0 end
   return math.max(tonumber(redis.call('HGET', r0, member) or '0'), tonumber(redis.call('HGET', r1, member) or '0'))
 end
