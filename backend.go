@@ -41,9 +41,13 @@ type backend interface {
 	// one pass: a sample, not a snapshot (ProposeBounds). A position past
 	// the end has no entry.
 	entriesAt(ctx context.Context, tg target, positions []int64) ([]Entry, error)
-	// check compares a period's layout with its truth, repairing it on
-	// request (see Check).
-	check(ctx context.Context, tg target, repair bool) (CheckReport, error)
+	// check compares a period's layout (and its shadow's, after it) with
+	// its truth, repairing it on request (see Check).
+	check(ctx context.Context, tg target, repair bool) ([]CheckReport, error)
+	// fillShadow builds a period's shadow layout (WithShadowShards) from
+	// its truth and returns the members filled; dropShadow deletes it.
+	fillShadow(ctx context.Context, tg target) (int64, error)
+	dropShadow(ctx context.Context, tg target) error
 
 	// idSet is the key of the id set a Submit of member records its WithID
 	// id in (Rebuild restores ids there).
@@ -61,15 +65,26 @@ type backend interface {
 
 // newBackend picks the board's backend: plain without bounds; sharded with
 // them, working every shard of a write in one script where all keys share
-// one node, and in two steps on a Cluster.
+// one node, and in two steps on a Cluster; with a shadow layout
+// (WithShadowShards) that every write also keeps.
 func newBackend(lb *Leaderboard) backend {
 	if len(lb.bounds) == 0 {
 		return &plainBackend{Leaderboard: lb}
 	}
-	sb := &shardedBackend{Leaderboard: lb, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
-		shards: lb.keys.Shards(len(lb.bounds) + 1), parts: lb.keys.Partitions(), bestFirst: bestFirstOf(len(lb.bounds)+1, lb.high()),
+	sb := newSharded(lb, lb.bounds)
+	if len(lb.shadowBounds) > 0 {
+		sb.shadow = newSharded(lb, lb.shadowBounds)
+	}
+	return sb
+}
+
+// newSharded is the sharded backend of one layout: the board's shards
+// split at bounds.
+func newSharded(lb *Leaderboard, bounds []float64) *shardedBackend {
+	sb := &shardedBackend{Leaderboard: lb, bounds: bounds, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
+		shards: lb.keys.Shards(bounds), parts: lb.keys.Partitions(), bestFirst: bestFirstOf(len(bounds)+1, lb.high()),
 		bestHolds: map[string]*atomic.Int64{}}
-	sb.scale, sb.boundArgs = formatBounds(lb)
+	sb.scale, sb.boundArgs = formatBounds(lb, bounds)
 	for _, w := range lb.windows {
 		h := &atomic.Int64{}
 		h.Store(math.MaxInt64) // unknown: try the best shard alone first

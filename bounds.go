@@ -27,8 +27,9 @@ const boundSamples = 16
 // just above it (math.Nextafter: 5e-324 above a spike at 0). Fewer than shards-1 bounds come back when the
 // board has too few distinct scores to fill them; none for an empty board.
 // A bound is a score that members hold, so with a tie-break it keeps the
-// tie-break's precision. Apply them by creating the board anew with
-// WithShards and rebuilding it (README: "Sharding"). It reads the period's
+// tie-break's precision. Apply them to a live board with WithShadowShards
+// (README: "Changing bounds"), or to a board you rebuild from its store
+// with WithShards and Rebuild. It reads the period's
 // member count, then the sample: two round trips, three on a sharded board
 // (which reads its shards' counts to find the sample's positions).
 func (lb *Leaderboard) ProposeBounds(ctx context.Context, shards int, q ...Query) ([]float64, error) {

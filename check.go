@@ -32,6 +32,9 @@ type CheckReport struct {
 	Stale []string
 	// Repaired reports that repair was asked and every finding was fixed.
 	Repaired bool
+	// Shadow reports that the report is of the board's shadow layout
+	// (WithShadowShards), which follows the report of its own layout.
+	Shadow bool
 }
 
 // Clean reports whether the check found nothing.
@@ -70,16 +73,27 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 		if err != nil {
 			return nil, err
 		}
-		r, err := lb.be.check(ctx, tg, repair)
+		rs, err := lb.be.check(ctx, tg, repair)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r)
+		out = append(out, rs...)
 	}
 	return out, nil
 }
 
-func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) (CheckReport, error) {
+func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) ([]CheckReport, error) {
+	r, err := lb.checkLayout(ctx, tg, repair)
+	if err != nil || lb.shadow == nil {
+		return []CheckReport{r}, err
+	}
+	s, err := lb.shadow.checkLayout(ctx, tg, repair)
+	s.Shadow = true
+	return []CheckReport{r, s}, err
+}
+
+// checkLayout checks this layout's shards of tg against the partitions.
+func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair bool) (CheckReport, error) {
 	r := CheckReport{Window: tg.window.Name(), Period: tg.period.ID}
 	truth, err := lb.partitions(ctx, tg)
 	if err != nil {

@@ -46,7 +46,9 @@
 // one sorted set per window period; or shardedBackend (sharded.go,
 // sharded_submit.go, check.go), shards beside partitions of the members'
 // stored values, which also decides once whether a write is one script
-// (every key on one node) or two steps (a Cluster). No front branches on the kind of board, and every backend
+// (every key on one node) or two steps (a Cluster), and which may hold a
+// second shardedBackend, the shadow layout every write also keeps while the
+// board moves to new bounds (shadow.go, WithShadowShards). No front branches on the kind of board, and every backend
 // must implement every operation.
 //
 // Lua runs only where a transaction cannot do the job (see below). The
@@ -69,7 +71,7 @@
 //
 // so every transaction and script runs unchanged on Redis Cluster (all keys of
 // the board live in one slot). A sharded board gives each shard a hash tag of
-// its own ("lb:{name#s3~41}:alltime", on slots spaced evenly over the
+// its own ("lb:{name#s3.k2x9a1~41}:alltime", on slots spaced evenly over the
 // Cluster's), so that Redis Cluster spreads them over its nodes, and keeps
 // its members' stored values in 4096 partitions, one every four slots
 // ("lb:{name#p~1234}:alltime"; see WithShards). The prefix "lb" is set with

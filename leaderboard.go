@@ -51,22 +51,23 @@ var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 // It holds no state of its own beyond its configuration (and each window's
 // current period, computed once per period) and is safe for concurrent use.
 type Leaderboard struct {
-	client    rueidis.Client
-	be        backend // the kind of board, chosen once in New
-	keys      keys.Board
-	order     Order
-	policy    Policy
-	ranking   RankMode
-	windows   []Window
-	now       func() time.Time
-	retention time.Duration
-	retained  bool       // retention was set; otherwise one period length
-	tb        *composite // nil: no tie-break
-	bounds    []float64  // shard bounds; none: unsharded
-	name      string
-	store     Store // nil: Redis alone
-	dedupe    time.Duration
-	skew      time.Duration
+	client       rueidis.Client
+	be           backend // the kind of board, chosen once in New
+	keys         keys.Board
+	order        Order
+	policy       Policy
+	ranking      RankMode
+	windows      []Window
+	now          func() time.Time
+	retention    time.Duration
+	retained     bool       // retention was set; otherwise one period length
+	tb           *composite // nil: no tie-break
+	bounds       []float64  // shard bounds; none: unsharded
+	shadowBounds []float64  // WithShadowShards' bounds; none: no shadow layout
+	name         string
+	store        Store // nil: Redis alone
+	dedupe       time.Duration
+	skew         time.Duration
 	// current holds, per window (in windows' order), the newest period
 	// resolved: nearly every call resolves the current period, which only
 	// changes at a reset, so the period, key and expiry are built once per
@@ -162,22 +163,23 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		tb = c.tieBreak.encoding()
 	}
 	lb := &Leaderboard{
-		client:    client,
-		keys:      keys.NewBoard(c.prefix, name),
-		order:     c.order,
-		policy:    c.policy,
-		ranking:   c.ranking,
-		windows:   c.windows,
-		now:       c.now,
-		retention: c.retention,
-		retained:  c.hasRetention,
-		tb:        tb,
-		bounds:    c.shards,
-		name:      name,
-		store:     c.store,
-		dedupe:    c.dedupe,
-		skew:      c.skew,
-		current:   make([]atomic.Pointer[target], len(c.windows)),
+		client:       client,
+		keys:         keys.NewBoard(c.prefix, name),
+		order:        c.order,
+		policy:       c.policy,
+		ranking:      c.ranking,
+		windows:      c.windows,
+		now:          c.now,
+		retention:    c.retention,
+		retained:     c.hasRetention,
+		tb:           tb,
+		bounds:       c.shards,
+		shadowBounds: c.shadow,
+		name:         name,
+		store:        c.store,
+		dedupe:       c.dedupe,
+		skew:         c.skew,
+		current:      make([]atomic.Pointer[target], len(c.windows)),
 	}
 	lb.be = newBackend(lb)
 	return lb, nil

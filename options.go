@@ -99,6 +99,7 @@ type config struct {
 	retention    time.Duration
 	hasRetention bool
 	shards       []float64
+	shadow       []float64 // WithShadowShards
 	store        Store
 	dedupe       time.Duration
 	skew         time.Duration
@@ -305,6 +306,9 @@ func (c *config) validate(client rueidis.Client, name string) error {
 	case c.tieBreak != nil && c.tieBreak.encoding() == nil:
 		return bad("nil tie-break")
 	}
+	if err := c.validateShadow(); err != nil {
+		return bad("%v", err)
+	}
 	seen := make(map[string]bool, len(c.windows))
 	for _, w := range c.windows {
 		if nilWindow(w) {
@@ -339,9 +343,10 @@ func nilWindow(w Window) bool {
 // into k+1 shards, so that one board can outgrow one Redis node: shard i
 // holds the members whose plain score has exactly i bounds at or below it,
 // and each shard of each window period is a sorted set with a hash tag of
-// its own ("lb:{name#s3~41}:weekly:2026-W49": the shard's number and a salt
-// that places the shards on slots spaced evenly over the Cluster's 16384,
-// so that nodes owning equal slot ranges hold equal numbers of shards).
+// its own ("lb:{name#s3.k2x9a1~41}:weekly:2026-W49": the shard's number,
+// a name of the bounds, and a salt that places the shards on slots spaced
+// evenly over the Cluster's 16384, so that nodes owning equal slot ranges
+// hold equal numbers of shards).
 // Default: no bounds, one sorted set per period.
 //
 // Every answer stays exact: a global rank is the member count of the better
@@ -418,17 +423,25 @@ func nilWindow(w Window) bool {
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
 // numbers of members (README: "Sharding"; ProposeBounds proposes them from a
-// live board). Bounds that are NaN, ±Inf, unsorted or repeated are refused
-// by New with ErrInvalidArgument.
+// live board, and WithShadowShards moves a live board to new ones). Bounds
+// that are NaN, ±Inf, unsorted or repeated are refused by New with
+// ErrInvalidArgument.
 func WithShards(bounds ...float64) Option {
 	return func(c *config) {
 		c.shards = append([]float64(nil), bounds...)
-		for i, b := range bounds {
-			if math.IsNaN(b) || math.IsInf(b, 0) {
-				c.errs = append(c.errs, fmt.Errorf("WithShards: bound %v is not finite", b))
-			} else if i > 0 && !(bounds[i-1] < b) {
-				c.errs = append(c.errs, fmt.Errorf("WithShards: bounds must be strictly ascending: %v then %v", bounds[i-1], b))
-			}
+		c.errs = append(c.errs, boundsErrs("WithShards", bounds)...)
+	}
+}
+
+// boundsErrs lists what is wrong with the bounds given to option.
+func boundsErrs(option string, bounds []float64) []error {
+	var errs []error
+	for i, b := range bounds {
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			errs = append(errs, fmt.Errorf("%s: bound %v is not finite", option, b))
+		} else if i > 0 && !(bounds[i-1] < b) {
+			errs = append(errs, fmt.Errorf("%s: bounds must be strictly ascending: %v then %v", option, bounds[i-1], b))
 		}
 	}
+	return errs
 }

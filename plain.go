@@ -398,9 +398,13 @@ func (lb *plainBackend) stored(ctx context.Context, tg target, members []string)
 	return replies, err
 }
 
-func (lb *plainBackend) check(context.Context, target, bool) (CheckReport, error) {
-	return CheckReport{}, fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
+func (lb *plainBackend) check(context.Context, target, bool) ([]CheckReport, error) {
+	return nil, fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
 }
+
+func (lb *plainBackend) fillShadow(context.Context, target) (int64, error) { return 0, errNoShadow }
+
+func (lb *plainBackend) dropShadow(context.Context, target) error { return errNoShadow }
 
 // incrNeverOverflows bounds the Accumulate increments that Submit sends as a
 // plain ZINCRBY: a finite total t plus an x with |x| < 2^970 never rounds to

@@ -79,7 +79,8 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // them best first); members are written in pipelined batches of 1,000,
 // sent from other goroutines while the next are read; WithProgress reports
 // how far it is. On a sharded board it
-// rebuilds every shard and partition (each key's swap is atomic; the keys
+// rebuilds every shard and partition, and the shadow's shards while it has
+// one (WithShadowShards) (each key's swap is atomic; the keys
 // of one period are swapped 32 at a time, not all at once). It then gives Redis
 // back its memory of the WithID ids the store received within the dedupe
 // window, when the store is an IDKeeper (so that their retries are

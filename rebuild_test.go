@@ -49,6 +49,8 @@ func TestRebuildAfterWipe(t *testing.T) {
 		"tiebreak":         {lb.WithTieBreak(tb), lb.WithPolicy(lb.Accumulate)},
 		"sharded":          {lb.WithShards(-2, 0, 3), lb.WithPolicy(lb.Accumulate)},
 		"sharded-tiebreak": {lb.WithShards(1, 2), lb.WithTieBreak(tb)},
+		// Rebuild fills the shadow layout too (WithShadowShards).
+		"sharded-shadow": {lb.WithShards(-2, 0, 3), lb.WithShadowShards(-1, 2.5), lb.WithPolicy(lb.Accumulate)},
 	}
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
@@ -113,8 +115,14 @@ func TestRebuildAfterWipe(t *testing.T) {
 				if strings.HasPrefix(name, "sharded") {
 					checks, err := board.Check(ctx, false)
 					require.NoError(t, err)
+					shadows := 0
 					for _, c := range checks {
 						require.True(t, c.Clean(), "%+v", c)
+						require.Positive(t, c.Members, "%+v", c)
+						shadows += boolInt(c.Shadow)
+					}
+					if name == "sharded-shadow" {
+						require.Equal(t, 2, shadows, "a report of the shadow of each window")
 					}
 				}
 
@@ -249,7 +257,7 @@ func TestRebuildOverlapStops(t *testing.T) {
 					if i == 0 {
 						key := "lb:{" + name + "}:alltime:rebuild"
 						if sharded {
-							key = keys.NewBoard("lb", name).Shards(3)[0].Period("alltime", "alltime") + ":rebuild"
+							key = keys.NewBoard("lb", name).Shards([]float64{15_000, 30_000})[0].Period("alltime", "alltime") + ":rebuild"
 						}
 						return c.Do(ctx, c.B().Set().Key(key).Value("x").Build()).Error()
 					}
@@ -270,4 +278,11 @@ func TestRebuildOverlapStops(t *testing.T) {
 			})
 		}
 	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

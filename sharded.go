@@ -64,6 +64,12 @@ func (lb *shardedBackend) partKey(member string, tg target) string {
 // one script reaches every key.
 type shardedBackend struct {
 	*Leaderboard
+	// bounds are this layout's bounds: the board's (WithShards), or its
+	// shadow's (WithShadowShards). They hide the Leaderboard's.
+	bounds []float64
+	// shadow is the layout every write also keeps (WithShadowShards) and
+	// no read uses; nil when there is none (always nil in a shadow).
+	shadow  *shardedBackend
 	cluster bool
 	// shards are the shards' key bases, spread evenly over the Cluster's
 	// slots (keys.Board.Shards).
@@ -682,6 +688,9 @@ func (lb *shardedBackend) idSet(member string) string {
 // partition's hash, numbered as lb.parts.
 func (lb *shardedBackend) rebuildKeys(tg target) (zsets, hashes []string) {
 	zsets = lb.appendShardKeys(nil, tg)
+	if lb.shadow != nil {
+		zsets = lb.shadow.appendShardKeys(zsets, tg)
+	}
 	hashes = make([]string, lb.parts.Len())
 	for p := range hashes {
 		hashes[p] = lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)
@@ -689,9 +698,14 @@ func (lb *shardedBackend) rebuildKeys(tg target) (zsets, hashes []string) {
 	return zsets, hashes
 }
 
-// rebuildAdd puts a standing into its shard and its partition.
+// rebuildAdd puts a standing into its shard (and its shadow shard, whose
+// keys follow the shards in rebuildKeys) and its partition.
 func (lb *shardedBackend) rebuildAdd(member, value string, v float64, add rebuildAdder) error {
-	return errors.Join(add(lb.shardOf(v), false, member, value), add(keys.PartitionOf(member), true, member, value))
+	err := errors.Join(add(lb.shardOf(v), false, member, value), add(keys.PartitionOf(member), true, member, value))
+	if lb.shadow != nil {
+		err = errors.Join(err, add(len(lb.bounds)+1+lb.shadow.shardOf(v), false, member, value))
+	}
+	return err
 }
 
 // entriesAt reads the shards' counts, then each position from the shard

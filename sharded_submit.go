@@ -197,8 +197,14 @@ func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []tar
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
 	calls, moves := lb.shardCalls(sub.member, live, rows)
-	replies, swept, late, err := lb.shardReplies(ctx, sub.member, live, rows, moves, scripts.ExecMulti(ctx, lb.client, calls))
+	var shadow shardBatch
+	lb.addShadow(&shadow, live, []string{sub.member}, rows, false)
+	results := scripts.ExecMulti(ctx, lb.client, append(calls, shadow.calls...))
+	replies, swept, late, err := lb.shardReplies(ctx, sub.member, live, rows, moves, results[:len(calls)])
 	if err != nil {
+		return false, wrap("submit", err)
+	}
+	if err := lb.settleShards(ctx, live, shadow, results[len(calls):], true); err != nil {
 		return false, wrap("submit", err)
 	}
 	for w := range live {
@@ -408,7 +414,20 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 		ks = lb.appendShardKeys(ks, tg)
 	}
 	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, part.IDs(), sub.member, value, scale, bounds, expiresOf(live))
-	replies, err := call.Exec(ctx, lb.client).ToArray()
+	if lb.shadow == nil {
+		return lb.localReplies(call.Exec(ctx, lb.client), sub, live, where, out)
+	}
+	results := scripts.ExecMulti(ctx, lb.client, lb.withShadowLocal([]scripts.Call{call}, live, []string{sub.member}))
+	dup, err := lb.localReplies(results[0], sub, live, where, out)
+	if err == nil {
+		err = wrap("submit", firstErr(results[1:]))
+	}
+	return dup, err
+}
+
+// localReplies decodes shard_local.lua's reply into out.
+func (lb *shardedBackend) localReplies(r rueidis.RedisResult, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
+	replies, err := r.ToArray()
 	if err != nil {
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
@@ -430,22 +449,29 @@ func (lb *shardedBackend) scriptBounds() (scale string, bounds []string) {
 }
 
 // formatBounds formats the one-node scripts' scale and bounds for New.
-func formatBounds(lb *Leaderboard) (scale string, bounds []string) {
+func formatBounds(lb *Leaderboard, bounds []float64) (scale string, args []string) {
 	scale = "1"
 	if lb.tb != nil {
 		scale = formatScore(lb.tb.scale)
 	}
-	bounds = make([]string, len(lb.bounds))
-	for i, b := range lb.bounds {
-		bounds[i] = formatScore(b)
+	args = make([]string, len(bounds))
+	for i, b := range bounds {
+		args[i] = formatScore(b)
 	}
-	return scale, bounds
+	return scale, args
 }
 
 // manyLocal is SubmitMany ("submit"), Remove ("remove") or Check's repairs
 // ("repair") on a sharded board whose keys all live on one node: one
-// script, one round trip, atomic (see shard_local_many.lua).
+// script, one round trip, atomic (see shard_local_many.lua); with a shadow,
+// its share in the same round trip.
 func (lb *shardedBackend) manyLocal(ctx context.Context, mode string, live []target, members, values []string, slot int64) error {
+	calls := lb.withShadowLocal([]scripts.Call{lb.manyLocalCall(mode, live, members, values, slot)}, live, members)
+	return firstErr(scripts.ExecMulti(ctx, lb.client, calls))
+}
+
+// manyLocalCall is manyLocal's script call.
+func (lb *shardedBackend) manyLocalCall(mode string, live []target, members, values []string, slot int64) scripts.Call {
 	scale, bounds := lb.scriptBounds()
 	parts, at := byPartition(members)
 	part := make([]int, len(members))
@@ -461,8 +487,7 @@ func (lb *shardedBackend) manyLocal(ctx context.Context, mode string, live []tar
 			ks = append(ks, lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID))
 		}
 	}
-	call := scripts.ShardLocalManyCall(lb.writeHeader(slot, &submission{}), mode, ks, scale, bounds, len(parts), expiresOf(live), part, members, values)
-	return call.Exec(ctx, lb.client).Error()
+	return scripts.ShardLocalManyCall(lb.writeHeader(slot, &submission{}), mode, ks, scale, bounds, len(parts), expiresOf(live), part, members, values)
 }
 
 // submitMany is SubmitMany on a sharded board.
@@ -492,53 +517,76 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow, sweep bool) error {
 	var b shardBatch
 	for w, tg := range live {
-		ops := make([][]shardOp, len(lb.bounds)+1)
-		for j, m := range members {
-			row := rows[w][j]
-			if row.version == 0 {
-				continue
-			}
-			mv := lb.moveOf(row)
-			for i := range ops {
-				switch {
-				case i == mv.to:
-					ops[i] = append(ops[i], shardOp{op: "put", member: m, version: row.version, value: row.now})
-				case i == mv.from:
-					ops[i] = append(ops[i], shardOp{op: "del", member: m, version: row.version})
-				case sweep:
-					ops[i] = append(ops[i], shardOp{op: "sweep", member: m, version: row.version})
-				}
+		b.add(lb, w, tg, lb.rowOps(members, rows[w], sweep))
+	}
+	lb.addShadow(&b, live, members, rows, sweep)
+	return wrap(op, lb.writeShards(ctx, live, b, true))
+}
+
+// rowOps turns one window's partition rows into each shard's ops (by this
+// layout's bounds). With sweep, every other shard also loses any copy of
+// the members.
+func (lb *shardedBackend) rowOps(members []string, rows []indexRow, sweep bool) [][]shardOp {
+	ops := make([][]shardOp, len(lb.bounds)+1)
+	for j, m := range members {
+		row := rows[j]
+		if row.version == 0 {
+			continue
+		}
+		mv := lb.moveOf(row)
+		for i := range ops {
+			switch {
+			case i == mv.to:
+				ops[i] = append(ops[i], shardOp{op: "put", member: m, version: row.version, value: row.now})
+			case i == mv.from:
+				ops[i] = append(ops[i], shardOp{op: "del", member: m, version: row.version})
+			case sweep:
+				ops[i] = append(ops[i], shardOp{op: "sweep", member: m, version: row.version})
 			}
 		}
-		b.add(lb, w, tg, ops)
 	}
-	return wrap(op, lb.writeShards(ctx, live, b, true))
+	return ops
 }
 
 // shardBatch is the second step of a write on a Cluster: one call per
 // shard and window, with what it carries.
 type shardBatch struct {
 	calls []scripts.Call
-	win   []int // window of each call
+	by    []*shardedBackend // layout of each call: the board's, or its shadow
+	win   []int             // window of each call
 	ops   [][]shardOp
 }
 
-// add queues ops[i] for shard i of window w (tg), where there are any.
+// add queues ops[i] for shard i of lb's layout in window w (tg), where
+// there are any.
 func (b *shardBatch) add(lb *shardedBackend, w int, tg target, ops [][]shardOp) {
 	for i, o := range ops {
 		if len(o) > 0 {
 			b.calls = append(b.calls, lb.shardWriteCall(i, tg, false, o))
-			b.win, b.ops = append(b.win, w), append(b.ops, o)
+			b.by, b.win, b.ops = append(b.by, lb), append(b.win, w), append(b.ops, o)
 		}
 	}
 }
 
-// writeShards sends a batch in one round trip; with redo, a write a shard
-// refused as late (see versions.lua) is redone as Check repairs a member:
-// a new version, then every shard. A redo refused again is an error.
+// writeShards sends a batch in one round trip and settles it.
 func (lb *shardedBackend) writeShards(ctx context.Context, live []target, b shardBatch, redo bool) error {
-	late := make([]map[string]bool, len(live))
-	for k, r := range scripts.ExecMulti(ctx, lb.client, b.calls) {
+	return lb.settleShards(ctx, live, b, scripts.ExecMulti(ctx, lb.client, b.calls), redo)
+}
+
+// lateWrites are the members whose writes a layout's shards refused as
+// late in one window.
+type lateWrites struct {
+	by *shardedBackend
+	w  int
+}
+
+// settleShards reads a batch's results; with redo, a write a shard refused
+// as late (see versions.lua) is redone as Check repairs a member, in the
+// layout that refused it: a new version, then every shard. A redo refused
+// again is an error.
+func (lb *shardedBackend) settleShards(ctx context.Context, live []target, b shardBatch, results []rueidis.RedisResult, redo bool) error {
+	late := map[lateWrites]map[string]bool{}
+	for k, r := range results {
 		v, err := r.AsIntSlice()
 		if err != nil {
 			return err
@@ -548,29 +596,25 @@ func (lb *shardedBackend) writeShards(ctx context.Context, live []target, b shar
 		}
 		for j, o := range b.ops[k] {
 			if v[j] == 1 {
-				if late[b.win[k]] == nil {
-					late[b.win[k]] = map[string]bool{}
+				at := lateWrites{b.by[k], b.win[k]}
+				if late[at] == nil {
+					late[at] = map[string]bool{}
 				}
-				late[b.win[k]][o.member] = true
+				late[at][o.member] = true
 			}
 		}
 	}
-	for w, ms := range late {
-		if len(ms) == 0 {
-			continue
-		}
+	for at, ms := range late {
 		if !redo {
 			return fmt.Errorf("%d writes to the shards came too late twice", len(ms))
 		}
 		where := map[string][]int{}
-		for m := range ms {
-			where[m] = lb.allShards()
-		}
 		members := make([]string, 0, len(ms))
 		for m := range ms {
+			where[m] = at.by.allShards()
 			members = append(members, m)
 		}
-		if err := lb.repairCluster(ctx, live[w], members, where, false); err != nil {
+		if err := at.by.repairCluster(ctx, live[at.w], members, where, false); err != nil {
 			return err
 		}
 	}

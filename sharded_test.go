@@ -59,7 +59,7 @@ func shardOf(bounds []float64, s float64) int {
 }
 
 // shardName returns a board name like BoardName does, and also deletes the
-// shards' and partitions' keys ("{name#s<i>~<salt>}", "{name#p~<salt>}",
+// shards' and partitions' keys ("{name#s<i>.<layout>~<salt>}", "{name#p~<salt>}",
 // which BoardName's cleanup glob misses).
 func shardName(t *testing.T, b *testredis.Backend) string {
 	t.Helper()
@@ -82,10 +82,10 @@ func shardSuffix(window, period string) string {
 	return ":" + window + ":" + period
 }
 
-// shardKey is the key of shard i of n of board name's period; the shards'
+// shardKey is the key of shard i of board name's period sharded at bounds; the shards'
 // hash tags come from keys.Board.Shards, whose spread internal/keys tests.
-func shardKey(name string, n, i int, window, period string) string {
-	return keys.NewBoard("lb", name).Shards(n)[i].Period(window, period)
+func shardKey(name string, bounds []float64, i int, window, period string) string {
+	return keys.NewBoard("lb", name).Shards(bounds)[i].Period(window, period)
 }
 
 // partKey is the key of member's partition in board name's period.
@@ -230,8 +230,8 @@ func TestShardedKeys(t *testing.T) {
 		want := map[string]time.Time{} // key -> expiry (zero: none)
 		dayEnd := day.End.Add(day.End.Sub(day.Start)).UTC()
 		for i := range len(shardBounds) + 1 {
-			want[shardKey(name, len(shardBounds)+1, i, "alltime", all)] = time.Time{}
-			want[shardKey(name, len(shardBounds)+1, i, "daily", day.ID)] = dayEnd
+			want[shardKey(name, shardBounds, i, "alltime", all)] = time.Time{}
+			want[shardKey(name, shardBounds, i, "daily", day.ID)] = dayEnd
 			// Each member's value in its partition.
 			m := fmt.Sprintf("m%d", i)
 			want[partKey(name, m, "alltime", all)] = time.Time{}
@@ -275,7 +275,7 @@ func TestShardedKeys(t *testing.T) {
 		}
 		for i, s := range []float64{-3, -2, 1, 2, 4} {
 			m := fmt.Sprintf("m%d", i)
-			for _, key := range []string{shardKey(name, len(shardBounds)+1, i, "alltime", all), shardKey(name, len(shardBounds)+1, i, "daily", day.ID)} {
+			for _, key := range []string{shardKey(name, shardBounds, i, "alltime", all), shardKey(name, shardBounds, i, "daily", day.ID)} {
 				zs := zscores(t, b, key)
 				require.Equal(t, map[string]float64{m: s}, zs, "shard %d (%s) holds %s alone", i, key, m)
 			}
@@ -293,7 +293,7 @@ func TestShardedKeys(t *testing.T) {
 		for _, k := range got {
 			require.True(t, strings.HasPrefix(k, "g:7:{"+other), "key %s without the prefix", k)
 		}
-		for _, sh := range keys.NewBoard("g:7", other).Shards(2) {
+		for _, sh := range keys.NewBoard("g:7", other).Shards([]float64{0}) {
 			require.Contains(t, got, sh.Period("alltime", "alltime"))
 		}
 		require.Contains(t, got, keys.NewBoard("g:7", other).Partitions().Of(keys.PartitionOf("neg")).Period("alltime", "alltime"))
@@ -316,6 +316,7 @@ type shardCombo struct {
 	rank   lb.RankMode
 	tie    int       // 0 none, 1 EarlierFirst, 2 LaterFirst
 	bounds []float64 // nil: shardBounds
+	shadow []float64 // WithShadowShards; nil: none
 	seed   uint64
 	on     string // the backends it runs on, by initial: "mrc"; "" everywhere
 }
@@ -330,6 +331,9 @@ func (c shardCombo) name() string {
 	}
 	if c.bounds != nil {
 		s += fmt.Sprintf("/%d_bounds_from_%v", len(c.bounds), c.bounds[0])
+	}
+	if c.shadow != nil {
+		s += fmt.Sprintf("/shadow_of_%d_bounds", len(c.shadow))
 	}
 	return s
 }
@@ -348,6 +352,9 @@ func (c shardCombo) options(t *testing.T) []lb.Option {
 	}
 	if c.tie != 0 {
 		opts = append(opts, lb.WithTieBreak(tieNew(t, c.tie == 2, shardTimeOrder)))
+	}
+	if c.shadow != nil {
+		opts = append(opts, lb.WithShadowShards(c.shadow...))
 	}
 	return opts
 }
@@ -579,7 +586,7 @@ func (p *shardPair) layout(v shardView) {
 	require.Equal(t, stored, idx, "%s: the partitions must hold every member's stored value", where)
 	seen := map[string]int{}
 	for i := range len(p.bounds) + 1 {
-		key := shardKey(p.sName, len(p.bounds)+1, i, v.window, v.period)
+		key := shardKey(p.sName, p.bounds, i, v.window, v.period)
 		for m, s := range zscores(t, p.b, key) {
 			seen[m]++
 			want, ok := idx[m]
@@ -781,7 +788,8 @@ func (p *shardPair) submitBatch() {
 // TestShardedRoundTrips counts the calls each operation of a sharded board
 // makes: Rank, Top, Count and Among one; Page at most two; Around, Submit,
 // SubmitMany and Remove one on a single node and two on a Cluster, also
-// when a submission moves a member to another shard.
+// when a submission moves a member to another shard, and while every write
+// also keeps a shadow layout (WithShadowShards).
 func TestShardedRoundTrips(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for _, c := range []shardCombo{
@@ -791,6 +799,10 @@ func TestShardedRoundTrips(t *testing.T) {
 			{policy: lb.Accumulate, order: lb.HighestFirst, rank: lb.Ordinal},
 			{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Competition, tie: 1},
 			{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Ordinal, tie: 2},
+			// A move to new bounds under way: every write keeps the shadow
+			// in the same round trips.
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Ordinal, shadow: shardDense},
+			{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Competition, tie: 1, shadow: []float64{0}},
 		} {
 			t.Run(c.name(), func(t *testing.T) {
 				runShardRoundTrips(t, b, c)
@@ -1039,17 +1051,8 @@ func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank
 		all[i] = member(i)
 	}
 
-	var (
-		failMu sync.Mutex
-		fails  []string
-	)
-	fail := func(format string, args ...any) {
-		failMu.Lock()
-		defer failMu.Unlock()
-		if len(fails) < 20 {
-			fails = append(fails, fmt.Sprintf(format, args...))
-		}
-	}
+	var fails failures
+	fail := fails.add
 
 	sums := make([]map[string]float64, writers)
 	var wg sync.WaitGroup
@@ -1163,7 +1166,7 @@ func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank
 	wg.Wait()
 	close(done)
 	rwg.Wait()
-	require.Empty(t, fails, "seed=%d", seed)
+	require.Empty(t, fails.list, "seed=%d", seed)
 	require.Positive(t, reads.Load(), "the readers read nothing")
 	t.Logf("%d reader rounds", reads.Load())
 
@@ -1215,6 +1218,20 @@ func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank
 			k = 1
 		}
 		requireCleanReport(t, r, counts[k], fmt.Sprintf("[%s seed=%d] Check after the run", b.Name, seed))
+	}
+}
+
+// failures collects what goroutines of a test found wrong: the first 20.
+type failures struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (f *failures) add(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.list) < 20 {
+		f.list = append(f.list, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -1298,9 +1315,9 @@ func runShardRepair(t *testing.T, b *testredis.Backend, c shardCombo) {
 	storedAll := partitionValues(t, b, p.sName, all.window, all.period)
 	storedDay := partitionValues(t, b, p.sName, day.window, day.period)
 	sk := func(v shardView, m string) string {
-		return shardKey(p.sName, len(shardBounds)+1, shardOf(shardBounds, shardRepairScores[m]), v.window, v.period)
+		return shardKey(p.sName, shardBounds, shardOf(shardBounds, shardRepairScores[m]), v.window, v.period)
 	}
-	at := func(v shardView, i int) string { return shardKey(p.sName, len(shardBounds)+1, i, v.window, v.period) }
+	at := func(v shardView, i int) string { return shardKey(p.sName, shardBounds, i, v.window, v.period) }
 
 	// All-time: one fault of each kind. (a) misplaced: out of its shard (3)
 	// into shard 0; (b) duplicated: a copy in shard 4; (c) missing; (d) a
@@ -1518,7 +1535,7 @@ func TestShardedCrash(t *testing.T) {
 			// its error) and what the unsharded board is then fed.
 			op func(board *lb.Leaderboard) error
 			// drop: "" fails the whole second round trip; else the shard
-			// whose part is lost, as "#s<i>~" (its hash tag up to the salt).
+			// whose part is lost, as "#s<i>." (its hash tag up to the layout).
 			drop string
 			// want is the report of each window after the crash.
 			want func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport)
@@ -1552,8 +1569,8 @@ func TestShardedCrash(t *testing.T) {
 		// m starts at -3 (shard 0); 4 is in shard 4, 0.5 in shard 2.
 		cases := []crashCase{
 			{name: "Submit across shards, then Check", op: submit("m", 4), want: misplaced},
-			{name: "Submit across shards, delete lost", op: submit("m", 4), drop: "#s0~", want: duplicated},
-			{name: "Submit across shards, put lost", op: submit("m", 4), drop: "#s4~", want: missing},
+			{name: "Submit across shards, delete lost", op: submit("m", 4), drop: "#s0.", want: duplicated},
+			{name: "Submit across shards, put lost", op: submit("m", 4), drop: "#s4.", want: missing},
 			{name: "Submit within a shard", op: submit("m", -4), want: func(all, day lb.CheckReport) (lb.CheckReport, lb.CheckReport) {
 				all.Stale, day.Stale = []string{"m"}, []string{"m"}
 				return all, day
@@ -1606,7 +1623,7 @@ func TestShardedCrash(t *testing.T) {
 				for _, v := range views {
 					held := int64(0)
 					for i := range len(shardBounds) + 1 {
-						held += int64(len(zscores(t, b, shardKey(p.sName, len(shardBounds)+1, i, v.window, v.period))))
+						held += int64(len(zscores(t, b, shardKey(p.sName, shardBounds, i, v.window, v.period))))
 					}
 					n, err := p.sharded.Count(ctx, v.q...)
 					require.NoError(t, err)
@@ -1630,7 +1647,7 @@ func TestShardedCrash(t *testing.T) {
 							require.False(t, seen[e.Member], "%s %s twice after the crash: %v", p.where(), e.Member, es)
 							seen[e.Member] = true
 							for _, tr := range truth {
-								if tr.Member == e.Member && cc.drop == "#s0~" {
+								if tr.Member == e.Member && cc.drop == "#s0." {
 									require.Equal(t, tr.Score, e.Score, "%s %s after the crash: the copy its partition holds", p.where(), e.Member)
 								}
 							}

@@ -35,7 +35,9 @@ type bench struct {
 	board *leaderboard.Leaderboard
 	// plainOpts are the board's options without WithShards.
 	plainOpts []leaderboard.Option
-	windows   []leaderboard.Window
+	// bounds are the board's WithShards bounds (-shards); none unsharded.
+	bounds  []float64
+	windows []leaderboard.Window
 	// raw are the plain sorted sets, one per window, in the windows' order.
 	raw []rawKey
 
@@ -101,11 +103,11 @@ func (b *bench) boardOptions() ([]leaderboard.Option, error) {
 	}
 	b.plainOpts = slices.Clone(opts)
 	if cfg.shards > 0 {
-		bounds := make([]float64, cfg.shards-1)
-		for i := range bounds {
-			bounds[i] = float64(cfg.scoreMax) * float64(i+1) / float64(cfg.shards)
+		b.bounds = make([]float64, cfg.shards-1)
+		for i := range b.bounds {
+			b.bounds[i] = float64(cfg.scoreMax) * float64(i+1) / float64(cfg.shards)
 		}
-		opts = append(opts, leaderboard.WithShards(bounds...))
+		opts = append(opts, leaderboard.WithShards(b.bounds...))
 	}
 	return opts, nil
 }

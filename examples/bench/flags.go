@@ -118,7 +118,7 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.commandStats, "commandstats", false, "also report, per figure, the server time of each command per call (INFO commandstats; the INFO calls themselves show up as info)")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the measured part to this file")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the members' scores and the operations' arguments")
-	fs.BoolVar(&cfg.layout, "layout", false, "instead of the operations, report where a sharded board's bytes and Submits go (with -shards): it loads the members into the sharded board and into an unsharded one, sizes their keys by structure and node (MEMORY USAGE), and reads each node's CPU across -layout-submits random Submits to each, at the highest -c")
+	fs.BoolVar(&cfg.layout, "layout", false, "instead of the operations, report where a sharded board's bytes and Submits go (with -shards): it loads the members into the sharded board and into an unsharded one, sizes their keys by structure and node (MEMORY USAGE), and reads each node's CPU across -layout-submits random Submits to each, at the highest -c; then it measures a move of the sharded board to new bounds (FillShadow's time, the second layout's memory, the CPU of Submits that keep it)")
 	fs.IntVar(&cfg.layoutSubmits, "layout-submits", 20_000, "random Submits per board in the -layout report")
 	return fs
 }

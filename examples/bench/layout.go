@@ -80,7 +80,12 @@ func runLayout(ctx context.Context, b *bench, env environment, out io.Writer, pr
 			return err
 		}
 	}
+	mv, err := b.measureMove(ctx, boards[1], progress)
+	if err != nil {
+		return err
+	}
 	writeLayout(out, b, env, boards[0], boards[1])
+	writeMove(out, b, mv)
 	return nil
 }
 
@@ -196,7 +201,7 @@ func scanKeys(ctx context.Context, node rueidis.Client, pattern string, fn func(
 }
 
 // keyKind names the structure a key of a board holds, from the SDK's key
-// layout (internal/keys): a shard's hash tag holds "#s<i>~", a partition's
+// layout (internal/keys): a shard's hash tag holds "#s<i>.<layout>~", a partition's
 // "#p~"; on a Cluster a partition's version clock ends ":clock" and a
 // shard's recent versions ":v0" or ":v1".
 func keyKind(key string) string {
@@ -374,6 +379,6 @@ func sharef(xs []float64, i int) float64 {
 
 // layoutCommand is the command line that reproduces the report.
 func layoutCommand(cfg config) string {
-	return fmt.Sprintf("go run ./examples/bench -layout -members %d -shards %d -layout-submits %d -c %d -policy %s -seed %d",
-		cfg.members, cfg.shards, cfg.layoutSubmits, slices.Max(cfg.concurrency), strings.ToLower(policyName(cfg.policy)), cfg.seed)
+	return fmt.Sprintf("go run ./examples/bench -layout -members %d -shards %d -layout-submits %d -c %d -policy %s -rounds %d -seed %d",
+		cfg.members, cfg.shards, cfg.layoutSubmits, slices.Max(cfg.concurrency), strings.ToLower(policyName(cfg.policy)), cfg.rounds, cfg.seed)
 }

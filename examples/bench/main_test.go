@@ -138,8 +138,9 @@ func TestRun(t *testing.T) {
 
 // TestLayout runs the layout report on a real Redis and a Cluster: every
 // structure of both boards is sized (on a Cluster once the shards' recent
-// versions expired, up to a minute), every node has its row, and no key is
-// left behind; miniredis, which lacks MEMORY USAGE, is refused.
+// versions expired, up to a minute), every node has its row, a move to new
+// bounds is measured, and no key is left behind; miniredis, which lacks
+// MEMORY USAGE, is refused.
 func TestLayout(t *testing.T) {
 	for _, backend := range []string{"miniredis", "redis", "cluster"} {
 		t.Run(backend, func(t *testing.T) {
@@ -156,7 +157,8 @@ func TestLayout(t *testing.T) {
 			require.NoError(t, err)
 			report := out.String()
 			for _, want := range []string{"unsharded: period (sorted set)", "sharded: shards (sorted sets)", "sharded: partitions (hashes)",
-				"Sharded ÷ unsharded bytes per member", "A sharded Submit costs Redis"} {
+				"Sharded ÷ unsharded bytes per member", "A sharded Submit costs Redis",
+				"**Moving to new bounds**", "- FillShadow: 2000 members in", "A Submit that keeps the shadow against one that does not"} {
 				require.Contains(t, report, want, report)
 			}
 			if backend == "cluster" {

@@ -17,7 +17,7 @@ func TestPeriodKeys(t *testing.T) {
 	require.Equal(t, "lb:{race}:weekly:2026-W49", b.Period("weekly", "2026-W49"))
 	require.Equal(t, "{race}", b.Tag())
 	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())
-	require.Regexp(t, `^lb:\{race#s3~\d+\}:weekly:2026-W49$`, b.Shards(5)[3].Period("weekly", "2026-W49"))
+	require.Regexp(t, `^lb:\{race#s3\.[0-9a-z]{6}~\d+\}:weekly:2026-W49$`, b.Shards([]float64{1, 2, 3, 4})[3].Period("weekly", "2026-W49"))
 	part := b.Partitions().Of(17)
 	require.Regexp(t, `^lb:\{race#p~\d+\}:weekly:2026-W49$`, part.Period("weekly", "2026-W49"))
 	require.Regexp(t, `^lb:\{race#p~\d+\}:clock$`, part.Clock())
@@ -82,17 +82,21 @@ func TestShardsSpread(t *testing.T) {
 	for _, name := range []string{"race", "weekly-race", "üben", "a", "player:board:7"} {
 		for _, n := range []int{2, 3, 4, 5, 8, 16, 33, 64} {
 			b := NewBoard("lb", name)
-			shards := b.Shards(n)
+			bounds := make([]float64, n-1)
+			for i := range bounds {
+				bounds[i] = float64(i)
+			}
+			shards := b.Shards(bounds)
 			require.Len(t, shards, n)
 			seen := map[string]bool{}
 			for i, s := range shards {
 				key := s.Period("alltime", "alltime")
-				require.Regexp(t, `^lb:\{`+regexp.QuoteMeta(name)+`#s`+strconv.Itoa(i)+`~\d+\}:alltime$`, key)
+				require.Regexp(t, `^lb:\{`+regexp.QuoteMeta(name)+`#s`+strconv.Itoa(i)+`\.`+Layout(bounds)+`~\d+\}:alltime$`, key)
 				require.False(t, seen[s.Tag()], "%s: two shards share a tag", key)
 				seen[s.Tag()] = true
 				require.LessOrEqual(t, slotDistance(Slot(key), b.shardPlace(i, n)), shardReach, "%s (n=%d)", key, n)
 			}
-			require.Equal(t, shards, b.Shards(n), "Shards is deterministic")
+			require.Equal(t, shards, b.Shards(bounds), "Shards is deterministic")
 			for nodes := 1; nodes <= 6; nodes++ {
 				per := make([]int, nodes)
 				for _, s := range shards {
@@ -121,4 +125,31 @@ func nodeOf(slot, nodes int) int {
 		k--
 	}
 	return k
+}
+
+// TestLayout: the layout name is a function of the bounds alone, six
+// base-36 digits, and differs between bounds that differ, even by one
+// float64 step or by their order of shards.
+func TestLayout(t *testing.T) {
+	require.Equal(t, Layout([]float64{0, 100}), Layout([]float64{0, 100}))
+	require.Regexp(t, `^[0-9a-z]{6}$`, Layout(nil))
+	seen := map[string][]float64{}
+	add := func(bounds ...float64) {
+		name := Layout(bounds)
+		require.Regexp(t, `^[0-9a-z]{6}$`, name)
+		prev, dup := seen[name]
+		require.False(t, dup, "%v and %v share layout %s", prev, bounds, name)
+		seen[name] = bounds
+	}
+	add()
+	add(0)
+	add(math.Nextafter(0, 1))
+	add(0, 100)
+	add(0, math.Nextafter(100, 200))
+	add(0, 100, 1000)
+	for i := 1; i < 5000; i++ {
+		add(float64(i), float64(2*i))
+	}
+	b := NewBoard("lb", "race")
+	require.NotEqual(t, b.Shards([]float64{0, 100})[0].Tag(), b.Shards([]float64{0, 200})[0].Tag())
 }

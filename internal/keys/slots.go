@@ -1,6 +1,10 @@
 package keys
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+	"strings"
+)
 
 // Slots is the number of hash slots of Redis Cluster.
 const Slots = 16384
@@ -53,26 +57,31 @@ func Slot(key string) int {
 	return int(crc16(key)) % Slots
 }
 
-// Shards returns the key bases of the n shards of a sharded board, each
-// under a hash tag of its own, "lb:{weekly-race#s3~41}": the shard's number
-// and a salt, the smallest that puts the tag within shardReach slots of one
-// of n places spaced evenly over the 16384 slots, at the odd multiples of
-// 16384/(2n). Which shard takes which place turns with the board's own slot,
-// so that boards put their best shards on different nodes. A Cluster whose
-// nodes own contiguous slot ranges of equal size, as `redis-cli --cluster
-// create` makes them, then holds n/nodes shards per node, rounded up or
-// down: by construction, not by the luck of a hash. (The one exception: a
-// place within shardReach of a range's edge, which needs an even number of
-// nodes and a place at an exact multiple of 16384/nodes, may fall on either
-// side.) Finding a salt takes about 16384/(2*shardReach+1) CRCs of a short
-// salt a shard, some 3,300: about a millisecond for 8 shards.
-func (b Board) Shards(n int) []Board {
+// Shards returns the key bases of the len(bounds)+1 shards of a board
+// sharded by bounds, each under a hash tag of its own,
+// "lb:{weekly-race#s3.k2x9a1~41}": the shard's number, the layout (Layout of
+// the bounds: boards with other bounds, such as the two layouts of a live
+// move to new bounds, never share a key) and a salt, the smallest that puts
+// the tag within shardReach slots of one of n places spaced evenly over the
+// 16384 slots, at the odd multiples of 16384/(2n). Which shard takes which
+// place turns with the board's own slot, so that boards put their best
+// shards on different nodes. A Cluster whose nodes own contiguous slot
+// ranges of equal size, as `redis-cli --cluster create` makes them, then
+// holds n/nodes shards per node, rounded up or down: by construction, not
+// by the luck of a hash. (The one exception: a place within shardReach of a
+// range's edge, which needs an even number of nodes and a place at an exact
+// multiple of 16384/nodes, may fall on either side.) Finding a salt takes
+// about 16384/(2*shardReach+1) CRCs of a short salt a shard, some 3,300:
+// about a millisecond for 8 shards.
+func (b Board) Shards(bounds []float64) []Board {
 	tag := b.Tag()
 	name := tag[1 : len(tag)-1]
+	layout := Layout(bounds)
+	n := len(bounds) + 1
 	out := make([]Board, n)
 	for i := range out {
 		place := b.shardPlace(i, n)
-		prefix := name + "#s" + strconv.Itoa(i) + "~"
+		prefix := name + "#s" + strconv.Itoa(i) + "." + layout + "~"
 		c := crc16(prefix)
 		var digits []byte
 		for salt := 0; ; salt++ {
@@ -85,6 +94,26 @@ func (b Board) Shards(n int) []Board {
 	}
 	return out
 }
+
+// Layout names a set of bounds in a shard's key: six base-36 digits of
+// FNV-1a (64 bits) over the bounds' IEEE 754 bits, so that two sets of
+// bounds share a name with odds of about one in two billion (New refuses a
+// live move between two that do).
+func Layout(bounds []float64) string {
+	h := uint64(14695981039346656037)
+	for _, f := range bounds {
+		bits := math.Float64bits(f)
+		for k := 0; k < 64; k += 8 {
+			h ^= bits >> k & 0xff
+			h *= 1099511628211
+		}
+	}
+	s := strconv.FormatUint(h%layoutNames, 36)
+	return strings.Repeat("0", 6-len(s)) + s
+}
+
+// layoutNames is how many names Layout gives: 36^6.
+const layoutNames = 36 * 36 * 36 * 36 * 36 * 36
 
 // shardReach is how far from its place a shard's slot may fall.
 const shardReach = 2

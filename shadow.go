@@ -1,0 +1,239 @@
+package leaderboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// WithShadowShards gives a sharded board a second layout, its shards split
+// at other bounds (k strictly ascending, finite, as WithShards takes them),
+// which every write keeps current beside the board's own and which no read
+// uses: the way to move a live board to new bounds with no moment of wrong
+// reads, in three deploys (README: "Changing bounds"):
+//
+//  1. every process runs WithShards(old...), WithShadowShards(new...); then
+//     FillShadow builds the new layout of every live period from the
+//     partitions, and Check (which also checks the shadow) reports it clean;
+//  2. every process runs WithShards(new...), WithShadowShards(old...): reads
+//     move to the new layout while the old one stays current for the
+//     processes not yet deployed;
+//  3. every process runs WithShards(new...); then DropShadow, run once with
+//     step 2's options, deletes the old layout.
+//
+// The shards of each layout carry the layout's name in their hash tags
+// (keys.Layout of its bounds), so the two never share a key; the partitions,
+// ids and clocks are the board's and serve both. A write costs what it
+// costs plus the shadow's share in the same round trips: on one node one
+// more script in the same round trip, which puts each written member into
+// its shard of the shadow from its partition (sweeping the shadow's other
+// shards); on a Cluster the same versioned shard writes for the shadow's
+// shards, beside the board's. Default: none. New refuses it, with
+// ErrInvalidArgument, on an unsharded board, without bounds, with the
+// board's own bounds, or with bounds whose layout name collides with the
+// board's (odds of about one in two billion; move a bound by a float64 step).
+func WithShadowShards(bounds ...float64) Option {
+	return func(c *config) {
+		c.shadow = append([]float64{}, bounds...)
+		c.errs = append(c.errs, boundsErrs("WithShadowShards", bounds)...)
+	}
+}
+
+// validateShadow checks WithShadowShards against WithShards.
+func (c *config) validateShadow() error {
+	switch {
+	case c.shadow == nil:
+		return nil
+	case len(c.shards) == 0:
+		return errors.New("WithShadowShards needs WithShards: a shadow is filled from a sharded board's partitions")
+	case len(c.shadow) == 0:
+		return errors.New("WithShadowShards needs at least one bound")
+	case slices.Equal(c.shards, c.shadow):
+		return fmt.Errorf("WithShadowShards: bounds %v are the board's own", c.shadow)
+	case keys.Layout(c.shards) == keys.Layout(c.shadow):
+		return fmt.Errorf("WithShadowShards: bounds %v and the board's %v share the layout name %s; move one bound by a float64 step", c.shadow, c.shards, keys.Layout(c.shadow))
+	}
+	return nil
+}
+
+// ShadowReport is what FillShadow did.
+type ShadowReport struct {
+	// Periods is the number of window periods filled: every window's current
+	// period and the closed ones within their retention.
+	Periods int
+	// Members is the number of members filled, all periods summed.
+	Members int64
+}
+
+// FillShadow builds the shadow layout (WithShadowShards) of every live
+// period of every window (the current one and the closed ones within their
+// retention) from the partitions, which hold every member's stored value:
+// it deletes the period's shadow shards, then reads the partitions' members
+// 32 partitions a round trip and puts them into the shadow 1,000 at a time,
+// as Check repairs members (on a Cluster with new versions, so that a write
+// in flight never loses to the fill). Writes may go on meanwhile: they keep
+// the shadow current themselves, provided every process writing the board
+// runs with the same WithShadowShards before FillShadow starts (a process
+// without it leaves the shadow behind, which Check then reports). Its cost
+// is one partition read per member and one shard write per member; on one
+// node each member is also swept from the shadow's other shards. Run it from
+// a maintenance job, then Check. Without WithShadowShards it returns
+// ErrInvalidArgument.
+func (lb *Leaderboard) FillShadow(ctx context.Context) (ShadowReport, error) {
+	live, err := lb.livePeriods(lb.now())
+	if err != nil {
+		return ShadowReport{}, err
+	}
+	var rep ShadowReport
+	for _, tg := range live {
+		n, err := lb.be.fillShadow(ctx, tg)
+		if err != nil {
+			return rep, wrap("fill shadow", err)
+		}
+		rep.Periods++
+		rep.Members += n
+	}
+	return rep, nil
+}
+
+// DropShadow deletes the shadow layout (WithShadowShards) of every live
+// period: its shards and their recent versions, with UNLINK (Redis frees
+// the memory in the background), one round trip a period. It is step 3 of a
+// move to new bounds (see WithShadowShards): run it once every process has
+// stopped reading and writing the shadow, from a program with step 2's
+// options. Without WithShadowShards it returns ErrInvalidArgument.
+func (lb *Leaderboard) DropShadow(ctx context.Context) error {
+	live, err := lb.livePeriods(lb.now())
+	if err != nil {
+		return err
+	}
+	for _, tg := range live {
+		if err := lb.be.dropShadow(ctx, tg); err != nil {
+			return wrap("drop shadow", err)
+		}
+	}
+	return nil
+}
+
+// errNoShadow is what FillShadow and DropShadow return without a shadow.
+var errNoShadow = fmt.Errorf("%w: needs WithShards and WithShadowShards", ErrInvalidArgument)
+
+// fillParts is how many partitions' members fillShadow reads a round trip;
+// fillBatch how many members it puts into the shadow a call.
+const (
+	fillParts = 32
+	fillBatch = 1000
+)
+
+func (lb *shardedBackend) fillShadow(ctx context.Context, tg target) (int64, error) {
+	sh := lb.shadow
+	if sh == nil {
+		return 0, errNoShadow
+	}
+	// The recent versions stay: they keep a write in flight from applying
+	// over a newer one (see versions.lua).
+	if err := sh.unlinkShards(ctx, tg, false); err != nil {
+		return 0, err
+	}
+	var filled int64
+	for first := 0; first < lb.parts.Len(); first += fillParts {
+		cmds := make(rueidis.Commands, 0, fillParts)
+		for p := first; p < min(first+fillParts, lb.parts.Len()); p++ {
+			cmds = append(cmds, lb.client.B().Hkeys().Key(lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)).Build())
+		}
+		var members []string
+		for _, r := range lb.client.DoMulti(ctx, cmds...) {
+			ms, err := r.AsStrSlice()
+			if err != nil {
+				return filled, err
+			}
+			members = append(members, ms...)
+		}
+		for len(members) > 0 {
+			batch := members[:min(fillBatch, len(members))]
+			members = members[len(batch):]
+			if err := sh.fill(ctx, tg, batch); err != nil {
+				return filled, err
+			}
+			filled += int64(len(batch))
+		}
+	}
+	return filled, nil
+}
+
+// fill puts members into this layout's shards from their partitions: on
+// one node as Check repairs them (shard_local_many.lua), sweeping every
+// other shard; on a Cluster with new versions, into the right shard only
+// (fillShadow deleted the shards first: a copy elsewhere can only come from
+// a write that crashed between its steps meanwhile, which Check finds).
+func (lb *shardedBackend) fill(ctx context.Context, tg target, members []string) error {
+	if !lb.cluster {
+		return lb.manyLocal(ctx, "repair", []target{tg}, members, nil, 0)
+	}
+	return lb.repairCluster(ctx, tg, members, nil, true)
+}
+
+func (lb *shardedBackend) dropShadow(ctx context.Context, tg target) error {
+	if lb.shadow == nil {
+		return errNoShadow
+	}
+	return lb.shadow.unlinkShards(ctx, tg, true)
+}
+
+// unlinkShards deletes this layout's shards of tg, with recent their
+// recent versions too, one key a command (a Cluster spreads them).
+func (lb *shardedBackend) unlinkShards(ctx context.Context, tg target, recent bool) error {
+	var cmds rueidis.Commands
+	for _, key := range lb.appendShardKeys(nil, tg) {
+		cmds = append(cmds, lb.client.B().Unlink().Key(key).Build())
+		if recent {
+			for _, v := range keys.Recent(key) {
+				cmds = append(cmds, lb.client.B().Unlink().Key(v).Build())
+			}
+		}
+	}
+	for _, r := range lb.client.DoMulti(ctx, cmds...) {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withShadowLocal appends to a one-node write's calls the shadow's share:
+// members put into their shadow shards from their partitions, after the
+// write (a pipeline, not a transaction: each call re-reads the partition,
+// so the shadow ends as the partitions are whatever runs between).
+func (lb *shardedBackend) withShadowLocal(calls []scripts.Call, live []target, members []string) []scripts.Call {
+	if lb.shadow == nil {
+		return calls
+	}
+	return append(calls, lb.shadow.manyLocalCall("repair", live, members, nil, 0))
+}
+
+// addShadow queues the shadow's share of a Cluster write: the partitions'
+// rows put and deleted by the shadow's bounds, with the same versions.
+func (lb *shardedBackend) addShadow(b *shardBatch, live []target, members []string, rows [][]indexRow, sweep bool) {
+	if lb.shadow == nil {
+		return
+	}
+	for w, tg := range live {
+		b.add(lb.shadow, w, tg, lb.shadow.rowOps(members, rows[w], sweep))
+	}
+}
+
+// firstErr is the first error of results, in their order.
+func firstErr(results []rueidis.RedisResult) error {
+	for _, r := range results {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,321 @@
+package leaderboard_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// TestShadowOptions: New refuses a shadow it cannot keep, and FillShadow
+// and DropShadow refuse a board without one; none of them writes.
+func TestShadowOptions(t *testing.T) {
+	b := testredis.Mini(t)
+	c := b.Client
+	for name, opts := range map[string][]lb.Option{
+		"no WithShards":      {lb.WithShadowShards(0, 1)},
+		"empty WithShards":   {lb.WithShards(), lb.WithShadowShards(0, 1)},
+		"no bounds":          {lb.WithShards(0), lb.WithShadowShards()},
+		"the board's bounds": {lb.WithShards(0, 1), lb.WithShadowShards(0, 1)},
+		"-0 is 0":            {lb.WithShards(0), lb.WithShadowShards(negZero())},
+		"NaN":                {lb.WithShards(0), lb.WithShadowShards(math.NaN())},
+		"infinite":           {lb.WithShards(0), lb.WithShadowShards(1, math.Inf(1))},
+		"unsorted":           {lb.WithShards(0), lb.WithShadowShards(2, 1)},
+		"repeated":           {lb.WithShards(0), lb.WithShadowShards(1, 1)},
+	} {
+		_, err := lb.New(c, "race", opts...)
+		require.ErrorIs(t, err, lb.ErrInvalidArgument, name)
+		require.Contains(t, err.Error(), "WithShadowShards", name)
+	}
+	ctx := context.Background()
+	name := shardName(t, b)
+	for what, opts := range map[string][]lb.Option{
+		"unsharded":          nil,
+		"sharded, no shadow": {lb.WithShards(0)},
+	} {
+		board, err := lb.New(c, name, opts...)
+		require.NoError(t, err)
+		_, err = board.FillShadow(ctx)
+		require.ErrorIs(t, err, lb.ErrInvalidArgument, "FillShadow on a board %s", what)
+		require.ErrorIs(t, board.DropShadow(ctx), lb.ErrInvalidArgument, "DropShadow on a board %s", what)
+	}
+	require.Empty(t, boardKeys(t, b, name), "a refused call wrote nothing")
+	// The other order of the options is the same board.
+	board, err := lb.New(c, name, lb.WithShadowShards(5), lb.WithShards(0))
+	require.NoError(t, err)
+	_, err = board.FillShadow(ctx)
+	require.NoError(t, err)
+}
+
+func negZero() float64 { z := 0.0; return -z }
+
+// shadowMove is one move of a board to new bounds.
+type shadowMove struct {
+	shardCombo
+	next []float64 // the new bounds; shardCombo.bounds the old ones
+}
+
+// TestShadowMove moves a live board to new bounds in the three steps of
+// WithShadowShards, beside an unsharded board fed the same writes: at every
+// step, with the processes of two steps writing side by side, every board in
+// service answers as the unsharded one, and both layouts hold exactly the
+// partitions (the closed day the fill alone wrote included). The fill runs
+// while writes go on.
+func TestShadowMove(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []shadowMove{
+			{shardCombo{policy: lb.KeepBest, order: lb.HighestFirst, rank: lb.Ordinal, bounds: shardBounds, seed: 7100, on: "mrc"}, shardDense},
+			{shardCombo{policy: lb.Accumulate, order: lb.LowestFirst, rank: lb.Competition, tie: 1, bounds: shardDense, seed: 7101, on: "rc"}, []float64{0}},
+			{shardCombo{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition, bounds: []float64{0}, seed: 7102, on: "rc"}, []float64{-3, 1, 1.5, 4}},
+		} {
+			if !strings.Contains(c.on, b.Name[:1]) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s_to_%d_bounds", c.name(), len(c.next)), func(t *testing.T) {
+				t.Parallel()
+				runShadowMove(t, b, c)
+			})
+		}
+	})
+}
+
+func runShadowMove(t *testing.T, b *testredis.Backend, c shadowMove) {
+	p := newShardPair(t, b, c.shardCombo)
+	old := p.bounds
+	board := func(opts ...lb.Option) *lb.Leaderboard {
+		board, err := lb.New(b.Client, p.sName, append(c.options(t), opts...)...)
+		require.NoError(t, err)
+		return board
+	}
+	step0 := p.sharded
+	step1 := board(lb.WithShards(old...), lb.WithShadowShards(c.next...))
+	step2 := board(lb.WithShards(c.next...), lb.WithShadowShards(old...))
+	step3 := board(lb.WithShards(c.next...))
+	views := shardViews()
+
+	// work runs the model workload with each write going through one of
+	// boards at random (the processes of a rollout), then reads every view
+	// through each of them and checks the layouts of bounds.
+	work := func(steps int, boards []*lb.Leaderboard, layouts ...[]float64) {
+		p.run(modelLoop{
+			steps: steps, checkEvery: steps,
+			before: func() { p.sharded = boards[p.rng.IntN(len(boards))] },
+			ops: []modelOp{{80, p.submitAny}, {12, p.submitBatch}, {8, func() {
+				p.remove(p.members(shardPool, modelUnknown, 3)...)
+			}}},
+			check: func(bool) {
+				for _, board := range boards {
+					p.sharded = board
+					for _, v := range views {
+						p.compare(v, shardPool, modelUnknown)
+					}
+				}
+				for _, bounds := range layouts {
+					p.bounds = bounds
+					for _, v := range views {
+						p.layout(v)
+					}
+				}
+				p.bounds = old
+			},
+		})
+	}
+	work(40, []*lb.Leaderboard{step0}, old)
+
+	// Step 1: every process keeps the shadow; the fill runs meanwhile.
+	filled := make(chan error, 1)
+	var rep lb.ShadowReport
+	go func() {
+		var err error
+		rep, err = step1.FillShadow(p.ctx)
+		filled <- err
+	}()
+	work(15, []*lb.Leaderboard{step1})
+	require.NoError(t, <-filled, "FillShadow")
+	require.Equal(t, 3, rep.Periods, "FillShadow: all-time, today and the closed day still within its retention")
+	require.Positive(t, rep.Members)
+	work(15, []*lb.Leaderboard{step1}, old, c.next)
+	requireShadowClean(t, p, step1)
+
+	// Step 2 rolls out: processes of steps 1 and 2 side by side, reading
+	// the old layout and the new one.
+	work(30, []*lb.Leaderboard{step1, step2}, old, c.next)
+	requireShadowClean(t, p, step2)
+	// Step 3 rolls out: the new layout alone serves reads; then the old one
+	// goes.
+	work(30, []*lb.Leaderboard{step2, step3}, c.next)
+	require.NoError(t, step2.DropShadow(p.ctx))
+	for _, k := range boardKeys(t, b, p.sName) {
+		require.NotContains(t, k, "."+keys.Layout(old)+"~", "DropShadow left a key of the old layout")
+	}
+	p.bounds = c.next
+	work(20, []*lb.Leaderboard{step3}, c.next)
+	p.checkClean()
+}
+
+// requireShadowClean requires Check to report both layouts of every window
+// clean, the shadow's after the board's, with the unsharded board's counts.
+func requireShadowClean(t *testing.T, p *shardPair, board *lb.Leaderboard) {
+	t.Helper()
+	reps, err := board.Check(p.ctx, false)
+	require.NoError(t, err)
+	require.Len(t, reps, 4, "two windows, two layouts each")
+	for i, v := range shardViews()[:2] {
+		n, err := p.plain.Count(p.ctx, v.q...)
+		require.NoError(t, err)
+		for k, r := range reps[2*i : 2*i+2] {
+			require.Equal(t, v.window, r.Window)
+			require.Equal(t, k == 1, r.Shadow, "the shadow's report follows the board's")
+			requireCleanReport(t, r, n, fmt.Sprintf("%s Check of %s, shadow=%v", p.where(), v.window, r.Shadow))
+		}
+	}
+}
+
+// TestShadowConcurrent moves a board to new bounds under concurrent writers
+// on a Cluster and on Redis: the fill runs while processes of step 1 write,
+// then processes of steps 1 and 2 write side by side, with readers of step
+// 2 on the new layout. Every increment lands: the totals read from the new
+// layout are the writers' exact sums, and both layouts check clean.
+func TestShadowConcurrent(t *testing.T) {
+	t.Run("cluster", func(t *testing.T) { runShadowConcurrent(t, testredis.Cluster(t), 12, 40, 7200) })
+	t.Run("redis", func(t *testing.T) { runShadowConcurrent(t, testredis.Real(t), 6, 40, 7300) })
+}
+
+func runShadowConcurrent(t *testing.T, b *testredis.Backend, writers, rounds int, seed uint64) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	old, next := shardBounds, []float64{-3, -1, 0.5, 1, 2.5, 4}
+	opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future))}
+	board := func(more ...lb.Option) *lb.Leaderboard {
+		board, err := lb.New(b.Client, name, append(opts, more...)...)
+		require.NoError(t, err)
+		return board
+	}
+	step1 := board(lb.WithShards(old...), lb.WithShadowShards(next...))
+	step2 := board(lb.WithShards(next...), lb.WithShadowShards(old...))
+	const members = 40
+	member := func(i int) string { return fmt.Sprintf("c%02d", i) }
+	seed0 := map[string]float64{}
+	for i := range members {
+		seed0[member(i)] = float64(i%9) - 4
+	}
+	require.NoError(t, board(lb.WithShards(old...)).SubmitMany(ctx, seed0))
+
+	var fails failures
+	fail := fails.add
+	filled := make(chan struct{})
+	var during, after atomic.Int64 // writes while the fill ran, after it
+	sums := make([]map[string]float64, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			sums[w] = map[string]float64{}
+			// Writes run as long as the fill does, then rounds more.
+			for i, mine := 0, 0; mine < rounds; i++ {
+				by := step1
+				select {
+				case <-filled:
+					after.Add(1)
+					mine++
+					if rng.IntN(2) == 0 {
+						by = step2
+					}
+				default:
+					during.Add(1)
+				}
+				m := member(rng.IntN(members))
+				v := 0.5 * float64(rng.IntN(17)-8) // -4 .. 4: across the bounds of both layouts
+				var err error
+				if other := member(rng.IntN(members)); i%5 == 4 && other != m {
+					err = by.SubmitMany(ctx, map[string]float64{m: v, other: 0})
+				} else {
+					_, err = by.Submit(ctx, m, v)
+				}
+				if err != nil {
+					fail("writer %d: %q += %v: %v", w, m, v, err)
+					return
+				}
+				sums[w][m] += v
+			}
+		}()
+	}
+	rep, err := step1.FillShadow(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.Periods, "all-time, today and yesterday")
+	close(filled)
+	done := make(chan struct{})
+	var rwg sync.WaitGroup
+	rwg.Add(1)
+	go func() {
+		defer rwg.Done()
+		for i := 0; ; i++ {
+			top, err := step2.Top(ctx, 1000)
+			if err != nil {
+				fail("reader: Top: %v", err)
+				return
+			}
+			checkShardAnswer(fail, fmt.Sprintf("reader: Top(1000) %d", i), lb.HighestFirst, top)
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	rwg.Wait()
+	require.Empty(t, fails.list, "seed=%d", seed)
+	t.Logf("%d writes while the fill ran, %d after", during.Load(), after.Load())
+	require.Positive(t, during.Load(), "no write ran beside the fill")
+	require.Positive(t, after.Load(), "no write ran after the fill")
+
+	want := map[string]float64{}
+	for m, v := range seed0 {
+		want[m] = v // the all-time board; the day saw the same SubmitMany
+	}
+	for _, s := range sums {
+		for m, v := range s {
+			want[m] += v
+		}
+	}
+	for _, by := range []*lb.Leaderboard{step1, step2} {
+		got, err := by.Among(ctx, slices.Collect(maps.Keys(want)))
+		require.NoError(t, err)
+		require.Len(t, got, members)
+		for _, e := range got {
+			require.Equal(t, want[e.Member], e.Score, "seed=%d: %q's total", seed, e.Member)
+		}
+		top, err := by.Top(ctx, 1000)
+		require.NoError(t, err)
+		require.Len(t, top, members)
+		for _, e := range top {
+			st, err := by.Rank(ctx, e.Member)
+			require.NoError(t, err)
+			require.Equal(t, e, st.Entry, "seed=%d: Rank(%q) against Top", seed, e.Member)
+		}
+	}
+	for _, by := range []*lb.Leaderboard{step1, step2} {
+		reps, err := by.Check(ctx, false)
+		require.NoError(t, err)
+		require.Len(t, reps, 4)
+		for _, r := range reps {
+			requireCleanReport(t, r, members, fmt.Sprintf("seed=%d: Check of %s, shadow=%v", seed, r.Window, r.Shadow))
+		}
+	}
+}
