@@ -30,13 +30,21 @@ type backend interface {
 	// Page describe, their arguments already checked.
 	top(ctx context.Context, tg target, n int) ([]Entry, error)
 	rank(ctx context.Context, tg target, member string) (Standing, error)
+	// ranks reads members' standings as Ranks describes.
+	ranks(ctx context.Context, tg target, members []string) ([]Standing, error)
 	around(ctx context.Context, tg target, member string, radius int) ([]Entry, error)
 	page(ctx context.Context, tg target, number, size int) (Page, error)
 	// among reads the stored values of members (composites under a
 	// tie-break, in Entry.Score) that have one; Among sorts and ranks them.
 	among(ctx context.Context, tg target, members []string) ([]Entry, error)
-	// count is the period's member count.
+	// count is the period's member count; counts those of several
+	// periods, in one round trip.
 	count(ctx context.Context, tg target) (int64, error)
+	counts(ctx context.Context, tgs []target) ([]int64, error)
+	// clear deletes every key of the periods tgs in one round trip; with
+	// board, also the keys that are the board's, not a period's (ids,
+	// member data, clocks, Rebuild's marker).
+	clear(ctx context.Context, tgs []target, board bool) error
 	// entriesAt reads the entries at positions (0-based, board order) in
 	// one pass: a sample, not a snapshot (ProposeBounds). A position past
 	// the end has no entry.

@@ -268,3 +268,55 @@ func ExampleLeaderboard_ProposeBounds() {
 	fmt.Println(bounds)
 	// Output: [5e-324 194 397]
 }
+
+// A friends screen: the friends ranked among themselves (Among), each with
+// their world rank beside (Ranks), in two calls whatever the number of
+// friends; a friend who never played shows with rank 0.
+func ExampleLeaderboard_Ranks() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+	board.SubmitMany(ctx, map[string]float64{"ana": 900, "ben": 800, "cai": 700, "dee": 600, "eve": 500})
+
+	friends := []string{"eve", "ben", "fay"}
+	among, _ := board.Among(ctx, friends)
+	world, _ := board.Ranks(ctx, friends)
+	rank := map[string]int64{}
+	for _, st := range world {
+		rank[st.Member] = st.Rank
+	}
+	for _, e := range among {
+		fmt.Printf("%d. %s %v (world #%d of %d)\n", e.Rank, e.Member, e.Score, rank[e.Member], world[0].Total)
+	}
+	fmt.Printf("%s: world rank %d\n", world[2].Member, world[2].Rank)
+	// Output:
+	// 1. ben 800 (world #2 of 5)
+	// 2. eve 500 (world #5 of 5)
+	// fay: world rank 0
+}
+
+// An event board lives for the event: its periods are listed with their
+// players, and at its end the whole board is deleted (every period, with a
+// store its records too, so that no Rebuild brings it back).
+func ExampleLeaderboard_Delete() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	now := time.Date(2026, 12, 31, 18, 0, 0, 0, time.UTC)
+	board, _ := lb.New(client, "winter-event", lb.WithWindows(lb.Daily()), lb.WithClock(func() time.Time { return now }))
+	board.Submit(ctx, "ana", 40, lb.WithTime(now.Add(-24*time.Hour)))
+	board.SubmitMany(ctx, map[string]float64{"ana": 55, "ben": 35})
+
+	periods, _ := board.Periods(ctx)
+	for _, p := range periods {
+		fmt.Printf("%s: %d players\n", p.ID, p.Members)
+	}
+	board.Delete(ctx)
+	n, _ := board.Count(ctx)
+	fmt.Println("after Delete:", n)
+	// Output:
+	// 2026-12-31: 2 players
+	// 2026-12-30: 1 players
+	// after Delete: 0
+}

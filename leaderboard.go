@@ -26,6 +26,10 @@ var (
 	// ErrInvalidArgument means n, radius, a page number or size is out of
 	// range, or an option is bad.
 	ErrInvalidArgument = errors.New("leaderboard: invalid argument")
+	// ErrExpired means a read At a time whose period's retention is over
+	// (WithRetention): its keys are gone, which is not the same as a period
+	// nobody played. Decided from the board's clock, with no call to Redis.
+	ErrExpired = errors.New("leaderboard: period expired")
 )
 
 const (

@@ -138,6 +138,8 @@ func TestBadInputWritesNothing(t *testing.T) {
 						require.ErrorIs(t, err, lb.ErrInvalidMember)
 						_, err = board.Among(ctx, []string{"seed", m})
 						require.ErrorIs(t, err, lb.ErrInvalidMember)
+						_, err = board.Ranks(ctx, []string{"seed", m})
+						require.ErrorIs(t, err, lb.ErrInvalidMember)
 					}
 					_, err = board.Submit(ctx, strings.Repeat("y", lb.MaxMemberLen), 1, lb.WithTime(future.Add(time.Second+time.Millisecond)))
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "a time after the clock and its default skew")
@@ -164,6 +166,16 @@ func TestBadInputWritesNothing(t *testing.T) {
 					}
 					_, err = board.Among(ctx, make([]string, lb.MaxN+1))
 					require.ErrorIs(t, err, lb.ErrInvalidArgument)
+					for _, n := range []int{0, lb.MaxN + 1} {
+						ms := make([]string, n)
+						for i := range ms {
+							ms[i] = "seed"
+						}
+						_, err = board.Ranks(ctx, ms)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Ranks of %d members", n)
+					}
+					_, err = board.Ranks(ctx, nil)
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "Ranks(nil)")
 					_, err = board.Top(ctx, 1, lb.In(lb.Named("season", lb.Daily())))
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "a window the board does not have")
 					_, err = board.Count(ctx, nil)
@@ -474,9 +486,11 @@ func (s tenDaySeason) Period(t time.Time) lb.Period {
 	return lb.Period{ID: fmt.Sprintf("S%d", n), Start: start, End: start.Add(240 * time.Hour)}
 }
 
-// TestExpiredPeriodReadsEmpty moves miniredis's clock past a period's end
-// plus retention: the key is gone, and At reads it as empty.
-func TestExpiredPeriodReadsEmpty(t *testing.T) {
+// TestExpiredPeriodReadsExpired moves miniredis's clock past a period's end
+// plus retention: the key is gone, and every read At it returns ErrExpired,
+// decided from the clock without a call to Redis; a live period nobody
+// played reads as empty.
+func TestExpiredPeriodReadsExpired(t *testing.T) {
 	b := testredis.Mini(t)
 	ctx := context.Background()
 	clock := time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC)
@@ -498,11 +512,28 @@ func TestExpiredPeriodReadsEmpty(t *testing.T) {
 
 	clock = clock.Add(time.Hour + time.Millisecond) // past 06:00: expired
 	b.Mini.FastForward(time.Hour + time.Millisecond)
-	n, err = board.Count(ctx, day)
+	calls := b.Client.Calls()
+	for what, read := range map[string]func() error{
+		"Count":   func() error { _, err := board.Count(ctx, day); return err },
+		"Rank":    func() error { _, err := board.Rank(ctx, "p", day); return err },
+		"Top":     func() error { _, err := board.Top(ctx, 10, day); return err },
+		"Page":    func() error { _, err := board.Page(ctx, 1, 10, day); return err },
+		"Around":  func() error { _, err := board.Around(ctx, "p", 2, day); return err },
+		"Among":   func() error { _, err := board.Among(ctx, []string{"p"}, day); return err },
+		"Ranks":   func() error { _, err := board.Ranks(ctx, []string{"p"}, day); return err },
+		"Periods": func() error { _, err := board.Periods(ctx, day); return err },
+	} {
+		err := read()
+		if what == "Periods" {
+			require.ErrorIs(t, err, lb.ErrInvalidArgument, "Periods takes no At")
+			continue
+		}
+		require.ErrorIs(t, err, lb.ErrExpired, what)
+	}
+	require.Equal(t, calls, b.Client.Calls(), "an expired period is decided without Redis")
+	n, err = board.Count(ctx, lb.At(clock))
 	require.NoError(t, err)
-	require.Equal(t, int64(0), n)
-	_, err = board.Rank(ctx, "p", day)
-	require.ErrorIs(t, err, lb.ErrNotRanked)
+	require.Equal(t, int64(0), n, "today, nobody played: empty, no error")
 }
 
 // TestExpiryOnRealRedis lets a real Redis expire a key by its own clock: a

@@ -49,6 +49,46 @@ func (s *memStore) Remove(_ context.Context, r lb.Removal) error {
 	return nil
 }
 
+// DeletePeriod records a reset as the removal of member "" (no member is
+// empty), which Standings reads for every member.
+func (s *memStore) DeletePeriod(_ context.Context, board string, p lb.SubmissionPeriod, _ time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.removed[removalKey(board, p.Window, p.Period, "")] = len(s.subs)
+	return nil
+}
+
+func (s *memStore) DeleteBoard(_ context.Context, board string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	// The removal marks are positions in subs, so the board's submissions
+	// stay there, behind a mark of the whole board (window and period "").
+	s.removed[removalKey(board, "", "", "")] = len(s.subs)
+	for k := range s.removed {
+		if strings.HasPrefix(k, board+"\x00") && k != removalKey(board, "", "", "") {
+			delete(s.removed, k)
+		}
+	}
+	for k := range s.ids {
+		if strings.HasPrefix(k, board+"\x00") {
+			delete(s.ids, k)
+			delete(s.idFor, k)
+		}
+	}
+	for k := range s.sealed {
+		if strings.HasPrefix(k, board+"/") {
+			delete(s.sealed, k)
+		}
+	}
+	return nil
+}
+
 func (s *memStore) Append(_ context.Context, sub lb.Submission) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,6 +116,12 @@ func (s *memStore) Standings(_ context.Context, q lb.StandingsQuery, fn func(lb.
 		}
 		if n, ok := s.removed[removalKey(q.Board, q.Window, q.Period, sub.Member)]; ok && q.Window != "" && i < n {
 			continue // appended before the member's removal from the period
+		}
+		if n, ok := s.removed[removalKey(q.Board, q.Window, q.Period, "")]; ok && q.Window != "" && i < n {
+			continue // appended before the period's reset
+		}
+		if n, ok := s.removed[removalKey(q.Board, "", "", "")]; ok && i < n {
+			continue // appended before the board was deleted
 		}
 		cur, ok := agg[sub.Member]
 		if !ok {

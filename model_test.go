@@ -239,8 +239,10 @@ func (m *model) apply(now time.Time, member string, score float64) []lb.WindowRe
 	return out
 }
 
+// remove removes members from every readable period at now: all time,
+// today, and yesterday (the default retention of one period).
 func (m *model) remove(now time.Time, members ...string) {
-	for _, key := range m.keys(now) {
+	for _, key := range append(m.keys(now), modelDayKey(now.Add(-24*time.Hour))) {
 		for _, mem := range members {
 			delete(m.board(key), mem)
 		}
@@ -389,6 +391,24 @@ func (r *modelRun) checkAll(full bool) {
 		require.NoError(r.t, err, "%s Top(1000) in alltime", r.where())
 		requireEntries(r.t, want, got, r.where()+" Top(1000) In(AllTime())")
 	}
+	r.checkPeriods()
+}
+
+// checkPeriods requires Periods to list, per window, the model's readable
+// periods with their counts: all time; today and yesterday (the default
+// retention of one period), yesterday with 0 when nobody played.
+func (r *modelRun) checkPeriods() {
+	now := r.clock.Now()
+	all, err := r.board.Periods(r.ctx)
+	require.NoError(r.t, err, "%s Periods", r.where())
+	require.Equal(r.t, []lb.PeriodInfo{{Period: lb.AllTime().Period(now), Members: int64(len(r.m.board("alltime")))}}, all, "%s Periods", r.where())
+	days, err := r.board.Periods(r.ctx, lb.In(lb.Daily()))
+	require.NoError(r.t, err, "%s Periods(In(Daily))", r.where())
+	var want []lb.PeriodInfo
+	for _, t := range []time.Time{now, now.Add(-24 * time.Hour)} {
+		want = append(want, lb.PeriodInfo{Period: lb.Daily().Period(t), Members: int64(len(r.m.board(modelDayKey(t))))})
+	}
+	require.Equal(r.t, want, days, "%s Periods(In(Daily))", r.where())
 }
 
 func (r *modelRun) checkCheap(v modelView) {
@@ -437,6 +457,7 @@ func (r *modelRun) check(v modelView) {
 		requireStanding(t, want, got, fmt.Sprintf("%s Rank(%q)", where, mem))
 	}
 
+	r.checkRanks(v, where, append(append([]string{}, modelPool...), modelUnknown...), total)
 	r.checkAround(v, where, all)
 
 	for _, size := range []int{1, 3, 7} {
@@ -476,6 +497,22 @@ func (r *modelRun) check(v modelView) {
 		got, err := board.Among(ctx, ms, v.q...)
 		require.NoError(t, err, "%s Among(%q)", where, ms)
 		requireEntries(t, r.m.among(v.key, ms), got, fmt.Sprintf("%s Among(%q)", where, ms))
+		r.checkRanks(v, where, ms, total)
+	}
+}
+
+// checkRanks requires Ranks to give each member its model standing, in the
+// order asked (repeats too), and an unranked member its name and the total.
+func (r *modelRun) checkRanks(v modelView, where string, ms []string, total int64) {
+	got, err := r.board.Ranks(r.ctx, ms, v.q...)
+	require.NoError(r.t, err, "%s Ranks(%q)", where, ms)
+	require.Len(r.t, got, len(ms), "%s Ranks(%q)", where, ms)
+	for i, m := range ms {
+		want, ok := r.m.standing(v.key, m)
+		if !ok {
+			want = lb.Standing{Entry: lb.Entry{Member: m}, Total: total}
+		}
+		requireStanding(r.t, want, got[i], fmt.Sprintf("%s Ranks(%q)[%d]", where, ms, i))
 	}
 }
 
@@ -595,6 +632,11 @@ func TestModelRoundTrips(t *testing.T) {
 					{"Around daily", func() error { _, err := board.Around(ctx, "b", 3, daily); return err }},
 					{"Page", func() error { _, err := board.Page(ctx, 2, 5); return err }},
 					{"Among", func() error { _, err := board.Among(ctx, []string{"a", "b", "nobody"}); return err }},
+					{"Ranks", func() error { _, err := board.Ranks(ctx, []string{"a", "b", "nobody", "a"}); return err }},
+					{"Periods", func() error { _, err := board.Periods(ctx, daily); return err }},
+					// Last: they empty the board.
+					{"Reset", func() error { return board.Reset(ctx, daily) }},
+					{"Delete", func() error { return board.Delete(ctx) }},
 					{"Count", func() error { _, err := board.Count(ctx); return err }},
 				}
 				for _, op := range ops {

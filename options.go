@@ -213,7 +213,7 @@ func WithKeyPrefix(prefix string) Option {
 }
 
 // WithRetention sets how long a closed period stays readable (with At) after
-// its end; its key expires then. Default: one period length (a daily board's
+// its end; its key expires then, and a read At it returns ErrExpired. Default: one period length (a daily board's
 // day stays readable for one more day). Zero expires a period at its end;
 // negative is refused.
 func WithRetention(d time.Duration) Option {
@@ -278,7 +278,9 @@ func In(w Window) Query {
 }
 
 // At reads the period of the window holding t, e.g. last week's board. A
-// period whose key has expired reads as empty.
+// period whose retention is over (WithRetention) returns ErrExpired, decided
+// from the board's clock without a call to Redis; a live period nobody
+// played reads as empty.
 func At(t time.Time) Query {
 	return func(q *query) { q.at = t }
 }

@@ -118,11 +118,17 @@ func (lb *Leaderboard) read(qs []Query) (target, error) {
 			return target{}, err
 		}
 	}
+	now := lb.now()
 	t := q.at
 	if t.IsZero() {
-		t = lb.now()
+		t = now
 	}
-	return lb.target(w, t)
+	tg, err := lb.target(w, t)
+	if err == nil && tg.expire != 0 && tg.expire <= now.UnixMilli() {
+		return target{}, fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, w.Name(), tg.period.ID,
+			time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
+	}
+	return tg, err
 }
 
 // livePeriods lists, window by window in the board's order, each window's

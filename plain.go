@@ -25,57 +25,73 @@ func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, err
 	return es, nil
 }
 
-// rank reads a standing atomically: a script under Competition (it counts
-// the members strictly better), else a MULTI of plain commands.
+// rank reads a standing atomically (see standings).
 func (lb *plainBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
-	key := tg.key
-	if lb.ranking == Competition {
-		r, err := scripts.RankCall(lb.readHeader(), key, member).Exec(ctx, lb.client).ToArray()
-		if err != nil {
-			return Standing{}, notRankedOr("rank", member, err)
-		}
-		if len(r) != 4 {
-			return Standing{}, wrap("rank", fmt.Errorf("script returned %d values, want 4", len(r)))
-		}
-		score, err := r[0].AsFloat64()
-		if err != nil {
-			return Standing{}, wrap("rank", err)
-		}
-		var v [3]int64
-		for i := range v {
-			if v[i], err = r[i+1].AsInt64(); err != nil {
-				return Standing{}, wrap("rank", err)
-			}
-		}
-		return lb.standing(member, lb.plain(score), v[0]+1, v[1], v[2]), nil
-	}
-	b := lb.client.B()
-	replies, err := execResult(lb.client.DoMulti(ctx,
-		b.Multi().Build(),
-		b.Zscore().Key(key).Member(member).Build(),
-		lb.rankCmd(key, member),
-		b.Zcard().Key(key).Build(),
-		b.Exec().Build(),
-	))
+	sts, found, err := lb.standings(ctx, tg, []string{member})
 	if err != nil {
 		return Standing{}, wrap("rank", err)
 	}
-	score, ok, err := optFloat(&replies[0])
-	if err != nil {
-		return Standing{}, wrap("rank", err)
-	}
-	if !ok {
+	if !found[0] {
 		return Standing{}, fmt.Errorf("%w: %q", ErrNotRanked, member)
 	}
-	rank, err := replies[1].AsInt64()
-	if err != nil {
-		return Standing{}, wrap("rank", err)
+	return sts[0], nil
+}
+
+func (lb *plainBackend) ranks(ctx context.Context, tg target, members []string) ([]Standing, error) {
+	sts, _, err := lb.standings(ctx, tg, members)
+	return sts, wrap("ranks", err)
+}
+
+// standings reads members' standings atomically: under Competition ranks
+// with one script (rank.lua: it counts the members strictly better than
+// each score), else with a MULTI of ZCARD and each member's ZSCORE and
+// Z(REV)RANK. found[i] reports that members[i] has a score; else its
+// Standing holds its Member and the Total alone.
+func (lb *plainBackend) standings(ctx context.Context, tg target, members []string) (out []Standing, found []bool, err error) {
+	out, found = make([]Standing, len(members)), make([]bool, len(members))
+	per := 2 // replies a member
+	var replies []rueidis.RedisMessage
+	if lb.ranking == Competition {
+		per = 3
+		replies, err = scripts.RankCall(lb.readHeader(), tg.key, members...).Exec(ctx, lb.client).ToArray()
+	} else {
+		b := lb.client.B()
+		cmds := make(rueidis.Commands, 0, 3+2*len(members))
+		cmds = append(cmds, b.Multi().Build(), b.Zcard().Key(tg.key).Build())
+		for _, m := range members {
+			cmds = append(cmds, b.Zscore().Key(tg.key).Member(m).Build(), lb.rankCmd(tg.key, m))
+		}
+		replies, err = execResult(lb.client.DoMulti(ctx, append(cmds, b.Exec().Build())...))
 	}
-	total, err := replies[2].AsInt64()
 	if err != nil {
-		return Standing{}, wrap("rank", err)
+		return nil, nil, err
 	}
-	return lb.standing(member, lb.plain(score), rank+1, 0, total), nil
+	if len(replies) != 1+per*len(members) {
+		return nil, nil, fmt.Errorf("%d replies for %d members", len(replies), len(members))
+	}
+	total, err := replies[0].AsInt64()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, m := range members {
+		x := replies[1+per*i : 1+per*(i+1)]
+		out[i] = Standing{Entry: Entry{Member: m}, Total: total}
+		score, ok, err := optFloat(&x[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		var counts [2]int64 // position (Ordinal), or members better and worse
+		for k := range per - 1 {
+			if counts[k], err = x[1+k].AsInt64(); err != nil {
+				return nil, nil, err
+			}
+		}
+		out[i], found[i] = lb.standing(m, lb.plain(score), counts[0]+1, counts[1], total), true
+	}
+	return out, found, nil
 }
 
 // around reads the rank and the slice in one script (range.lua).
@@ -432,4 +448,25 @@ func (lb *plainBackend) entriesAt(ctx context.Context, tg target, positions []in
 		cmds[i] = lb.rangeCmd(tg.key, p, p)
 	}
 	return lb.entriesOf(lb.client.DoMulti(ctx, cmds...))
+}
+
+func (lb *plainBackend) counts(ctx context.Context, tgs []target) ([]int64, error) {
+	cmds := make(rueidis.Commands, len(tgs))
+	for i, tg := range tgs {
+		cmds[i] = lb.client.B().Zcard().Key(tg.key).Build()
+	}
+	return int64s(lb.client.DoMulti(ctx, cmds...))
+}
+
+// clear unlinks the periods' sorted sets, and with board the board's ids and
+// marker: all in the board's slot, so one UNLINK.
+func (lb *plainBackend) clear(ctx context.Context, tgs []target, board bool) error {
+	ks := make([]string, 0, len(tgs)+2)
+	for _, tg := range tgs {
+		ks = append(ks, tg.key)
+	}
+	if board {
+		ks = append(ks, lb.keys.IDs(), lb.keys.Marker())
+	}
+	return lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
 }

@@ -40,6 +40,32 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 	return lb.be.rank(ctx, tg, member)
 }
 
+// Ranks returns each member's standing on the whole board (its world rank,
+// score, the period's Total and Percentile) in the order given: the world
+// ranks of a friends screen in one call. A member without a score there
+// gets its Member and the period's Total, Rank 0, Score 0 and Percentile 0,
+// and no error. 1..MaxN members (ErrInvalidArgument), each a valid member
+// (ErrInvalidMember); a repeat is answered twice. One round trip, read
+// atomically; on a sharded board two: the shards' counts beside the
+// members' partitions (which shard holds each), then each member's place in
+// its shard (one more for a member caught between two shards, as Rank finds
+// it; see WithShards).
+func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) ([]Standing, error) {
+	if len(members) < 1 || len(members) > MaxN {
+		return nil, fmt.Errorf("%w: %d members, want 1..%d", ErrInvalidArgument, len(members), MaxN)
+	}
+	for _, m := range members {
+		if err := checkMember(m); err != nil {
+			return nil, err
+		}
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return nil, err
+	}
+	return lb.be.ranks(ctx, tg, members)
+}
+
 // Around returns the entries around member: min(2*radius+1, Total) entries
 // holding member, centred on it where possible and shifted at either end of
 // the board (0 <= radius <= MaxRadius). ErrNotRanked when the member has no

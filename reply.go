@@ -231,3 +231,15 @@ func (lb *Leaderboard) entriesOf(res []rueidis.RedisResult) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// int64s reads one integer reply of each result.
+func int64s(res []rueidis.RedisResult) ([]int64, error) {
+	out := make([]int64, len(res))
+	for i, r := range res {
+		var err error
+		if out[i], err = r.AsInt64(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -187,23 +187,32 @@ func (lb *shardedBackend) dropShadow(ctx context.Context, tg target) error {
 }
 
 // unlinkShards deletes this layout's shards of tg, with recent their
-// recent versions too, one key a command (a Cluster spreads them).
+// recent versions too, in one round trip.
 func (lb *shardedBackend) unlinkShards(ctx context.Context, tg target, recent bool) error {
-	var cmds rueidis.Commands
+	return lb.unlink(ctx, lb.shardKeys(nil, tg, recent))
+}
+
+// shardKeys appends to ks this layout's shards of tg, with recent their
+// recent versions too.
+func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []string {
 	for _, key := range lb.appendShardKeys(nil, tg) {
-		cmds = append(cmds, lb.client.B().Unlink().Key(key).Build())
+		ks = append(ks, key)
 		if recent {
-			for _, v := range keys.Recent(key) {
-				cmds = append(cmds, lb.client.B().Unlink().Key(v).Build())
-			}
+			r := keys.Recent(key)
+			ks = append(ks, r[:]...)
 		}
 	}
-	for _, r := range lb.client.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil {
-			return err
-		}
+	return ks
+}
+
+// unlink deletes keys, one UNLINK a key in one DoMulti (a Cluster spreads
+// them over their nodes).
+func (lb *shardedBackend) unlink(ctx context.Context, ks []string) error {
+	cmds := make(rueidis.Commands, len(ks))
+	for i, k := range ks {
+		cmds[i] = lb.client.B().Unlink().Key(k).Build()
 	}
-	return nil
+	return firstErr(lb.client.DoMulti(ctx, cmds...))
 }
 
 // withShadowLocal appends to a one-node write's calls the shadow's share:

@@ -311,19 +311,10 @@ func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member s
 	n := len(lb.bounds) + 1
 	part := lb.partKey(member, tg)
 	calls := []scripts.Call{{Cmd: func() rueidis.Completed { return lb.client.B().Hget().Key(part).Field(member).Build() }}}
-	per := 3 // calls a shard
-	if lb.ranking == Competition {
-		per = 1
-	}
 	for i := 0; i < n; i++ {
-		key := lb.shardKey(i, tg)
-		if per == 1 {
-			calls = append(calls, scripts.ShardRankCall(lb.readHeader(), key, member))
-			continue
-		}
-		calls = append(calls, lb.zcardCall(key), scripts.Call{Cmd: func() rueidis.Completed { return lb.rankCmd(key, member) }},
-			lb.zscoreCall(key, member))
+		calls = append(calls, lb.probeCalls(lb.shardKey(i, tg), member)...)
 	}
+	per := len(calls[1:]) / n // calls a shard
 	res := scripts.ExecMulti(ctx, lb.client, calls)
 	truth, hasTruth, err := optResult(res[0], optString)
 	if err != nil {
@@ -351,6 +342,16 @@ func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member s
 		st.better, st.worse = lb.globalRank(st.cards, st.shard, in.betterIn, in.worseIn)
 	}
 	return st, nil
+}
+
+// probeCalls read what shard key holds of member, for probe: under
+// Competition ranks shard_read.lua's 'rank', which counts the members
+// strictly better than a score; else ZCARD, Z(REV)RANK and ZSCORE.
+func (lb *shardedBackend) probeCalls(key, member string) []scripts.Call {
+	if lb.ranking == Competition {
+		return []scripts.Call{scripts.ShardRankCall(lb.readHeader(), key, member)}
+	}
+	return []scripts.Call{lb.zcardCall(key), {Cmd: func() rueidis.Completed { return lb.rankCmd(key, member) }}, lb.zscoreCall(key, member)}
 }
 
 // probe decodes one shard's replies of locateCluster: shard_read.lua's
@@ -502,6 +503,92 @@ func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (S
 }
 
 // standingOf is the standing of a member locate found.
+// ranks reads members' standings in two round trips: every shard's count
+// beside the members' partitions, whose values say which shard holds each;
+// then each member's place in that shard (as locateCluster reads it). A
+// member missing from that shard (a move in flight, a crashed write) is
+// located as Rank locates it: one more round trip.
+func (lb *shardedBackend) ranks(ctx context.Context, tg target, members []string) ([]Standing, error) {
+	n := len(lb.bounds) + 1
+	parts, at := byPartition(members)
+	cmds := make(rueidis.Commands, 0, n+len(parts))
+	for i := 0; i < n; i++ {
+		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
+	}
+	for k, p := range parts {
+		cmds = append(cmds, lb.client.B().Hmget().Key(lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)).Field(pick(members, at[k])...).Build())
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	cards := make([]int64, n)
+	for i := range cards {
+		var err error
+		if cards[i], err = res[i].AsInt64(); err != nil {
+			return nil, wrap("ranks", err)
+		}
+	}
+	shard := make([]int, len(members)) // -1: no value
+	for k := range parts {
+		vals, err := res[n+k].ToArray()
+		if err != nil || len(vals) != len(at[k]) {
+			return nil, wrap("ranks", fmt.Errorf("a partition answered %d values for %d members: %w", len(vals), len(at[k]), err))
+		}
+		for i, j := range at[k] {
+			shard[j] = -1
+			if v, ok, err := optString(&vals[i]); err == nil && ok {
+				shard[j] = lb.shardOfString(v)
+			}
+		}
+	}
+	out, err := lb.placeAll(ctx, tg, members, shard, cards)
+	return out, wrap("ranks", err)
+}
+
+// placeAll reads the standing of each member in its shard (-1: none),
+// given every shard's count, in one round trip, and locates the ones not
+// found there.
+func (lb *shardedBackend) placeAll(ctx context.Context, tg target, members []string, shard []int, cards []int64) ([]Standing, error) {
+	per := 3
+	if lb.ranking == Competition {
+		per = 1
+	}
+	var calls []scripts.Call
+	for j, m := range members {
+		if shard[j] >= 0 {
+			calls = append(calls, lb.probeCalls(lb.shardKey(shard[j], tg), m)...)
+		}
+	}
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	total := sum(cards)
+	out := make([]Standing, len(members))
+	for j, m := range members {
+		out[j] = Standing{Entry: Entry{Member: m}, Total: total}
+		if shard[j] < 0 {
+			continue
+		}
+		p, err := lb.probe(res[:per])
+		res = res[per:]
+		if err != nil {
+			return nil, err
+		}
+		if !p.found {
+			st, err := lb.locate(ctx, tg, m)
+			if err != nil {
+				return nil, err
+			}
+			out[j].Total = st.total
+			if st.found {
+				out[j] = lb.standingOf(m, st)
+			}
+			continue
+		}
+		st := shardStanding{found: true, stored: p.stored, shard: shard[j], cards: cards, total: total}
+		st.pos, _ = lb.globalRank(cards, shard[j], p.posIn, 0)
+		st.better, st.worse = lb.globalRank(cards, shard[j], p.betterIn, p.worseIn)
+		out[j] = lb.standingOf(m, st)
+	}
+	return out, nil
+}
+
 func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 	if lb.ranking == Competition {
 		return lb.standing(member, lb.plain(st.stored), st.better+1, st.worse, st.total)
@@ -676,6 +763,50 @@ func (lb *shardedBackend) stored(ctx context.Context, tg target, members []strin
 func (lb *shardedBackend) count(ctx context.Context, tg target) (int64, error) {
 	_, n, err := lb.shardCards(ctx, tg)
 	return n, wrap("count", err)
+}
+
+// counts sums every shard's count of each period, in one round trip.
+func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, error) {
+	n := len(lb.bounds) + 1
+	cmds := make(rueidis.Commands, 0, n*len(tgs))
+	for _, tg := range tgs {
+		for i := 0; i < n; i++ {
+			cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
+		}
+	}
+	cards, err := int64s(lb.client.DoMulti(ctx, cmds...))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(tgs))
+	for k := range tgs {
+		out[k] = sum(cards[k*n : (k+1)*n])
+	}
+	return out, nil
+}
+
+// clear deletes the periods' shards (the shadow's too) with their recent
+// versions and the periods' partitions; with board, also every partition's
+// clock and id set and Rebuild's marker. One round trip.
+func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) error {
+	var ks []string
+	for _, tg := range tgs {
+		ks = lb.shardKeys(ks, tg, true)
+		if lb.shadow != nil {
+			ks = lb.shadow.shardKeys(ks, tg, true)
+		}
+		for p := range lb.parts.Len() {
+			ks = append(ks, lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID))
+		}
+	}
+	if board {
+		for p := range lb.parts.Len() {
+			part := lb.parts.Of(p)
+			ks = append(ks, part.Clock(), part.IDs())
+		}
+		ks = append(ks, lb.keys.Marker())
+	}
+	return lb.unlink(ctx, ks)
 }
 
 // idSet is member's partition's id set: the ids of a sharded board live

@@ -515,6 +515,17 @@ func (p *shardPair) compare(v shardView, members, unknown []string) {
 			return board.Rank(ctx, m, v.q...)
 		})
 	}
+	shardSame(p, where+" Periods", func(board *lb.Leaderboard) ([]lb.PeriodInfo, error) { return board.Periods(ctx, v.q...) })
+	everyone := append(slices.Clone(members), unknown...)
+	shardSame(p, where+" Ranks(everyone)", func(board *lb.Leaderboard) ([]lb.Standing, error) {
+		return board.Ranks(ctx, everyone, v.q...)
+	})
+	for range 2 {
+		ms := p.members(members, unknown, 8)
+		shardSame(p, fmt.Sprintf("%s Ranks(%q)", where, ms), func(board *lb.Leaderboard) ([]lb.Standing, error) {
+			return board.Ranks(ctx, ms, v.q...)
+		})
+	}
 	arounds := []string{unknown[0]}
 	if len(all) > 0 {
 		arounds = append(arounds, all[0].Member, all[len(all)/2].Member, all[len(all)-1].Member)
@@ -907,6 +918,12 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 			_, err := board.Among(ctx, []string{modelPool[0], modelPool[5], "nobody", "climber"})
 			return err
 		}},
+		// The shards' counts beside the partitions, then each member's place.
+		{"Ranks", 2, func() error {
+			_, err := board.Ranks(ctx, []string{modelPool[0], modelPool[5], "nobody", "climber", modelPool[0]})
+			return err
+		}},
+		{"Periods", 1, func() error { _, err := board.Periods(ctx, daily); return err }},
 		{"Submit", submitMax, func() error { _, err := board.Submit(ctx, modelPool[1], path[2]); return err }},
 		{"Submit crossing shards", submitMax, func() error {
 			_, err := board.Submit(ctx, "climber", crossing[next])
@@ -933,6 +950,9 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 		// node (one script), two on a Cluster.
 		{"SubmitMany", manyMax, func() error { return board.SubmitMany(ctx, map[string]float64{"a": 1, "b": -3, "new": 4}) }},
 		{"Remove", submitMax, func() error { return board.Remove(ctx, "new", "nobody") }},
+		// Last: they empty the board.
+		{"Reset", 1, func() error { return board.Reset(ctx, daily) }},
+		{"Delete", 1, func() error { return board.Delete(ctx) }},
 	}
 	for _, op := range ops {
 		require.NoError(t, op.fn(), "%s warm-up", op.name)

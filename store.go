@@ -149,7 +149,8 @@ type Removal struct {
 	// At is when they were removed: the board's clock.
 	At time.Time
 	// Periods lists the window periods they were removed from: every
-	// window's current one.
+	// window's readable ones (the current period, and the closed ones
+	// within their retention).
 	Periods []SubmissionPeriod
 }
 
@@ -189,11 +190,25 @@ type IDKeeper interface {
 }
 
 // BoardDeleter is a Store that can delete everything it holds of a board:
-// every submission, removal, kept standing and sealed period.
+// every submission, removal, kept standing and sealed period. Delete uses
+// it, first, when the store has it, so that a Rebuild does not bring a
+// deleted board back.
 type BoardDeleter interface {
 	// DeleteBoard deletes every record of board. Deleting a board the
 	// store holds nothing of is not an error.
 	DeleteBoard(ctx context.Context, board string) error
+}
+
+// PeriodDeleter is a Store that can forget one window period's
+// submissions: Reset uses it, first, when the store has it, so that a
+// Rebuild does not bring a reset period back.
+type PeriodDeleter interface {
+	// DeletePeriod forgets board's submissions in window period p as of at
+	// (the board's clock): from then on Standings of that period (a query
+	// naming it with Window and Period) counts only the submissions
+	// appended after the call. Other periods, and ranges that are not that
+	// period, are not affected.
+	DeletePeriod(ctx context.Context, board string, p SubmissionPeriod, at time.Time) error
 }
 
 // StandingsChecker is a Store that keeps standings derived from its log

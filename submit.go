@@ -176,8 +176,10 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	return lb.afterStore(ctx, "submit many", lb.be.submitMany(ctx, scores, live, slot), appended)
 }
 
-// Remove deletes members from every window's current period, atomically, in
-// one round trip (two on a sharded board on a Cluster: see WithShards).
+// Remove deletes members from every readable period of every window: the
+// current one and the closed ones within their retention (a cheater also
+// leaves last week's board), atomically, in one round trip (two on a
+// sharded board on a Cluster: see WithShards).
 // Members that are not ranked are ignored. With a store that records
 // removals (a Remover, as pgstore is), the removal goes to the
 // store first, so that a Rebuild does not bring the members back: a store
@@ -195,7 +197,7 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 		return nil
 	}
 	now := lb.now()
-	live, err := lb.targetsAt(now)
+	live, err := lb.livePeriods(now)
 	if err != nil {
 		return err
 	}

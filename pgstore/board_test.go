@@ -12,8 +12,8 @@ import (
 
 // TestBoardOnStore drives a board on the store through Redis: a submission
 // Redis refuses leaves no row and no taken id, Verify reports kept
-// standings that drifted from the log until a repair, and a deleted board
-// rebuilds empty.
+// standings that drifted from the log until a repair, a reset period
+// rebuilds with only what came after, and a deleted board rebuilds empty.
 func TestBoardOnStore(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
@@ -44,7 +44,20 @@ func TestBoardOnStore(t *testing.T) {
 		require.Equal(t, 3, boardRows(t, s, name))
 		requireVerify(t, board, true)
 
-		require.NoError(t, s.DeleteBoard(ctx, name))
+		// Reset through the board: the store forgets the period first, so a
+		// Rebuild keeps it empty but for what came after.
+		require.NoError(t, board.Reset(ctx))
+		_, err = board.Submit(ctx, "r", 4)
+		require.NoError(t, err)
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		top, err := board.Top(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, []leaderboard.Entry{{Member: "r", Score: 4, Rank: 1}}, top)
+		requireVerify(t, board, true)
+
+		require.NoError(t, board.Delete(ctx))
 		rep, err := board.Rebuild(ctx)
 		require.NoError(t, err)
 		require.Zero(t, rep.Members)

@@ -11,7 +11,7 @@ import (
 
 // boardTables is every table with a board column.
 func boardTables(s *Store) []string {
-	return []string{s.tSubs, s.tKept, s.tKeptPeriods, s.tRemovals, s.tPeriods, s.tEntries}
+	return []string{s.tSubs, s.tKept, s.tKeptPeriods, s.tRemovals, s.tResets, s.tPeriods, s.tEntries}
 }
 
 // boardSnapshot is every row of board in every table, as text.
@@ -47,6 +47,7 @@ func TestDeleteBoard(t *testing.T) {
 			Periods: []leaderboard.SubmissionPeriod{allTime}}))
 		_, err = s.Seal(ctx, board, "weekly", "2026-W48", []leaderboard.Entry{{Member: "a", Score: 3, Rank: 1}})
 		require.NoError(t, err)
+		require.NoError(t, s.DeletePeriod(ctx, board, leaderboard.SubmissionPeriod{Window: "weekly", Period: "2026-W48"}, t0))
 		return subs
 	}
 	fill("gone")

@@ -592,3 +592,67 @@ func TestRemove(t *testing.T) {
 	got := standings(t, s, leaderboard.StandingsQuery{Board: "r", Policy: leaderboard.Accumulate})
 	require.Equal(t, 13.0, got["x"].Score)
 }
+
+// TestDeletePeriod: a reset period counts only the submissions appended
+// after the reset, kept or aggregated; other periods and plain ranges
+// count everything; bad input writes nothing.
+func TestDeletePeriod(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	k := watch(s)
+	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	block := blockWindow{name: "block", base: base}
+	at0, at1 := base.Add(time.Hour), base.Add(5*time.Hour)
+	b0, b1 := block.period(at0), block.period(at1)
+	add := func(member string, score float64, at time.Time) {
+		t.Helper()
+		_, err := s.Append(ctx, leaderboard.Submission{Board: "z", Member: member, Score: score, At: at,
+			Policy: leaderboard.Accumulate, Periods: []leaderboard.SubmissionPeriod{allTime, block.period(at)}})
+		require.NoError(t, err)
+	}
+	add("x", 1, at0)
+	add("y", 2, at0)
+	add("x", 5, at1)
+	for _, bad := range []struct {
+		board string
+		p     leaderboard.SubmissionPeriod
+	}{{"", b0}, {"z", leaderboard.SubmissionPeriod{Window: "block"}}, {"z", leaderboard.SubmissionPeriod{Period: b0.Period}}, {"\xff", b0}} {
+		err := s.DeletePeriod(ctx, bad.board, bad.p, at1)
+		require.ErrorIs(t, err, leaderboard.ErrInvalidArgument)
+		require.ErrorContains(t, err, "pgstore: delete period: ")
+	}
+	var n int
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM "+s.tResets).Scan(&n))
+	require.Zero(t, n, "bad input writes nothing")
+
+	require.NoError(t, s.DeletePeriod(ctx, "z", b0, at1))
+	add("x", 7, at0) // after the reset, in b0 (WithTime)
+	want := map[string]map[string]float64{
+		"alltime": {"x": 13, "y": 2},
+		b0.Period: {"x": 7},
+		b1.Period: {"x": 5},
+	}
+	for _, sp := range []leaderboard.SubmissionPeriod{allTime, b0, b1} {
+		q := query("z", leaderboard.Accumulate, leaderboard.HighestFirst, sp)
+		for _, kept := range []bool{true, false} {
+			if !kept {
+				_, err := s.pool.Exec(ctx, `UPDATE `+s.tKeptPeriods+` SET complete = false WHERE board = 'z'`)
+				require.NoError(t, err)
+			}
+			got := map[string]float64{}
+			for m, st := range standings(t, s, q) {
+				got[m] = st.Score
+			}
+			require.Equal(t, kept, k.last())
+			require.Equal(t, want[sp.Period], got, "%s/%s kept=%v", sp.Window, sp.Period, kept)
+		}
+		_, err := s.pool.Exec(ctx, `UPDATE `+s.tKeptPeriods+` SET complete = true WHERE board = 'z'`)
+		require.NoError(t, err)
+	}
+	got := standings(t, s, leaderboard.StandingsQuery{Board: "z", Policy: leaderboard.Accumulate})
+	require.Equal(t, 13.0, got["x"].Score, "a plain range counts everything")
+	require.NoError(t, s.DeleteBoard(ctx, "z"))
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM "+s.tResets+" WHERE board = 'z'").Scan(&n))
+	require.Zero(t, n, "DeleteBoard deletes the resets")
+}

@@ -63,7 +63,8 @@
 // Besides leaderboard.Store, the store is a BatchAppender (AppendBatch), a
 // Remover (Remove), a Retractor (Retract: a submission Redis refused is
 // taken back, kept standings recomputed), an IDKeeper (IDReceived,
-// IDsSince), a BoardDeleter (DeleteBoard) and a StandingsChecker
+// IDsSince), a BoardDeleter (DeleteBoard), a PeriodDeleter (DeletePeriod:
+// Reset) and a StandingsChecker
 // (CheckStandings: kept standings against the log, and their repair).
 //
 // # Values
@@ -130,6 +131,7 @@ type Store struct {
 	tKept        string
 	tKeptPeriods string
 	tRemovals    string
+	tResets      string
 	tPeriods     string
 	tEntries     string
 	tMigrations  string
@@ -146,6 +148,7 @@ var (
 	_ leaderboard.Retractor        = (*Store)(nil)
 	_ leaderboard.IDKeeper         = (*Store)(nil)
 	_ leaderboard.BoardDeleter     = (*Store)(nil)
+	_ leaderboard.PeriodDeleter    = (*Store)(nil)
 	_ leaderboard.StandingsChecker = (*Store)(nil)
 )
 
@@ -174,6 +177,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		tKept:        c.prefix + "standings",
 		tKeptPeriods: c.prefix + "standing_periods",
 		tRemovals:    c.prefix + "removals",
+		tResets:      c.prefix + "resets",
 		tPeriods:     c.prefix + "sealed_periods",
 		tEntries:     c.prefix + "sealed_entries",
 		tMigrations:  c.prefix + "schema_migrations",
@@ -559,6 +563,9 @@ func (s *Store) standingsFrom(q leaderboard.StandingsQuery) (string, []any, erro
 		args = append(args, q.Window, q.Period)
 		where += fmt.Sprintf(` AND NOT EXISTS (SELECT 1 FROM %s r WHERE r.board = $1 AND r."window" = $%d AND r.period = $%d
 	AND r.member = %s.member AND r.seq > %s.seq)`, s.tRemovals, len(args)-1, len(args), s.tSubs, s.tSubs)
+		// Nor do the period's submissions before its last reset.
+		where += fmt.Sprintf(` AND NOT EXISTS (SELECT 1 FROM %s x WHERE x.board = $1 AND x."window" = $%d AND x.period = $%d
+	AND x.seq > %s.seq)`, s.tResets, len(args)-1, len(args), s.tSubs)
 	}
 	return "FROM " + s.tSubs + " WHERE " + where, args, nil
 }

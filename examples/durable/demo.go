@@ -68,27 +68,23 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	return nil
 }
 
-// afresh deletes what an earlier run left of the board: in PostgreSQL with
-// the store's DeleteBoard (its submissions, kept standings, removals and
-// seals: deleting the submissions alone would leave kept standings that the
-// next rebuild reads), in Redis by its keys.
+// afresh deletes what an earlier run left of the board with the board's
+// Delete: in PostgreSQL first (the store's DeleteBoard: its submissions,
+// kept standings, removals, resets and seals; deleting the submissions
+// alone would leave kept standings that the next rebuild reads), then every
+// key of its live periods in Redis.
 func (d *demo) afresh(ctx context.Context) error {
 	d.say("1. PostgreSQL at %s", d.cfg.Postgres.shown)
 	if err := d.store.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate (is PostgreSQL running? set DATABASE_URL): %w", err)
 	}
 	d.say("   pgstore tables %q are migrated (Migrate is idempotent: run it at every start).", d.cfg.TablePrefix+"*")
-	if err := d.store.DeleteBoard(ctx, d.cfg.Board); err != nil {
-		return err
-	}
-	d.say("   DeleteBoard(%q): whatever an earlier run stored for the board is gone.", d.cfg.Board)
 
 	d.say("\n2. Redis: %s", d.cfg.Redis.shown)
-	n, err := wipe(ctx, d.client, d.cfg.Board)
-	if err != nil {
+	if err := d.board.Delete(ctx); err != nil {
 		return err
 	}
-	d.say("   Deleted the %d keys an earlier run left for board %q.", n, d.cfg.Board)
+	d.say("   Delete: whatever an earlier run left of board %q is gone, from PostgreSQL first, then from Redis.", d.cfg.Board)
 	return nil
 }
 

@@ -14,9 +14,9 @@
 // PostgreSQL comes from DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test?sslmode=disable); the program
 // creates its tables there (prefix "durable_example_") and, at every start,
-// deletes everything an earlier run left of its board, in PostgreSQL with
-// pgstore's DeleteBoard and in Redis by its keys, so every run prints the
-// same figures.
+// deletes everything an earlier run left of its board with the board's
+// Delete (pgstore's DeleteBoard first, then the board's keys in Redis), so
+// every run prints the same figures.
 package main
 
 import (
@@ -85,7 +85,7 @@ const usage = `Usage: durable [flags]
 Writes a load of scores to a leaderboard on Redis and PostgreSQL (pgstore),
 deletes the board's Redis keys, rebuilds the board from PostgreSQL and
 verifies it. At start it deletes what an earlier run left of its board
-(PostgreSQL: pgstore's DeleteBoard; Redis: the board's keys), and it leaves
+(the board's Delete: pgstore's DeleteBoard, then the board's Redis keys), and it leaves
 this run's board behind for you to look at.
 
 Environment:

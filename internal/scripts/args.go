@@ -119,9 +119,9 @@ func ManyCall(h Header, keys []string, expires []int64, members, values []string
 	return Call{Script: Many, Keys: keys, Args: args}
 }
 
-// RankCall reads a competition standing. See rank.lua.
-func RankCall(h Header, key, member string) Call {
-	return Call{Script: Rank, Keys: []string{key}, Args: append(h.args(1), member)}
+// RankCall reads the competition standings of members. See rank.lua.
+func RankCall(h Header, key string, members ...string) Call {
+	return Call{Script: Rank, Keys: []string{key}, Args: append(h.args(len(members)), members...)}
 }
 
 // AroundCall reads the slice around member. See range.lua.

@@ -1,12 +1,23 @@
--- A member's competition standing in one read: rank = 1 + members strictly
--- better, which needs the member's score before the count.
+-- Competition standings in one read: rank = 1 + members strictly better,
+-- which needs each member's score before the count (Rank, Ranks).
 --
 -- KEYS[1]  the sorted set
--- ARGV     the header's board part (common.lua), then the member
+-- ARGV     the header's board part (common.lua), then the members
 --
--- Returns {stored value, strictly better, strictly worse, members}, or nil
--- when the member is not ranked.
+-- Returns {members in the set, then per member: its stored value (false
+-- when it is not ranked), the members strictly better, strictly worse}.
 local key = KEYS[1]
-local v = redis.call('ZSCORE', key, ARGV[REST])
-if not v then return false end
-return {v, better(key, v, HIGH), worse(key, v), redis.call('ZCARD', key)}
+local out = {redis.call('ZCARD', key)}
+for i = REST, #ARGV do
+  local v = redis.call('ZSCORE', key, ARGV[i])
+  if v then
+    out[#out + 1] = v
+    out[#out + 1] = better(key, v, HIGH)
+    out[#out + 1] = worse(key, v)
+  else
+    out[#out + 1] = false
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+  end
+end
+return out

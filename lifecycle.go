@@ -1,0 +1,108 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+)
+
+// PeriodInfo is one readable period of a window.
+type PeriodInfo struct {
+	Period
+	// Members is the period's member count; 0 when nobody played.
+	Members int64
+}
+
+// Periods lists the readable periods of one window (the default, or In(w)):
+// the current one first, then the closed ones within their retention,
+// newest first, each with its member count (0: nobody played). The periods
+// come from the window and the retention (WithRetention), never from
+// scanning the keyspace; At returns ErrInvalidArgument. One round trip: the
+// periods' counts in one DoMulti (on a sharded board every shard's count of
+// every period).
+func (lb *Leaderboard) Periods(ctx context.Context, q ...Query) ([]PeriodInfo, error) {
+	w, err := lb.currentWindow(q, "Periods")
+	if err != nil {
+		return nil, err
+	}
+	tgs, err := lb.windowLivePeriods(w, lb.now())
+	if err != nil {
+		return nil, err
+	}
+	counts, err := lb.be.counts(ctx, tgs)
+	if err != nil {
+		return nil, wrap("periods", err)
+	}
+	out := make([]PeriodInfo, len(tgs))
+	for i, tg := range tgs {
+		out[i] = PeriodInfo{Period: tg.period, Members: counts[i]}
+	}
+	return out, nil
+}
+
+// currentWindow resolves the window a call on current periods names (the
+// default, or In(w)); op's At is ErrInvalidArgument.
+func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
+	q, err := parseQueries(qs)
+	if err != nil {
+		return nil, err
+	}
+	if !q.at.IsZero() {
+		return nil, fmt.Errorf("%w: %s works on current periods: At is not allowed", ErrInvalidArgument, op)
+	}
+	if q.window == nil {
+		return lb.windows[0], nil
+	}
+	return lb.window(q.window)
+}
+
+// Reset empties the current period of one window (the default, or In(w))
+// now: its members and their scores, in every shard and partition on a
+// sharded board (both layouts during a move to new bounds); member data,
+// ids and the other periods stay. With a store that can forget a period (a
+// PeriodDeleter, as pgstore is), the store forgets the period's submissions first, so
+// that a Rebuild does not bring them back: a store failure returns an
+// error and leaves Redis untouched, a Redis failure after it returns an
+// error matching ErrPending (run Reset again). Submissions after the reset
+// count afresh. At returns ErrInvalidArgument. One round trip: one UNLINK
+// a key, in one DoMulti (a sharded board's 4096 partitions included).
+func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
+	w, err := lb.currentWindow(q, "Reset")
+	if err != nil {
+		return err
+	}
+	now := lb.now()
+	tg, err := lb.target(w, now)
+	if err != nil {
+		return err
+	}
+	if d, ok := lb.store.(PeriodDeleter); ok {
+		if err := d.DeletePeriod(ctx, lb.name, submissionPeriods([]target{tg})[0], now); err != nil {
+			return storeErr("reset", err)
+		}
+		return lb.afterStore(ctx, "reset", wrap("reset", lb.be.clear(ctx, []target{tg}, false)), nil)
+	}
+	return wrap("reset", lb.be.clear(ctx, []target{tg}, false))
+}
+
+// Delete removes the whole board: every readable period of every window
+// (each shard and partition of a sharded board, both layouts during a
+// move), its remembered WithID ids, member data and Rebuild's marker. With
+// a store that can delete a board (a BoardDeleter, as pgstore is), the store's records
+// of the board go first, so that a Rebuild does not bring it back: a store
+// failure returns an error and leaves Redis untouched, a Redis failure
+// after it returns an error matching ErrPending (run Delete again). Writes
+// that run while it does may leave keys behind: stop them first. One round
+// trip: one UNLINK a key, in one DoMulti.
+func (lb *Leaderboard) Delete(ctx context.Context) error {
+	live, err := lb.livePeriods(lb.now())
+	if err != nil {
+		return err
+	}
+	if d, ok := lb.store.(BoardDeleter); ok {
+		if err := d.DeleteBoard(ctx, lb.name); err != nil {
+			return storeErr("delete", err)
+		}
+		return lb.afterStore(ctx, "delete", wrap("delete", lb.be.clear(ctx, live, true)), nil)
+	}
+	return wrap("delete", lb.be.clear(ctx, live, true))
+}

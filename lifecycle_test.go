@@ -1,0 +1,144 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// TestLifecycle walks a board through its life on every backend, plain and
+// sharded (with a shadow layout, so that both layouts go), with and without
+// a store: Periods lists the readable periods with their counts, Remove
+// reaches the retained ones, Reset empties today alone, a Rebuild keeps
+// both, and Delete leaves no key behind and nothing a Rebuild could bring
+// back.
+func TestLifecycle(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range []string{"plain", "sharded"} {
+			for _, stored := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/store=%v", kind, stored), func(t *testing.T) {
+					runLifecycle(t, b, kind == "sharded", stored)
+				})
+			}
+		}
+	})
+}
+
+// lifecycleCounts reads Periods of the daily window as counts, newest first.
+func lifecycleCounts(t *testing.T, board *lb.Leaderboard) []int64 {
+	t.Helper()
+	ps, err := board.Periods(context.Background(), lb.In(lb.Daily()))
+	require.NoError(t, err)
+	out := make([]int64, len(ps))
+	for i, p := range ps {
+		out[i] = p.Members
+	}
+	return out
+}
+
+func runLifecycle(t *testing.T, b *testredis.Backend, sharded, stored bool) {
+	ctx := context.Background()
+	clock := future // today, noon
+	day0, day1 := clock.Add(-48*time.Hour), clock.Add(-24*time.Hour)
+	name := shardName(t, b)
+	opts := []lb.Option{lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithRetention(48 * time.Hour),
+		lb.WithClock(func() time.Time { return clock })}
+	if sharded {
+		opts = append(opts, lb.WithShards(0, 10), lb.WithShadowShards(5))
+	}
+	var store *memStore
+	if stored {
+		store = newMemStore()
+		opts = append(opts, lb.WithStore(store))
+	}
+	board, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	for _, s := range []struct {
+		m     string
+		score float64
+		at    time.Time
+	}{{"a", 5, day0}, {"b", 7, day1}, {"c", 12, day1}, {"a", 3, clock}, {"d", 20, clock}} {
+		_, err := board.Submit(ctx, s.m, s.score, lb.WithTime(s.at))
+		require.NoError(t, err)
+	}
+
+	ps, err := board.Periods(ctx, lb.In(lb.Daily()))
+	require.NoError(t, err)
+	require.Len(t, ps, 3, "today and the two days within the retention")
+	for i, at := range []time.Time{clock, day1, day0} {
+		require.Equal(t, lb.Daily().Period(at), ps[i].Period)
+	}
+	require.Equal(t, []int64{2, 2, 1}, lifecycleCounts(t, board))
+	all, err := board.Periods(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []lb.PeriodInfo{{Period: lb.AllTime().Period(clock), Members: 4}}, all, "the default window: all time")
+	_, err = board.Periods(ctx, lb.At(day1))
+	require.ErrorIs(t, err, lb.ErrInvalidArgument)
+
+	// Remove reaches the retained day too.
+	require.NoError(t, board.Remove(ctx, "c"))
+	require.Equal(t, []int64{2, 1, 1}, lifecycleCounts(t, board))
+	_, err = board.Rank(ctx, "c", lb.In(lb.Daily()), lb.At(day1))
+	require.ErrorIs(t, err, lb.ErrNotRanked, "removed from yesterday's board")
+
+	// Reset: today's day alone, and refused with At or a store that fails.
+	for _, q := range [][]lb.Query{{lb.In(lb.Daily()), lb.At(day1)}, {lb.At(clock)}, {nil}} {
+		require.ErrorIs(t, board.Reset(ctx, q...), lb.ErrInvalidArgument)
+	}
+	if stored {
+		store.fail = errors.New("store down")
+		err := board.Reset(ctx, lb.In(lb.Daily()))
+		require.ErrorContains(t, err, "store down")
+		require.NotErrorIs(t, err, lb.ErrPending, "the store refused: Redis untouched")
+		require.ErrorContains(t, board.Delete(ctx), "store down")
+		store.fail = nil
+	}
+	require.Equal(t, []int64{2, 1, 1}, lifecycleCounts(t, board), "a refused Reset wrote nothing")
+	require.NoError(t, board.Reset(ctx, lb.In(lb.Daily())))
+	require.Equal(t, []int64{0, 1, 1}, lifecycleCounts(t, board))
+	n, err := board.Count(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), n, "all time is another window: untouched")
+	_, err = board.Submit(ctx, "e", 1)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 1, 1}, lifecycleCounts(t, board), "after a reset, submissions count afresh")
+	if sharded {
+		reps, err := board.Check(ctx, false)
+		require.NoError(t, err)
+		for _, r := range reps {
+			require.True(t, r.Clean(), "%+v", r)
+		}
+	}
+
+	if stored {
+		views := [][]lb.Query{nil, {lb.In(lb.Daily())}, {lb.In(lb.Daily()), lb.At(day1)}, {lb.In(lb.Daily()), lb.At(day0)}}
+		before := boardView(t, board, views...)
+		b.Wipe(t, name)
+		_, err := board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Equal(t, before, boardView(t, board, views...), "Rebuild keeps the removal and the reset")
+	}
+
+	require.NoError(t, board.Delete(ctx))
+	require.Empty(t, boardKeys(t, b, name), "Delete left keys")
+	require.Equal(t, []int64{0, 0, 0}, lifecycleCounts(t, board))
+	present, err := board.Present(ctx)
+	require.NoError(t, err)
+	require.False(t, present, "Delete takes Rebuild's marker too")
+	if stored {
+		_, err := board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []int64{0, 0, 0}, lifecycleCounts(t, board), "a Rebuild brings nothing back")
+		n, err := board.Count(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.NoError(t, board.Delete(ctx))
+	}
+}
