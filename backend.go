@@ -58,8 +58,10 @@ type backend interface {
 	dropShadow(ctx context.Context, tg target) error
 
 	// idSet is the key of the id set a Submit of member records its WithID
-	// id in (Rebuild restores ids there).
+	// id in (Rebuild restores ids there); dataKey the hash that holds
+	// member's data (WithData).
 	idSet(member string) string
+	dataKey(member string) string
 
 	// rebuildKeys lists the sorted sets and the hashes a rebuild of tg
 	// writes; rebuildAdd queues with add what one standing (its stored

@@ -44,8 +44,12 @@ func ExampleNew() {
 	board.Submit(ctx, "ana", 71.3)
 	board.Submit(ctx, "ben", 68.9)
 	top, _ := board.Top(ctx, 2)
-	fmt.Println(top)
-	// Output: [{ben 68.9 1} {ana 71.3 2}]
+	for _, e := range top {
+		fmt.Println(e.Rank, e.Member, e.Score)
+	}
+	// Output:
+	// 1 ben 68.9
+	// 2 ana 71.3
 }
 
 func ExampleLeaderboard_Submit() {
@@ -112,14 +116,18 @@ func ExampleLeaderboard_Around() {
 	board, _ := lb.New(client, "arena")
 	board.SubmitMany(ctx, map[string]float64{"ana": 50, "ben": 40, "cai": 30, "dee": 20, "eve": 10})
 
-	around, _ := board.Around(ctx, "cai", 1)
-	fmt.Println(around)
 	// At the top, the slice shifts down instead of shrinking.
-	around, _ = board.Around(ctx, "ana", 1)
-	fmt.Println(around)
+	for _, member := range []string{"cai", "ana"} {
+		around, _ := board.Around(ctx, member, 1)
+		fmt.Print(member, ":")
+		for _, e := range around {
+			fmt.Printf(" %d. %s %v", e.Rank, e.Member, e.Score)
+		}
+		fmt.Println()
+	}
 	// Output:
-	// [{ben 40 2} {cai 30 3} {dee 20 4}]
-	// [{ana 50 1} {ben 40 2} {cai 30 3}]
+	// cai: 2. ben 40 3. cai 30 4. dee 20
+	// ana: 1. ana 50 2. ben 40 3. cai 30
 }
 
 func ExampleLeaderboard_Page() {
@@ -131,12 +139,16 @@ func ExampleLeaderboard_Page() {
 
 	for n := 1; n <= 3; n++ {
 		p, _ := board.Page(ctx, n, 2)
-		fmt.Printf("page %d of %d members: %v\n", p.Number, p.Total, p.Entries)
+		fmt.Printf("page %d of %d members:", p.Number, p.Total)
+		for _, e := range p.Entries {
+			fmt.Printf(" %d. %s %v", e.Rank, e.Member, e.Score)
+		}
+		fmt.Println()
 	}
 	// Output:
-	// page 1 of 5 members: [{ana 50 1} {ben 40 2}]
-	// page 2 of 5 members: [{cai 30 3} {dee 20 4}]
-	// page 3 of 5 members: [{eve 10 5}]
+	// page 1 of 5 members: 1. ana 50 2. ben 40
+	// page 2 of 5 members: 3. cai 30 4. dee 20
+	// page 3 of 5 members: 5. eve 10
 }
 
 func ExampleLeaderboard_Among() {
@@ -147,8 +159,12 @@ func ExampleLeaderboard_Among() {
 	board.SubmitMany(ctx, map[string]float64{"ana": 50, "ben": 40, "cai": 30, "dee": 20, "eve": 10})
 
 	friends, _ := board.Among(ctx, []string{"eve", "ben", "stranger"})
-	fmt.Println(friends)
-	// Output: [{ben 40 1} {eve 10 2}]
+	for _, e := range friends {
+		fmt.Println(e.Rank, e.Member, e.Score)
+	}
+	// Output:
+	// 1 ben 40
+	// 2 eve 10
 }
 
 // Windows keep one board per period; At reads an older one while its key
@@ -239,11 +255,15 @@ func ExampleEarlierFirst_points() {
 		board.Submit(ctx, "ben", 200, lb.WithTime(now.Add(-1*time.Hour))) // ben reaches 500 after ana
 		board.Submit(ctx, "cai", 400, lb.WithTime(now.Add(-4*time.Hour)))
 		top, _ := board.Top(ctx, 3)
-		fmt.Println(ranking, top)
+		fmt.Print(ranking, ":")
+		for _, e := range top {
+			fmt.Printf(" %d. %s %v", e.Rank, e.Member, e.Score)
+		}
+		fmt.Println()
 	}
 	// Output:
-	// Ordinal [{ana 500 1} {ben 500 2} {cai 400 3}]
-	// Competition [{ana 500 1} {ben 500 1} {cai 400 3}]
+	// Ordinal: 1. ana 500 2. ben 500 3. cai 400
+	// Competition: 1. ana 500 1. ben 500 3. cai 400
 }
 
 func ExampleLeaderboard_ProposeBounds() {
@@ -270,30 +290,58 @@ func ExampleLeaderboard_ProposeBounds() {
 }
 
 // A friends screen: the friends ranked among themselves (Among), each with
-// their world rank beside (Ranks), in two calls whatever the number of
-// friends; a friend who never played shows with rank 0.
+// their display name and world rank beside (Ranks with IncludeData), in two
+// calls whatever the number of friends; a friend who never played shows
+// with rank 0, and still with a name.
 func ExampleLeaderboard_Ranks() {
 	client, done := exampleClient()
 	defer done()
 	ctx := context.Background()
 	board, _ := lb.New(client, "arena")
-	board.SubmitMany(ctx, map[string]float64{"ana": 900, "ben": 800, "cai": 700, "dee": 600, "eve": 500})
+	board.SubmitMany(ctx, map[string]float64{"u1": 900, "u2": 800, "u3": 700, "u4": 600, "u5": 500})
+	for id, name := range map[string]string{"u2": "Ben", "u5": "Eve", "u6": "Fay"} {
+		board.SetData(ctx, id, name)
+	}
 
-	friends := []string{"eve", "ben", "fay"}
+	friends := []string{"u5", "u2", "u6"}
 	among, _ := board.Among(ctx, friends)
-	world, _ := board.Ranks(ctx, friends)
-	rank := map[string]int64{}
+	world, _ := board.Ranks(ctx, friends, lb.IncludeData())
+	of := map[string]lb.Standing{}
 	for _, st := range world {
-		rank[st.Member] = st.Rank
+		of[st.Member] = st
 	}
 	for _, e := range among {
-		fmt.Printf("%d. %s %v (world #%d of %d)\n", e.Rank, e.Member, e.Score, rank[e.Member], world[0].Total)
+		fmt.Printf("%d. %s %v (world #%d of %d)\n", e.Rank, of[e.Member].Data, e.Score, of[e.Member].Rank, of[e.Member].Total)
 	}
-	fmt.Printf("%s: world rank %d\n", world[2].Member, world[2].Rank)
+	fmt.Printf("%s: world rank %d\n", of["u6"].Data, of["u6"].Rank)
 	// Output:
-	// 1. ben 800 (world #2 of 5)
-	// 2. eve 500 (world #5 of 5)
-	// fay: world rank 0
+	// 1. Ben 800 (world #2 of 5)
+	// 2. Eve 500 (world #5 of 5)
+	// Fay: world rank 0
+}
+
+// A top-10 screen with display names: the names go with the scores in the
+// Submit (WithData) and come back with the entries (IncludeData), in the
+// same round trip on an unsharded board.
+func ExampleIncludeData() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+	board.Submit(ctx, "u1", 900, lb.WithData(`{"name":"Ana","avatar":7}`))
+	board.Submit(ctx, "u2", 800, lb.WithData(`{"name":"Ben","avatar":3}`))
+	// u3 gives no data; u1's next score is no new best, but a new name.
+	board.Submit(ctx, "u3", 700)
+	board.Submit(ctx, "u1", 850, lb.WithData(`{"name":"Ana B.","avatar":7}`))
+
+	top, _ := board.Top(ctx, 10, lb.IncludeData())
+	for _, e := range top {
+		fmt.Printf("%d. %s %v %s\n", e.Rank, e.Member, e.Score, e.Data)
+	}
+	// Output:
+	// 1. u1 900 {"name":"Ana B.","avatar":7}
+	// 2. u2 800 {"name":"Ben","avatar":3}
+	// 3. u3 700
 }
 
 // An event board lives for the event: its periods are listed with their

@@ -42,6 +42,9 @@ const (
 	MaxRadius = 500
 	// MaxIDLen is the longest WithID id, in bytes.
 	MaxIDLen = 256
+	// MaxDataLen is the most bytes of data a member holds (WithData,
+	// SetData).
+	MaxDataLen = 4096
 )
 
 // ErrPending means a submission (or a removal) reached the store but
@@ -88,6 +91,9 @@ type Entry struct {
 	Score float64
 	// Rank is 1-based under the board's RankMode; 0 where "not ranked".
 	Rank int64
+	// Data is the member's data (names, avatars, flags: see WithData),
+	// filled only when the read asks with IncludeData(); "" when none.
+	Data string
 }
 
 // Standing is an entry with its place among all members of the period.

@@ -115,10 +115,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 				t.Run(fmt.Sprint(policy, ranking), func(t *testing.T) {
 					board, name := newBoard(t, b, lb.WithPolicy(policy), lb.WithRanking(ranking),
 						lb.WithWindows(lb.AllTime(), lb.Daily(), lb.Weekly(), lb.Monthly()), lb.WithClock(fixed(future)))
-					_, err := board.Submit(ctx, "seed", 10)
+					_, err := board.Submit(ctx, "seed", 10, lb.WithData("Seed"))
 					require.NoError(t, err)
 					before := b.Snapshot(t, name)
-					require.Len(t, before, 4)
+					require.Len(t, before, 5, "four windows and the members' data")
 
 					long := strings.Repeat("x", lb.MaxMemberLen+1)
 					for _, s := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
@@ -140,7 +140,13 @@ func TestBadInputWritesNothing(t *testing.T) {
 						require.ErrorIs(t, err, lb.ErrInvalidMember)
 						_, err = board.Ranks(ctx, []string{"seed", m})
 						require.ErrorIs(t, err, lb.ErrInvalidMember)
+						require.ErrorIs(t, board.SetData(ctx, m, "x"), lb.ErrInvalidMember)
 					}
+					tooLong := strings.Repeat("d", lb.MaxDataLen+1)
+					_, err = board.Submit(ctx, "seed", 99, lb.WithData(tooLong))
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "data of MaxDataLen+1 bytes")
+					require.ErrorIs(t, board.SetData(ctx, "seed", tooLong), lb.ErrInvalidArgument)
+					require.ErrorIs(t, board.SetData(ctx, "new", tooLong), lb.ErrInvalidArgument)
 					_, err = board.Submit(ctx, strings.Repeat("y", lb.MaxMemberLen), 1, lb.WithTime(future.Add(time.Second+time.Millisecond)))
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "a time after the clock and its default skew")
 					for _, id := range []string{"", strings.Repeat("i", lb.MaxIDLen+1)} {

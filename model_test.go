@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,10 +115,27 @@ type model struct {
 	rank   lb.RankMode
 	// boards maps "alltime" and "daily/<date>" to member->score.
 	boards map[string]map[string]float64
+	// data is the members' data (WithData, SetData): the board's, no
+	// window's.
+	data map[string]string
+}
+
+// modelData is the data the model test sets: names, JSON, bytes that are
+// no text, a NUL, and the longest a board takes.
+var modelData = []string{"Ana", "名前 ✓", `{"name":"Bo","lvl":7}`, "a\x00b", "\xff\xfe", strings.Repeat("d", lb.MaxDataLen)}
+
+// withData fills es's Data from the model.
+func (m *model) withData(es []lb.Entry) []lb.Entry {
+	out := make([]lb.Entry, len(es))
+	for i, e := range es {
+		e.Data = m.data[e.Member]
+		out[i] = e
+	}
+	return out
 }
 
 func newModel(c modelCombo) *model {
-	return &model{policy: c.policy, order: c.order, rank: c.rank, boards: map[string]map[string]float64{}}
+	return &model{policy: c.policy, order: c.order, rank: c.rank, boards: map[string]map[string]float64{}, data: map[string]string{}}
 }
 
 func modelDayKey(t time.Time) string { return "daily/" + t.UTC().Format("2006-01-02") }
@@ -247,6 +266,9 @@ func (m *model) remove(now time.Time, members ...string) {
 			delete(m.board(key), mem)
 		}
 	}
+	for _, mem := range members {
+		delete(m.data, mem)
+	}
 }
 
 // among is the expected answer of Among.
@@ -293,10 +315,19 @@ func (r *modelRun) score() float64 {
 func (r *modelRun) submit() {
 	t := r.t
 	mem, sc := r.member(), r.score()
-	r.logf("Submit(%q, %v)", mem, sc)
-	got, err := r.board.Submit(r.ctx, mem, sc)
+	var opts []lb.SubmitOption
+	data := ""
+	if r.rng.IntN(3) == 0 {
+		data = pick(r.modelHarness, append([]string{""}, modelData...))
+		opts = append(opts, lb.WithData(data))
+	}
+	r.logf("Submit(%q, %v, WithData(%.20q))", mem, sc, data)
+	got, err := r.board.Submit(r.ctx, mem, sc, opts...)
 	require.NoError(t, err, "%s Submit(%q, %v)", r.where(), mem, sc)
 	want := r.m.apply(r.clock.Now(), mem, sc)
+	if data != "" {
+		r.m.data[mem] = data
+	}
 	require.Len(t, got.Windows, len(want), "%s Submit(%q, %v) windows", r.where(), mem, sc)
 	for i, w := range want {
 		g := got.Windows[i]
@@ -330,6 +361,22 @@ func (r *modelRun) submitMany() {
 	now := r.clock.Now()
 	for mem, sc := range batch {
 		r.m.apply(now, mem, sc)
+	}
+}
+
+// setData sets or clears a member's data, ranked or not.
+func (r *modelRun) setData() {
+	mem := r.member()
+	if r.rng.IntN(4) == 0 {
+		mem = pick(r.modelHarness, modelUnknown)
+	}
+	data := pick(r.modelHarness, append([]string{""}, modelData...))
+	r.logf("SetData(%q, %.20q)", mem, data)
+	require.NoError(r.t, r.board.SetData(r.ctx, mem, data), "%s SetData(%q)", r.where(), mem)
+	if data == "" {
+		delete(r.m.data, mem)
+	} else {
+		r.m.data[mem] = data
 	}
 }
 
@@ -459,6 +506,7 @@ func (r *modelRun) check(v modelView) {
 
 	r.checkRanks(v, where, append(append([]string{}, modelPool...), modelUnknown...), total)
 	r.checkAround(v, where, all)
+	r.checkWithData(v, where, all)
 
 	for _, size := range []int{1, 3, 7} {
 		var walked []lb.Entry
@@ -499,6 +547,42 @@ func (r *modelRun) check(v modelView) {
 		requireEntries(t, r.m.among(v.key, ms), got, fmt.Sprintf("%s Among(%q)", where, ms))
 		r.checkRanks(v, where, ms, total)
 	}
+}
+
+// checkWithData reads the view with IncludeData every way and requires the
+// model's entries with their members' data (the reads without it, above,
+// require Data to be empty).
+func (r *modelRun) checkWithData(v modelView, where string, all []lb.Entry) {
+	t, ctx, board := r.t, r.ctx, r.board
+	q := append(slices.Clone(v.q), lb.IncludeData())
+	where += " IncludeData"
+	want := r.m.withData(all)
+	top, err := board.Top(ctx, 1000, q...)
+	require.NoError(t, err, where)
+	requireEntries(t, want, top, where+" Top(1000)")
+	p, err := board.Page(ctx, 2, 3, q...)
+	require.NoError(t, err, where)
+	requireEntries(t, want[min(3, len(want)):min(6, len(want))], p.Entries, where+" Page(2, 3)")
+	if len(all) > 0 {
+		pos := len(all) / 2
+		es, err := board.Around(ctx, all[pos].Member, 1, q...)
+		require.NoError(t, err, where)
+		start := min(max(pos-1, 0), max(0, len(all)-3))
+		requireEntries(t, want[start:min(start+3, len(all))], es, where+" Around")
+		st, err := board.Rank(ctx, all[pos].Member, q...)
+		require.NoError(t, err, where)
+		require.Equal(t, want[pos], st.Entry, "%s Rank(%q)", where, all[pos].Member)
+	}
+	ms := append(append([]string{}, modelPool[:6]...), modelUnknown...)
+	sts, err := board.Ranks(ctx, ms, q...)
+	require.NoError(t, err, where)
+	for i, m := range ms {
+		require.Equal(t, m, sts[i].Member, where)
+		require.Equal(t, r.m.data[m], sts[i].Data, "%s Ranks(%q): data, also of a member without a score", where, m)
+	}
+	among, err := board.Among(ctx, ms, q...)
+	require.NoError(t, err, where)
+	requireEntries(t, r.m.withData(r.m.among(v.key, ms)), among, where+" Among")
 }
 
 // checkRanks requires Ranks to give each member its model standing, in the
@@ -581,7 +665,7 @@ func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
 				r.checkAll(true)
 			}
 		},
-		ops:   []modelOp{{84, r.submit}, {11, r.submitMany}, {5, r.remove}},
+		ops:   []modelOp{{80, r.submit}, {11, r.submitMany}, {5, r.remove}, {4, r.setData}},
 		check: r.checkAll,
 	})
 	require.Len(t, r.periods["alltime"], 1, "alltime periods seen: %v", r.periods["alltime"])

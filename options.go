@@ -232,6 +232,20 @@ type submitConfig struct {
 	id    string
 	hasID bool
 	at    time.Time
+	data  string
+}
+
+// WithData sets the member's data (what a screen shows beside the score: a
+// display name, an avatar, flags; at most MaxDataLen bytes, any bytes) in
+// the same atomic write as the score, whether or not the score changes (a
+// KeepBest submission that is no new best still sets it). "" leaves the
+// data as it is. Data belongs to the board, not to a window or a period:
+// one value per member, kept until SetData(""), Remove or Delete; reads
+// return it with IncludeData. A submission that writes nothing (refused,
+// a WithID duplicate, or every window closed) sets no data either. Longer
+// data returns ErrInvalidArgument, and nothing is written.
+func WithData(data string) SubmitOption {
+	return func(c *submitConfig) { c.data = data }
 }
 
 // WithID makes a submission idempotent: a retried submission with the same
@@ -270,6 +284,20 @@ type Query func(*query)
 type query struct {
 	window Window
 	at     time.Time
+	data   bool
+}
+
+// IncludeData makes a read fill each entry's Data with the member's data
+// (see WithData), read in the same round trip as the entries on an
+// unsharded board: by the script, or in the transaction, that reads them.
+// On a sharded board the data lives in the members' partitions: Rank,
+// Ranks and Among read it in their round trips; Top, Page and Around read
+// it in one more, once they know their members (two round trips for a Top
+// or a Page inside the best shard, or an Around on one node; three for an
+// Around on a Cluster or a Page past the best shard). Reads without it
+// send the same commands as before, and cost nothing more.
+func IncludeData() Query {
+	return func(q *query) { q.data = true }
 }
 
 // In reads the configured window with w's Name instead of the default one.

@@ -14,6 +14,8 @@ type target struct {
 	period Period
 	key    string
 	expire int64 // unix ms when the key expires; 0 for never
+	// data is a read's IncludeData: fill each entry's Data.
+	data bool
 }
 
 // target resolves the period of w holding t: from lb.current when it holds
@@ -128,6 +130,7 @@ func (lb *Leaderboard) read(qs []Query) (target, error) {
 		return target{}, fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, w.Name(), tg.period.ID,
 			time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
 	}
+	tg.data = q.data
 	return tg, err
 }
 

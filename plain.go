@@ -14,8 +14,13 @@ import (
 // period, every key in the board's slot, every operation one round trip.
 type plainBackend struct{ *Leaderboard }
 
-// top reads the first n entries of one sorted set.
+// top reads the first n entries of one sorted set: one ZRANGE, or with
+// IncludeData range.lua, which reads their data too.
 func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	if tg.data {
+		es, _, err := lb.rangeReply(scripts.PageCall(lb.readHeader(), tg.key, lb.keys.Data(), 0, n).Exec(ctx, lb.client), true)
+		return es, wrap("top", err)
+	}
 	res := lb.client.Do(ctx, lb.rangeCmd(tg.key, 0, int64(n)-1))
 	es, err := lb.zEntries(&res)
 	if err != nil {
@@ -45,26 +50,36 @@ func (lb *plainBackend) ranks(ctx context.Context, tg target, members []string) 
 // standings reads members' standings atomically: under Competition ranks
 // with one script (rank.lua: it counts the members strictly better than
 // each score), else with a MULTI of ZCARD and each member's ZSCORE and
-// Z(REV)RANK. found[i] reports that members[i] has a score; else its
-// Standing holds its Member and the Total alone.
+// Z(REV)RANK; with IncludeData, their data in the same call (also of a
+// member without a score). found[i] reports that members[i] has a score;
+// else its Standing holds its Member, the Total and its Data alone.
 func (lb *plainBackend) standings(ctx context.Context, tg target, members []string) (out []Standing, found []bool, err error) {
 	out, found = make([]Standing, len(members)), make([]bool, len(members))
 	per := 2 // replies a member
 	var replies []rueidis.RedisMessage
 	if lb.ranking == Competition {
 		per = 3
-		replies, err = scripts.RankCall(lb.readHeader(), tg.key, members...).Exec(ctx, lb.client).ToArray()
+		replies, err = scripts.RankCall(lb.readHeader(), tg.key, lb.dataOf(tg), members...).Exec(ctx, lb.client).ToArray()
 	} else {
 		b := lb.client.B()
-		cmds := make(rueidis.Commands, 0, 3+2*len(members))
+		cmds := make(rueidis.Commands, 0, 4+2*len(members))
 		cmds = append(cmds, b.Multi().Build(), b.Zcard().Key(tg.key).Build())
 		for _, m := range members {
 			cmds = append(cmds, b.Zscore().Key(tg.key).Member(m).Build(), lb.rankCmd(tg.key, m))
+		}
+		if tg.data {
+			cmds = append(cmds, b.Hmget().Key(lb.keys.Data()).Field(members...).Build())
 		}
 		replies, err = execResult(lb.client.DoMulti(ctx, append(cmds, b.Exec().Build())...))
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	var data []rueidis.RedisMessage
+	if tg.data {
+		if data, replies, err = splitData(replies, len(members), lb.ranking == Ordinal); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(replies) != 1+per*len(members) {
 		return nil, nil, fmt.Errorf("%d replies for %d members", len(replies), len(members))
@@ -80,44 +95,70 @@ func (lb *plainBackend) standings(ctx context.Context, tg target, members []stri
 		if err != nil {
 			return nil, nil, err
 		}
-		if !ok {
-			continue
+		if ok {
+			var counts [2]int64 // position (Ordinal), or members better and worse
+			for k := range per - 1 {
+				if counts[k], err = x[1+k].AsInt64(); err != nil {
+					return nil, nil, err
+				}
+			}
+			out[i], found[i] = lb.standing(m, lb.plain(score), counts[0]+1, counts[1], total), true
 		}
-		var counts [2]int64 // position (Ordinal), or members better and worse
-		for k := range per - 1 {
-			if counts[k], err = x[1+k].AsInt64(); err != nil {
+		if data != nil {
+			if out[i].Data, _, err = optString(&data[i]); err != nil {
 				return nil, nil, err
 			}
 		}
-		out[i], found[i] = lb.standing(m, lb.plain(score), counts[0]+1, counts[1], total), true
 	}
 	return out, found, nil
 }
 
+// splitData takes the members' data off the end of standings' replies: one
+// HMGET reply (an array) in a transaction's, or n values after a script's.
+func splitData(replies []rueidis.RedisMessage, n int, hmget bool) (data, rest []rueidis.RedisMessage, err error) {
+	if hmget {
+		if len(replies) == 0 {
+			return nil, nil, fmt.Errorf("no data reply")
+		}
+		data, err = replies[len(replies)-1].ToArray()
+		rest = replies[:len(replies)-1]
+	} else if len(replies) >= n {
+		data, rest = replies[len(replies)-n:], replies[:len(replies)-n]
+	}
+	if err == nil && len(data) != n {
+		err = fmt.Errorf("%d data for %d members", len(data), n)
+	}
+	return data, rest, err
+}
+
 // around reads the rank and the slice in one script (range.lua).
 func (lb *plainBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
-	res := scripts.AroundCall(lb.readHeader(), tg.key, member, radius).Exec(ctx, lb.client)
-	es, _, err := lb.rangeReply(res)
+	res := scripts.AroundCall(lb.readHeader(), tg.key, lb.dataOf(tg), member, radius).Exec(ctx, lb.client)
+	es, _, err := lb.rangeReply(res, tg.data)
 	if err != nil {
 		return nil, notRankedOr("around", member, err)
 	}
 	return es, nil
 }
 
-// page reads a page and the total atomically.
+// page reads a page and the total atomically: a MULTI of ZRANGE and
+// ZCARD, or range.lua under Competition ranks (the first entry's rank
+// counts the members strictly better than it, which only the server can do
+// in the same step) and with IncludeData (the data of the members read).
 func (lb *plainBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
 	key := tg.key
 	start := int64(number-1) * int64(size)
 	p := Page{Number: number, Size: size, Entries: []Entry{}}
-	if lb.ranking == Competition {
-		// The first entry's rank counts the members strictly better than it,
-		// which only the server can do in the same step.
-		res := scripts.PageCall(lb.readHeader(), key, start, size).Exec(ctx, lb.client)
-		es, total, err := lb.rangeReply(res)
+	if lb.ranking == Competition || tg.data {
+		res := scripts.PageCall(lb.readHeader(), key, lb.dataOf(tg), start, size).Exec(ctx, lb.client)
+		es, total, err := lb.rangeReply(res, tg.data)
 		if err != nil {
 			return Page{}, wrap("page", err)
 		}
-		p.Entries, p.Total = es, total
+		if len(es) > 0 {
+			p.Entries = es
+		}
+		p.Total = total
 		return p, nil
 	}
 	b := lb.client.B()
@@ -144,9 +185,16 @@ func (lb *plainBackend) page(ctx context.Context, tg target, number, size int) (
 	return p, nil
 }
 
-// among reads members' stored values from one sorted set.
+// among reads members' stored values from one sorted set: one ZMSCORE, in
+// a MULTI with an HMGET of their data under IncludeData.
 func (lb *plainBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
-	replies, err := lb.stored(ctx, tg, members)
+	var replies, data []rueidis.RedisMessage
+	var err error
+	if tg.data {
+		replies, data, err = lb.storedWithData(ctx, tg, members)
+	} else {
+		replies, err = lb.stored(ctx, tg, members)
+	}
 	if err != nil {
 		return nil, wrap("among", err)
 	}
@@ -157,11 +205,48 @@ func (lb *plainBackend) among(ctx context.Context, tg target, members []string) 
 		if err != nil {
 			return nil, wrap("among", err)
 		}
-		if ok {
-			es = append(es, Entry{Member: members[i], Score: s})
+		if !ok {
+			continue
 		}
+		e := Entry{Member: members[i], Score: s}
+		if data != nil {
+			if e.Data, _, err = optString(&data[i]); err != nil {
+				return nil, wrap("among", err)
+			}
+		}
+		es = append(es, e)
 	}
 	return es, nil
+}
+
+// storedWithData reads members' stored values and their data in one
+// transaction.
+func (lb *plainBackend) storedWithData(ctx context.Context, tg target, members []string) (stored, data []rueidis.RedisMessage, err error) {
+	b := lb.client.B()
+	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(),
+		b.Zmscore().Key(tg.key).Member(members...).Build(), b.Hmget().Key(lb.keys.Data()).Field(members...).Build(), b.Exec().Build()))
+	if err != nil {
+		return nil, nil, err
+	}
+	if stored, err = replies[0].ToArray(); err != nil {
+		return nil, nil, err
+	}
+	if data, err = replies[1].ToArray(); err != nil {
+		return nil, nil, err
+	}
+	if len(stored) != len(members) || len(data) != len(members) {
+		return nil, nil, fmt.Errorf("%d scores and %d data for %d members", len(stored), len(data), len(members))
+	}
+	return stored, data, nil
+}
+
+// dataOf is the data hash a read of tg reads: the board's under
+// IncludeData, else "" (none).
+func (lb *plainBackend) dataOf(tg target) string {
+	if tg.data {
+		return lb.keys.Data()
+	}
+	return ""
 }
 
 func (lb *plainBackend) count(ctx context.Context, tg target) (int64, error) {
@@ -228,13 +313,17 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 		}
 		cmds = append(cmds, lb.rankCmd(tg.key, member), b.Zcard().Key(tg.key).Build())
 	}
+	extra := 0 // replies after the windows'
+	if sub.data != "" {
+		cmds, extra = append(cmds, b.Hset().Key(lb.keys.Data()).FieldValue().FieldValue(member, sub.data).Build()), 1
+	}
 	cmds = append(cmds, b.Exec().Build())
 	replies, err := execResult(lb.client.DoMulti(ctx, cmds...))
 	if err != nil {
 		return wrap("submit", err)
 	}
-	if len(replies) != txPerWindow*len(live) {
-		return wrap("submit", fmt.Errorf("transaction returned %d replies, want %d", len(replies), txPerWindow*len(live)))
+	if len(replies) != txPerWindow*len(live)+extra {
+		return wrap("submit", fmt.Errorf("transaction returned %d replies, want %d", len(replies), txPerWindow*len(live)+extra))
 	}
 	for j := range live {
 		if err := lb.txWindow(member, score, replies[txPerWindow*j:txPerWindow*(j+1)], &out[where[j]]); err != nil {
@@ -296,7 +385,7 @@ func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.Redis
 func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
 	member := sub.member
 	ks, expires := keysOf(live)
-	call := scripts.SubmitCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.IDs(), member, lb.scriptValue(sub.score), expires)
+	call := scripts.SubmitCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.Data(), lb.keys.IDs(), member, lb.scriptValue(sub.score), expires)
 	replies, err := call.Exec(ctx, lb.client).ToArray()
 	if err != nil {
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
@@ -386,17 +475,19 @@ func (lb *plainBackend) submitMany(ctx context.Context, scores map[string]float6
 // remove deletes members from the live periods in one MULTI/EXEC.
 func (lb *plainBackend) remove(ctx context.Context, live []target, members []string) error {
 	b := lb.client.B()
-	cmds := make(rueidis.Commands, 0, 2+len(lb.windows))
+	cmds := make(rueidis.Commands, 0, 3+len(live))
 	cmds = append(cmds, b.Multi().Build())
 	for _, tg := range live {
 		cmds = append(cmds, b.Zrem().Key(tg.key).Member(members...).Build())
 	}
-	cmds = append(cmds, b.Exec().Build())
+	cmds = append(cmds, b.Hdel().Key(lb.keys.Data()).Field(members...).Build(), b.Exec().Build())
 	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
 	return wrap("remove", err)
 }
 
 func (lb *plainBackend) idSet(string) string { return lb.keys.IDs() }
+
+func (lb *plainBackend) dataKey(string) string { return lb.keys.Data() }
 
 func (lb *plainBackend) rebuildKeys(tg target) (zsets, hashes []string) {
 	return []string{tg.key}, nil
@@ -466,7 +557,7 @@ func (lb *plainBackend) clear(ctx context.Context, tgs []target, board bool) err
 		ks = append(ks, tg.key)
 	}
 	if board {
-		ks = append(ks, lb.keys.IDs(), lb.keys.Marker())
+		ks = append(ks, lb.keys.IDs(), lb.keys.Data(), lb.keys.Marker())
 	}
 	return lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
 }

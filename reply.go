@@ -107,20 +107,35 @@ func (lb *Leaderboard) zMessageEntries(m *rueidis.RedisMessage) ([]Entry, error)
 }
 
 func (lb *Leaderboard) entries(flat []rueidis.RedisMessage) ([]Entry, error) {
-	if len(flat)%2 != 0 {
-		return nil, fmt.Errorf("odd member/score reply of %d values", len(flat))
+	return lb.entriesWith(flat, false)
+}
+
+// entriesWith is entries, with data a member, value, data... reply (data
+// nil for none), as the read scripts give with IncludeData.
+func (lb *Leaderboard) entriesWith(flat []rueidis.RedisMessage, data bool) ([]Entry, error) {
+	per := 2
+	if data {
+		per = 3
 	}
-	es := make([]Entry, len(flat)/2)
+	if len(flat)%per != 0 {
+		return nil, fmt.Errorf("entry reply of %d values, not a multiple of %d", len(flat), per)
+	}
+	es := make([]Entry, len(flat)/per)
 	for i := range es {
-		m, err := flat[2*i].ToString()
+		m, err := flat[per*i].ToString()
 		if err != nil {
 			return nil, err
 		}
-		s, err := flat[2*i+1].AsFloat64()
+		s, err := flat[per*i+1].AsFloat64()
 		if err != nil {
 			return nil, err
 		}
 		es[i] = Entry{Member: m, Score: lb.plain(s)}
+		if data {
+			if es[i].Data, _, err = optString(&flat[per*i+2]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return es, nil
 }
@@ -139,8 +154,9 @@ func scriptRefusal(err error, code string) bool {
 	return errors.As(err, &re) && strings.Contains(re.Error(), code)
 }
 
-// rangeReply decodes range.lua's reply into ranked entries and the total.
-func (lb *Leaderboard) rangeReply(res rueidis.RedisResult) ([]Entry, int64, error) {
+// rangeReply decodes range.lua's reply into ranked entries and the total,
+// with data when the call read it.
+func (lb *Leaderboard) rangeReply(res rueidis.RedisResult, data bool) ([]Entry, int64, error) {
 	r, err := res.ToArray()
 	if err != nil {
 		return nil, 0, err
@@ -154,7 +170,7 @@ func (lb *Leaderboard) rangeReply(res rueidis.RedisResult) ([]Entry, int64, erro
 			return nil, 0, err
 		}
 	}
-	es, err := lb.entries(r[3:])
+	es, err := lb.entriesWith(r[3:], data)
 	if err != nil {
 		return nil, 0, err
 	}

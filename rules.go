@@ -21,6 +21,14 @@ func checkMember(member string) error {
 	return nil
 }
 
+// checkData refuses member data longer than MaxDataLen.
+func checkData(data string) error {
+	if len(data) > MaxDataLen {
+		return fmt.Errorf("%w: data of %d bytes, limit %d", ErrInvalidArgument, len(data), MaxDataLen)
+	}
+	return nil
+}
+
 func checkScore(score float64) error {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return fmt.Errorf("%w: %v", ErrInvalidScore, score)

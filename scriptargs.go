@@ -37,7 +37,7 @@ func (lb *Leaderboard) readHeader() scripts.Header {
 }
 
 // writeHeader is the header for a write whose tie-break time slot is slot,
-// with sub's WithID id when sub has one (sub nil: no id).
+// with sub's WithID id and data when sub has them (sub nil: none).
 func (lb *Leaderboard) writeHeader(slot int64, sub *submission) scripts.Header {
 	h := lb.readHeader()
 	h.Policy = lb.policyArg()
@@ -47,6 +47,9 @@ func (lb *Leaderboard) writeHeader(slot int64, sub *submission) scripts.Header {
 	if sub != nil && sub.id != "" {
 		h.ID, h.Now = sub.id, sub.at.UnixMilli()
 		h.Forget, h.Applied = h.Now+lb.dedupe.Milliseconds(), sub.storeSeen
+	}
+	if sub != nil {
+		h.Data = sub.data
 	}
 	return h
 }

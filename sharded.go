@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -284,13 +285,14 @@ type shardStanding struct {
 
 // locate finds member on a sharded board in one round trip: on one node
 // with one script (locateLocal), on a Cluster by reading every shard
-// (locateCluster).
-func (lb *shardedBackend) locate(ctx context.Context, tg target, member string) (shardStanding, error) {
+// (locateCluster). The extra calls ride in the same round trip; their
+// results come back in order.
+func (lb *shardedBackend) locate(ctx context.Context, tg target, member string, extra ...scripts.Call) (shardStanding, []rueidis.RedisResult, error) {
 	if !lb.cluster {
-		st, _, err := lb.locateLocal(ctx, tg, member, -1)
-		return st, err
+		st, _, more, err := lb.locateLocal(ctx, tg, member, -1, extra...)
+		return st, more, err
 	}
-	return lb.locateCluster(ctx, tg, member)
+	return lb.locateCluster(ctx, tg, member, extra...)
 }
 
 // shardProbe is what one shard holds of a member.
@@ -307,18 +309,18 @@ type shardProbe struct {
 // Competition ranks, which count the members strictly better than a score.
 // A member found in two shards (a move in flight, or a crashed write) is
 // taken from the shard of its partition's value, else from the best.
-func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member string) (shardStanding, error) {
+func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member string, extra ...scripts.Call) (shardStanding, []rueidis.RedisResult, error) {
 	n := len(lb.bounds) + 1
-	part := lb.partKey(member, tg)
-	calls := []scripts.Call{{Cmd: func() rueidis.Completed { return lb.client.B().Hget().Key(part).Field(member).Build() }}}
+	calls := []scripts.Call{lb.hgetCall(lb.partKey(member, tg), member)}
 	for i := 0; i < n; i++ {
 		calls = append(calls, lb.probeCalls(lb.shardKey(i, tg), member)...)
 	}
 	per := len(calls[1:]) / n // calls a shard
-	res := scripts.ExecMulti(ctx, lb.client, calls)
+	res := scripts.ExecMulti(ctx, lb.client, append(calls, extra...))
+	more := res[len(calls):]
 	truth, hasTruth, err := optResult(res[0], optString)
 	if err != nil {
-		return shardStanding{}, err
+		return shardStanding{}, nil, err
 	}
 	right := -1
 	if hasTruth {
@@ -329,7 +331,7 @@ func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member s
 	for _, i := range lb.bestFirst {
 		p, err := lb.probe(res[1+per*i : 1+per*(i+1)])
 		if err != nil {
-			return st, err
+			return st, nil, err
 		}
 		st.cards[i] = p.card
 		if p.found && (!st.found || i == right) {
@@ -341,7 +343,12 @@ func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member s
 		st.pos, _ = lb.globalRank(st.cards, st.shard, in.posIn, 0)
 		st.better, st.worse = lb.globalRank(st.cards, st.shard, in.betterIn, in.worseIn)
 	}
-	return st, nil
+	return st, more, nil
+}
+
+// hgetCall reads field of hash key.
+func (lb *shardedBackend) hgetCall(key, field string) scripts.Call {
+	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Hget().Key(key).Field(field).Build() }}
 }
 
 // probeCalls read what shard key holds of member, for probe: under
@@ -412,18 +419,35 @@ func optResult[T any](r rueidis.RedisResult, read func(*rueidis.RedisMessage) (T
 // shard_locate.lua); with radius 0 or more, also the slice around the
 // member (rest: its first position, its first entry's competition rank,
 // then member, value pairs).
-func (lb *shardedBackend) locateLocal(ctx context.Context, tg target, member string, radius int) (shardStanding, []rueidis.RedisMessage, error) {
+func (lb *shardedBackend) locateLocal(ctx context.Context, tg target, member string, radius int, extra ...scripts.Call) (shardStanding, []rueidis.RedisMessage, []rueidis.RedisResult, error) {
 	scale, bounds := lb.scriptBounds()
 	ks := lb.appendShardKeys([]string{lb.partKey(member, tg)}, tg)
-	v, err := scripts.ShardLocateCall(lb.readHeader(), ks, member, scale, radius, bounds).Exec(ctx, lb.client).ToArray()
-	if err != nil {
-		return shardStanding{}, nil, err
+	call := scripts.ShardLocateCall(lb.readHeader(), ks, member, scale, radius, bounds)
+	var res rueidis.RedisResult
+	var more []rueidis.RedisResult
+	if len(extra) == 0 {
+		res = call.Exec(ctx, lb.client)
+	} else {
+		all := scripts.ExecMulti(ctx, lb.client, append([]scripts.Call{call}, extra...))
+		res, more = all[0], all[1:]
 	}
+	v, err := res.ToArray()
+	if err != nil {
+		return shardStanding{}, nil, nil, err
+	}
+	st, rest, err := lb.locateReply(v)
+	return st, rest, more, err
+}
+
+// locateReply decodes shard_locate.lua's reply: the standing, and what
+// follows the counts (the slice, for Around).
+func (lb *shardedBackend) locateReply(v []rueidis.RedisMessage) (shardStanding, []rueidis.RedisMessage, error) {
 	n := len(lb.bounds) + 1
 	if len(v) < 5+n {
 		return shardStanding{}, nil, fmt.Errorf("locate returned %d values, want %d or more", len(v), 5+n)
 	}
 	st := shardStanding{cards: make([]int64, n)}
+	var err error
 	for i := range st.cards {
 		if st.cards[i], err = v[5+i].AsInt64(); err != nil {
 			return st, nil, err
@@ -450,7 +474,7 @@ func (lb *shardedBackend) locateLocal(ctx context.Context, tg target, member str
 
 // aroundLocal is Around on one node: one script (see shard_locate.lua).
 func (lb *shardedBackend) aroundLocal(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
-	st, rest, err := lb.locateLocal(ctx, tg, member, radius)
+	st, rest, _, err := lb.locateLocal(ctx, tg, member, radius)
 	if err != nil {
 		return nil, wrap("around", err)
 	}
@@ -491,18 +515,29 @@ func onceEach(es []Entry) []Entry {
 	return out
 }
 
+// rank locates member (see locate), with IncludeData its data from its
+// partition in the same round trip.
 func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
-	st, err := lb.locate(ctx, tg, member)
+	var extra []scripts.Call
+	if tg.data {
+		extra = append(extra, lb.hgetCall(lb.dataKey(member), member))
+	}
+	st, more, err := lb.locate(ctx, tg, member, extra...)
 	if err != nil {
 		return Standing{}, wrap("rank", err)
 	}
 	if !st.found {
 		return Standing{}, fmt.Errorf("%w: %q", ErrNotRanked, member)
 	}
-	return lb.standingOf(member, st), nil
+	out := lb.standingOf(member, st)
+	if tg.data {
+		if out.Data, _, err = optResult(more[0], optString); err != nil {
+			return Standing{}, wrap("rank", err)
+		}
+	}
+	return out, nil
 }
 
-// standingOf is the standing of a member locate found.
 // ranks reads members' standings in two round trips: every shard's count
 // beside the members' partitions, whose values say which shard holds each;
 // then each member's place in that shard (as locateCluster reads it). A
@@ -510,36 +545,40 @@ func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (S
 // located as Rank locates it: one more round trip.
 func (lb *shardedBackend) ranks(ctx context.Context, tg target, members []string) ([]Standing, error) {
 	n := len(lb.bounds) + 1
-	parts, at := byPartition(members)
-	cmds := make(rueidis.Commands, 0, n+len(parts))
+	cmds := make(rueidis.Commands, 0, n)
 	for i := 0; i < n; i++ {
 		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
 	}
-	for k, p := range parts {
-		cmds = append(cmds, lb.client.B().Hmget().Key(lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)).Field(pick(members, at[k])...).Build())
+	cmds, at := lb.partHMGETs(cmds, members, func(p int) string { return lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID) })
+	if tg.data {
+		cmds, _ = lb.partHMGETs(cmds, members, func(p int) string { return lb.parts.Of(p).Data() })
 	}
 	res := lb.client.DoMulti(ctx, cmds...)
-	cards := make([]int64, n)
-	for i := range cards {
-		var err error
-		if cards[i], err = res[i].AsInt64(); err != nil {
-			return nil, wrap("ranks", err)
-		}
+	cards, err := int64s(res[:n])
+	if err != nil {
+		return nil, wrap("ranks", err)
+	}
+	vals, err := spreadHMGETs(res[n:n+len(at)], at, len(members))
+	if err != nil {
+		return nil, wrap("ranks", err)
 	}
 	shard := make([]int, len(members)) // -1: no value
-	for k := range parts {
-		vals, err := res[n+k].ToArray()
-		if err != nil || len(vals) != len(at[k]) {
-			return nil, wrap("ranks", fmt.Errorf("a partition answered %d values for %d members: %w", len(vals), len(at[k]), err))
-		}
-		for i, j := range at[k] {
-			shard[j] = -1
-			if v, ok, err := optString(&vals[i]); err == nil && ok {
-				shard[j] = lb.shardOfString(v)
-			}
+	for j := range members {
+		shard[j] = -1
+		if v, ok, err := optString(&vals[j]); err == nil && ok {
+			shard[j] = lb.shardOfString(v)
 		}
 	}
 	out, err := lb.placeAll(ctx, tg, members, shard, cards)
+	if err != nil || !tg.data {
+		return out, wrap("ranks", err)
+	}
+	data, err := spreadHMGETs(res[n+len(at):], at, len(members))
+	for j := range out {
+		if err == nil {
+			out[j].Data, _, err = optString(&data[j])
+		}
+	}
 	return out, wrap("ranks", err)
 }
 
@@ -571,7 +610,7 @@ func (lb *shardedBackend) placeAll(ctx context.Context, tg target, members []str
 			return nil, err
 		}
 		if !p.found {
-			st, err := lb.locate(ctx, tg, m)
+			st, _, err := lb.locate(ctx, tg, m)
 			if err != nil {
 				return nil, err
 			}
@@ -589,6 +628,7 @@ func (lb *shardedBackend) placeAll(ctx context.Context, tg target, members []str
 	return out, nil
 }
 
+// standingOf is the standing of a member locate found.
 func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 	if lb.ranking == Competition {
 		return lb.standing(member, lb.plain(st.stored), st.better+1, st.worse, st.total)
@@ -603,16 +643,29 @@ func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 // before the write would. When the best shard turns out to hold fewer, a
 // second round trip reads every shard; so does the first Top of a window
 // whose best shard holds fewer than n, in one round trip from then on.
+// top reads the best shard alone while it holds n or more members by the
+// count a Top or Page last saw (bestHolds), else every shard; with
+// IncludeData the entries' data from their partitions after, in one more
+// round trip, and so, not knowing the count yet, every shard first rather
+// than risk a third.
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	es, err := lb.topEntries(ctx, tg, n)
+	if err == nil && tg.data {
+		err = lb.fillData(ctx, es)
+	}
+	return es, wrap("top", err)
+}
+
+func (lb *shardedBackend) topEntries(ctx context.Context, tg target, n int) ([]Entry, error) {
 	hint := lb.bestHolds[tg.window.Name()]
 	if hint == nil {
 		hint = &atomic.Int64{} // a window New did not list: read every shard
 	}
-	if hint.Load() >= int64(n) {
+	if h := hint.Load(); h >= int64(n) && !(tg.data && h == math.MaxInt64) {
 		res := lb.client.Do(ctx, lb.rangeCmd(lb.shardKey(lb.bestFirst[0], tg), 0, int64(n)-1))
 		es, err := lb.zEntries(&res)
 		if err != nil {
-			return nil, wrap("top", err)
+			return nil, err
 		}
 		if len(es) == n {
 			lb.rankEntries(es, 0, 1)
@@ -633,7 +686,7 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 	}
 	es, held, _, err := lb.readSpans(ctx, tg, spans, false)
 	if err != nil {
-		return nil, wrap("top", err)
+		return nil, err
 	}
 	hint.Store(int64(held[0]))
 	if len(es) > n {
@@ -650,7 +703,17 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 // counts, with one ZRANGE; under Competition ranks only the first page
 // can, as a later page's first rank counts the members strictly better
 // than its first entry, which takes its score.
+// With IncludeData, the entries' data from their partitions after, in one
+// more round trip.
 func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
+	p, err := lb.pageOf(ctx, tg, number, size)
+	if err == nil && tg.data {
+		err = wrap("page", lb.fillData(ctx, p.Entries))
+	}
+	return p, err
+}
+
+func (lb *shardedBackend) pageOf(ctx context.Context, tg target, number, size int) (Page, error) {
 	start := int64(number-1) * int64(size)
 	hint := lb.bestHolds[tg.window.Name()]
 	best := lb.bestFirst[0]
@@ -684,11 +747,23 @@ func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int)
 	return Page{Entries: es, Number: number, Size: size, Total: total}, nil
 }
 
+// around reads the slice around member: on one node with one script
+// (shard_locate.lua), on a Cluster by locating the member, then reading
+// the shards the slice spans; with IncludeData the entries' data from
+// their partitions after, in one more round trip.
 func (lb *shardedBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	es, err := lb.aroundOf(ctx, tg, member, radius)
+	if err == nil && tg.data {
+		err = wrap("around", lb.fillData(ctx, es))
+	}
+	return es, err
+}
+
+func (lb *shardedBackend) aroundOf(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
 	if !lb.cluster {
 		return lb.aroundLocal(ctx, tg, member, radius)
 	}
-	st, err := lb.locate(ctx, tg, member)
+	st, _, err := lb.locate(ctx, tg, member)
 	if err != nil {
 		return nil, wrap("around", err)
 	}
@@ -713,7 +788,7 @@ func (lb *shardedBackend) around(ctx context.Context, tg target, member string, 
 // shards are built from: one HMGET a partition, in one round trip, exact
 // even while a member moves between shards.
 func (lb *shardedBackend) among(ctx context.Context, tg target, members []string) ([]Entry, error) {
-	vals, err := lb.stored(ctx, tg, members)
+	vals, data, err := lb.storedAnd(ctx, tg, members, tg.data)
 	if err != nil {
 		return nil, wrap("among", err)
 	}
@@ -724,10 +799,17 @@ func (lb *shardedBackend) among(ctx context.Context, tg target, members []string
 		if err != nil {
 			return nil, wrap("among", err)
 		}
-		if ok && !seen[m] {
-			seen[m] = true
-			es = append(es, Entry{Member: m, Score: s})
+		if !ok || seen[m] {
+			continue
 		}
+		seen[m] = true
+		e := Entry{Member: m, Score: s}
+		if data != nil {
+			if e.Data, _, err = optString(&data[j]); err != nil {
+				return nil, wrap("among", err)
+			}
+		}
+		es = append(es, e)
 	}
 	return es, nil
 }
@@ -735,14 +817,39 @@ func (lb *shardedBackend) among(ctx context.Context, tg target, members []string
 // stored reads members' stored values (nil where none) from their
 // partitions: one HMGET a partition, in one round trip.
 func (lb *shardedBackend) stored(ctx context.Context, tg target, members []string) ([]rueidis.RedisMessage, error) {
-	parts, at := byPartition(members)
-	cmds := make(rueidis.Commands, len(parts))
-	for k, p := range parts {
-		key := lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)
-		cmds[k] = lb.client.B().Hmget().Key(key).Field(pick(members, at[k])...).Build()
+	out, _, err := lb.storedAnd(ctx, tg, members, false)
+	return out, err
+}
+
+// storedAnd is stored, with data also the members' data from their
+// partitions' data hashes, in the same round trip.
+func (lb *shardedBackend) storedAnd(ctx context.Context, tg target, members []string, data bool) (stored, datas []rueidis.RedisMessage, err error) {
+	cmds, at := lb.partHMGETs(nil, members, func(p int) string { return lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID) })
+	if data {
+		cmds, _ = lb.partHMGETs(cmds, members, func(p int) string { return lb.parts.Of(p).Data() })
 	}
-	out := make([]rueidis.RedisMessage, len(members))
-	for k, r := range lb.client.DoMulti(ctx, cmds...) {
+	res := lb.client.DoMulti(ctx, cmds...)
+	if stored, err = spreadHMGETs(res[:len(at)], at, len(members)); err != nil || !data {
+		return stored, nil, err
+	}
+	datas, err = spreadHMGETs(res[len(at):], at, len(members))
+	return stored, datas, err
+}
+
+// partHMGETs appends to cmds one HMGET a partition of members, of the
+// hash key(partition), and returns where each one's fields are in members.
+func (lb *shardedBackend) partHMGETs(cmds rueidis.Commands, members []string, key func(p int) string) (rueidis.Commands, [][]int) {
+	parts, at := byPartition(members)
+	for k, p := range parts {
+		cmds = append(cmds, lb.client.B().Hmget().Key(key(p)).Field(pick(members, at[k])...).Build())
+	}
+	return cmds, at
+}
+
+// spreadHMGETs puts partHMGETs' replies back in the members' order.
+func spreadHMGETs(res []rueidis.RedisResult, at [][]int, n int) ([]rueidis.RedisMessage, error) {
+	out := make([]rueidis.RedisMessage, n)
+	for k, r := range res {
 		vals, err := r.ToArray()
 		if err != nil {
 			return nil, err
@@ -755,6 +862,30 @@ func (lb *shardedBackend) stored(ctx context.Context, tg target, members []strin
 		}
 	}
 	return out, nil
+}
+
+// fillData reads the data of es's members from their partitions (one
+// HMGET a partition, in one round trip) into es: IncludeData on a read
+// whose members come from the shards.
+func (lb *shardedBackend) fillData(ctx context.Context, es []Entry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	members := make([]string, len(es))
+	for i, e := range es {
+		members[i] = e.Member
+	}
+	cmds, at := lb.partHMGETs(nil, members, func(p int) string { return lb.parts.Of(p).Data() })
+	data, err := spreadHMGETs(lb.client.DoMulti(ctx, cmds...), at, len(members))
+	if err != nil {
+		return err
+	}
+	for i := range es {
+		if es[i].Data, _, err = optString(&data[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // count sums the shards' member counts: exact on one node, where every
@@ -787,7 +918,7 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 
 // clear deletes the periods' shards (the shadow's too) with their recent
 // versions and the periods' partitions; with board, also every partition's
-// clock and id set and Rebuild's marker. One round trip.
+// clock, id set and data, and Rebuild's marker. One round trip.
 func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) error {
 	var ks []string
 	for _, tg := range tgs {
@@ -802,7 +933,7 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 	if board {
 		for p := range lb.parts.Len() {
 			part := lb.parts.Of(p)
-			ks = append(ks, part.Clock(), part.IDs())
+			ks = append(ks, part.Clock(), part.IDs(), part.Data())
 		}
 		ks = append(ks, lb.keys.Marker())
 	}
@@ -813,6 +944,12 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 // beside the values they guard.
 func (lb *shardedBackend) idSet(member string) string {
 	return lb.parts.Of(keys.PartitionOf(member)).IDs()
+}
+
+// dataKey is member's partition's data hash: no key holds every member's
+// data.
+func (lb *shardedBackend) dataKey(member string) string {
+	return lb.parts.Of(keys.PartitionOf(member)).Data()
 }
 
 // rebuildKeys are the keys one period rebuilds: every shard, and every

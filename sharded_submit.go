@@ -116,7 +116,7 @@ func (lb *shardedBackend) partWriteCall(mode string, live []target, p int, membe
 	for w, tg := range live {
 		ks[w] = part.Period(tg.window.Name(), tg.period.ID)
 	}
-	return scripts.PartWriteCall(lb.writeHeader(slot, &sub), mode, ks, part.Clock(), part.IDs(), expiresOf(live), members, values)
+	return scripts.PartWriteCall(lb.writeHeader(slot, &sub), mode, ks, part.Clock(), part.Data(), part.IDs(), expiresOf(live), members, values)
 }
 
 // partRows decodes a part_write.lua reply into rows[window][member], and
@@ -229,7 +229,7 @@ func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string
 	if err := lb.repairShards(ctx, tg, []string{member}, map[string][]int{member: lb.allShards()}); err != nil {
 		return err
 	}
-	st, err := lb.locate(ctx, tg, member)
+	st, _, err := lb.locate(ctx, tg, member)
 	if err != nil {
 		return err
 	}
@@ -413,7 +413,7 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 		ks = append(ks, part.Period(tg.window.Name(), tg.period.ID))
 		ks = lb.appendShardKeys(ks, tg)
 	}
-	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, part.IDs(), sub.member, value, scale, bounds, expiresOf(live))
+	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, part.Data(), part.IDs(), sub.member, value, scale, bounds, expiresOf(live))
 	if lb.shadow == nil {
 		return lb.localReplies(call.Exec(ctx, lb.client), sub, live, where, out)
 	}
@@ -480,11 +480,16 @@ func (lb *shardedBackend) manyLocalCall(mode string, live []target, members, val
 			part[j] = k + 1
 		}
 	}
-	ks := make([]string, 0, len(live)*(len(lb.bounds)+1+len(parts)))
+	ks := make([]string, 0, len(live)*(len(lb.bounds)+1+len(parts))+len(parts))
 	for _, tg := range live {
 		ks = lb.appendShardKeys(ks, tg)
 		for _, p := range parts {
 			ks = append(ks, lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID))
+		}
+	}
+	if mode == "remove" {
+		for _, p := range parts {
+			ks = append(ks, lb.parts.Of(p).Data())
 		}
 	}
 	return scripts.ShardLocalManyCall(lb.writeHeader(slot, &submission{}), mode, ks, scale, bounds, len(parts), expiresOf(live), part, members, values)

@@ -448,6 +448,16 @@ func (p *shardPair) submit(member string, score float64, opts ...lb.SubmitOption
 	p.count(res, err)
 }
 
+// setData sets or clears a member's data on both boards.
+func (p *shardPair) setData() {
+	m := pick(p.modelHarness, shardPool)
+	data := pick(p.modelHarness, append([]string{""}, modelData...))
+	p.logf("SetData(%q, %.20q)", m, data)
+	shardSame(p, p.where()+" SetData", func(board *lb.Leaderboard) (struct{}, error) {
+		return struct{}{}, board.SetData(p.ctx, m, data)
+	})
+}
+
 func (p *shardPair) submitAt(member string, score float64, at time.Time) {
 	p.t.Helper()
 	call := fmt.Sprintf("Submit(%q, %v, WithTime(%s))", member, score, at.Format(time.RFC3339Nano))
@@ -566,6 +576,31 @@ func (p *shardPair) compare(v shardView, members, unknown []string) {
 	shardSame(p, where+" Among(nothing)", func(board *lb.Leaderboard) ([]lb.Entry, error) {
 		return board.Among(ctx, nil, v.q...)
 	})
+	p.compareWithData(v, members, unknown, all)
+}
+
+// compareWithData reads a view of both boards with IncludeData.
+func (p *shardPair) compareWithData(v shardView, members, unknown []string, all []lb.Entry) {
+	p.t.Helper()
+	ctx := p.ctx
+	q := append(slices.Clone(v.q), lb.IncludeData())
+	where := p.where() + " view=" + v.name + " IncludeData"
+	for _, k := range []int{1, 1000} {
+		shardSame(p, fmt.Sprintf("%s Top(%d)", where, k), func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Top(ctx, k, q...) })
+	}
+	for num := 1; num <= 3; num++ {
+		shardSame(p, fmt.Sprintf("%s Page(%d, 4)", where, num), func(board *lb.Leaderboard) (lb.Page, error) { return board.Page(ctx, num, 4, q...) })
+	}
+	ms := append(slices.Clone(members), unknown...)
+	shardSame(p, where+" Ranks", func(board *lb.Leaderboard) ([]lb.Standing, error) { return board.Ranks(ctx, ms, q...) })
+	shardSame(p, where+" Among", func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Among(ctx, ms, q...) })
+	for _, m := range []string{unknown[0], members[0]} {
+		shardSame(p, fmt.Sprintf("%s Rank(%q)", where, m), func(board *lb.Leaderboard) (lb.Standing, error) { return board.Rank(ctx, m, q...) })
+	}
+	if len(all) > 0 {
+		m := all[len(all)/2].Member
+		shardSame(p, fmt.Sprintf("%s Around(%q, 3)", where, m), func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Around(ctx, m, 3, q...) })
+	}
 }
 
 // layout checks a view's keys against the spec: the partitions hold exactly the
@@ -748,9 +783,9 @@ func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
 	}
 	p.run(modelLoop{
 		steps: steps, checkEvery: shardCheckEvery,
-		ops: []modelOp{{80, p.submitAny}, {12, p.submitBatch}, {8, func() {
+		ops: []modelOp{{76, p.submitAny}, {12, p.submitBatch}, {8, func() {
 			p.remove(p.members(shardPool, modelUnknown, 3)...)
-		}}},
+		}}, {4, p.setData}},
 		check: func(last bool) {
 			// Every view at the end; in between, all-time and one day.
 			vs := views
@@ -782,6 +817,8 @@ func (p *shardPair) submitAny() {
 		// A replay into a day that has expired: the daily window is
 		// Closed (or, before a tie-break's Epoch, refused).
 		p.submitAt(m, s, future.Add(-72*time.Hour))
+	case y < 50:
+		p.submit(m, s, lb.WithData(pick(p.modelHarness, modelData)))
 	default:
 		p.submit(m, s)
 	}

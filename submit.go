@@ -76,8 +76,11 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 	if sc.hasID && (sc.id == "" || len(sc.id) > MaxIDLen) {
 		return submission{}, fmt.Errorf("%w: WithID id of %d bytes, want 1..%d", ErrInvalidArgument, len(sc.id), MaxIDLen)
 	}
+	if err := checkData(sc.data); err != nil {
+		return submission{}, err
+	}
 	now := lb.now()
-	sub := submission{member: member, score: score, stored: score, id: sc.id, at: now, reached: now}
+	sub := submission{member: member, score: score, stored: score, id: sc.id, at: now, reached: now, data: sc.data}
 	if !sc.at.IsZero() {
 		switch {
 		case !sc.at.After(now):
@@ -126,6 +129,7 @@ type submission struct {
 	id      string    // WithID; "" for none
 	at      time.Time // the board's clock at the call
 	reached time.Time // when the score was reached: WithTime, or at
+	data    string    // WithData; "" leaves the member's data
 	// storeSeen: the store holds the id and wins over Redis's memory.
 	storeSeen bool
 }

@@ -205,7 +205,10 @@ func (b *bench) load(ctx context.Context, progress console) (loadReport, error) 
 		for i := lo; i < hi; i++ {
 			batch[member(i)] = b.loadScore(i)
 		}
-		return b.board.SubmitMany(ctx, batch)
+		if err := b.board.SubmitMany(ctx, batch); err != nil {
+			return err
+		}
+		return b.loadData(ctx, b.board, false, lo, hi)
 	})
 	if err != nil {
 		return rep, fmt.Errorf("load with SubmitMany: %w", err)
@@ -226,7 +229,7 @@ func (b *bench) load(ctx context.Context, progress console) (loadReport, error) 
 				return err
 			}
 		}
-		return nil
+		return b.loadData(ctx, nil, true, lo, hi)
 	})
 	if err != nil {
 		return rep, fmt.Errorf("load with ZADD: %w", err)
@@ -360,6 +363,10 @@ func (b *bench) operation(name string) operation {
 		return b.amongOp()
 	case "count":
 		return b.countOp()
+	case "top-data":
+		return b.topDataOp()
+	case "rank-data":
+		return b.rankDataOp()
 	}
 	panic("unknown operation " + name)
 }

@@ -42,10 +42,13 @@ type config struct {
 	// operations, with layoutSubmits Submits per board.
 	layout        bool
 	layoutSubmits int
+	// data is how many bytes of data each loaded member gets (data.go);
+	// 0 for none.
+	data int
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
-var allOps = []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count"}
+var allOps = []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count", "top-data", "rank-data"}
 
 // Without REDIS_URL the tool runs on miniredis, whose figures mean nothing:
 // smaller defaults make that run a check that the tool works, in seconds.
@@ -120,6 +123,7 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the members' scores and the operations' arguments")
 	fs.BoolVar(&cfg.layout, "layout", false, "instead of the operations, report where a sharded board's bytes and Submits go (with -shards): it loads the members into the sharded board and into an unsharded one, sizes their keys by structure and node (MEMORY USAGE), and reads each node's CPU across -layout-submits random Submits to each, at the highest -c; then it measures a move of the sharded board to new bounds (FillShadow's time, the second layout's memory, the CPU of Submits that keep it)")
 	fs.IntVar(&cfg.layoutSubmits, "layout-submits", 20_000, "random Submits per board in the -layout report")
+	fs.IntVar(&cfg.data, "data", 0, "bytes of member data (SetData) each loaded member gets, for top-data and rank-data and the -layout report's member data; 0: none")
 	return fs
 }
 
@@ -211,8 +215,9 @@ func checkRun(cfg *config, l listFlags) error {
 		return fmt.Errorf("-d %v: want a positive duration", cfg.duration)
 	}
 	if l.ops == "all" {
-		cfg.ops = allOps
-		return nil
+		// The data operations need data: with -data only.
+		cfg.ops = slices.DeleteFunc(slices.Clone(allOps), func(o string) bool { return needsData(o) && cfg.data == 0 })
+		return checkDataFlag(cfg)
 	}
 	for _, o := range strings.Split(l.ops, ",") {
 		o = strings.TrimSpace(o)
@@ -221,7 +226,7 @@ func checkRun(cfg *config, l listFlags) error {
 		}
 		cfg.ops = append(cfg.ops, o)
 	}
-	return nil
+	return checkDataFlag(cfg)
 }
 
 // checkLimits reads the remaining flags.

@@ -100,7 +100,10 @@ func (b *bench) layoutLoad(ctx context.Context, lb *layoutBoard, progress consol
 		for i := lo; i < hi; i++ {
 			batch[member(i)] = b.loadScore(i)
 		}
-		return lb.board.SubmitMany(ctx, batch)
+		if err := lb.board.SubmitMany(ctx, batch); err != nil {
+			return err
+		}
+		return b.loadData(ctx, lb.board, false, lo, hi)
 	})
 	if err != nil {
 		return err
@@ -210,6 +213,8 @@ func keyKind(key string) string {
 	switch {
 	case strings.HasSuffix(rest, ":ids"):
 		return "ids"
+	case strings.HasSuffix(rest, ":data"):
+		return "member data (hashes)"
 	case strings.HasSuffix(rest, ":marker"):
 		return "marker"
 	case strings.HasSuffix(rest, ":clock"):

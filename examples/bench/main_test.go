@@ -193,7 +193,8 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1_000_000, cfg.members)
 	require.Equal(t, []int{1, 64}, cfg.concurrency)
-	require.Equal(t, allOps, cfg.ops)
+	require.Equal(t, []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count"}, cfg.ops,
+		"all, without -data: no data operations")
 	require.Equal(t, []string{"alltime"}, cfg.windows)
 	require.Equal(t, 2*time.Second, cfg.duration)
 	require.Equal(t, 3, cfg.rounds)
@@ -202,6 +203,9 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"alltime", "daily", "weekly", "monthly"}, cfg.windows)
 	require.Equal(t, []string{"rank", "top"}, cfg.ops)
+	cfg, err = parseFlags([]string{"-data", "32"}, realEnv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, allOps, cfg.ops, "all, with -data")
 
 	for _, bad := range [][]string{
 		{"-members", "10"},
@@ -221,6 +225,9 @@ func TestParseFlags(t *testing.T) {
 		{"-load-c", "0"},
 		{"-layout"},
 		{"-layout", "-shards", "4", "-layout-submits", "0"},
+		{"-ops", "top-data"},
+		{"-data", "-1"},
+		{"-data", "4097"},
 		{"extra"},
 	} {
 		_, err := parseFlags(bad, realEnv, io.Discard)

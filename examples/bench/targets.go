@@ -111,7 +111,7 @@ func (r *report) targets() []target {
 func (r *report) readTargets() []target {
 	var ts []target
 	hi, lo := slices.Max(r.cfg.concurrency), slices.Min(r.cfg.concurrency)
-	for _, op := range []string{"top", "rank", "page", "page-deep", "count", "among"} {
+	for _, op := range []string{"top", "rank", "page", "page-deep", "count", "among", "top-data", "rank-data"} {
 		for _, base := range []string{"rueidis", "rueidis MULTI"} {
 			if ops, _, ok := r.ratios(op, base, hi); ok {
 				ts = append(ts, target{fmt.Sprintf("%s: ops/s at c=%d >= 0.9x %s", op, hi, base), ops, atLeast(0.9), ratioShow})

@@ -88,7 +88,11 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("too many submissions for this user; retry in %v", wait.Round(time.Millisecond)), "userId")
 		return
 	}
-	res, err := s.board.Submit(ctx, req.UserID, req.Score)
+	var opts []leaderboard.SubmitOption
+	if req.Name != "" {
+		opts = append(opts, leaderboard.WithData(req.Name))
+	}
+	res, err := s.board.Submit(ctx, req.UserID, req.Score, opts...)
 	if err != nil {
 		s.fail(w, r, "submit", err, "score")
 		return
@@ -129,6 +133,7 @@ func (s *server) refuse(w http.ResponseWriter, outcome string, status int, msg, 
 type entry struct {
 	Rank   int64   `json:"rank"`
 	UserID string  `json:"userId"`
+	Name   string  `json:"name,omitempty"` // the display name; absent when none was given
 	Score  float64 `json:"score"`
 }
 
@@ -163,8 +168,9 @@ type boardQuery struct {
 	radius     int
 }
 
+// opts are the SDK queries of q; every read takes the players' names.
 func (q boardQuery) opts() []leaderboard.Query {
-	o := []leaderboard.Query{leaderboard.In(q.window)}
+	o := []leaderboard.Query{leaderboard.In(q.window), leaderboard.IncludeData()}
 	if !q.at.IsZero() {
 		o = append(o, leaderboard.At(q.at))
 	}
@@ -329,7 +335,7 @@ func intParam(v url.Values, k string, def, lo, hi int) (int, *fieldError) {
 func entries(es []leaderboard.Entry) []entry {
 	out := make([]entry, len(es))
 	for i, e := range es {
-		out[i] = entry{Rank: e.Rank, UserID: e.Member, Score: e.Score}
+		out[i] = entry{Rank: e.Rank, UserID: e.Member, Name: e.Data, Score: e.Score}
 	}
 	return out
 }

@@ -167,6 +167,31 @@ func TestReplayRejected(t *testing.T) {
 	})
 }
 
+// TestSubmitNames: a name given with a score shows beside it in every
+// read, kept by later submissions without one, replaced by the next one,
+// and per player; the JSON omits it for a player who never gave one.
+func TestSubmitNames(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		f := newFixture(t, b)
+		f.submitNamed("p1", 10, "Ana Lima")
+		f.submit("p2", 20)
+		f.submit("p1", 5) // no new best, no name: the name stays
+		top := decode[boardResponse](t, f.get("/api/v1/leaderboard?limit=10"))
+		if len(top.Entries) != 2 || top.Entries[0].Name != "" || top.Entries[1].Name != "Ana Lima" {
+			t.Fatalf("top: %+v", top)
+		}
+		f.submitNamed("p1", 1, "Ana 名前 ✓") // no new best, a new name
+		around := decode[aroundResponse](t, f.get("/api/v1/leaderboard?userId=p1&range=1"))
+		if len(around.Entries) != 2 || around.Entries[1].Name != "Ana 名前 ✓" || around.Entries[1].Score != 10 {
+			t.Fatalf("around: %+v", around)
+		}
+		rec := f.get("/api/v1/leaderboard?page=1&size=5")
+		if strings.Count(rec.Body.String(), `"name"`) != 1 {
+			t.Fatalf("name where none was given: %s", rec.Body)
+		}
+	})
+}
+
 func TestSubmitBadRequests(t *testing.T) {
 	long := strings.Repeat("x", maxUserID+1)
 	cases := []struct {
@@ -202,6 +227,14 @@ func TestSubmitBadRequests(t *testing.T) {
 		{"score overflows", `{"userId":"a","score":1e400}`, "score"},
 		{"score below the minimum", `{"userId":"a","score":-1}`, "score"},
 		{"score above the maximum", `{"userId":"a","score":1000000.5}`, "score"},
+		{"name empty", `{"userId":"a","score":1,"name":""}`, "name"},
+		{"name too long", `{"userId":"a","score":1,"name":"` + strings.Repeat("n", maxName+1) + `"}`, "name"},
+		{"name a number", `{"userId":"a","score":1,"name":7}`, "name"},
+		{"name null", `{"userId":"a","score":1,"name":null}`, "name"},
+		{"name with a newline", `{"userId":"a","score":1,"name":"A\nB"}`, "name"},
+		{"name padded", `{"userId":"a","score":1,"name":" Ana"}`, "name"},
+		{"name not UTF-8", "{\"userId\":\"a\",\"score\":1,\"name\":\"\xff\"}", "name"},
+		{"name twice", `{"userId":"a","score":1,"name":"A","name":"B"}`, "name"},
 	}
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		f := newFixture(t, b)
@@ -345,7 +378,7 @@ func TestLeaderboardAround(t *testing.T) {
 			t.Fatalf("around the top, default range: %+v", got)
 		}
 		wantError(t, f.get("/api/v1/leaderboard?userId=nobody"), http.StatusNotFound, "userId")
-		wantError(t, f.get("/api/v1/leaderboard?userId=p15&at=2020-01-01&window=daily"), http.StatusNotFound, "userId")
+		wantError(t, f.get("/api/v1/leaderboard?userId=p15&at=2020-01-01&window=daily"), http.StatusGone, "at")
 	})
 }
 

@@ -107,9 +107,12 @@ func TestBrowserLivePage(t *testing.T) {
 	waitFor("player-005's neighbours", `document.querySelectorAll('#neighbours-body tr').length === 7 &&
 		document.querySelector('#neighbours-body tr.me .player').textContent === 'player-005'`)
 
-	// Scores arrive: a newcomer takes the lead, and player-005 climbs.
-	f.submit("newcomer", 50_000)
-	waitFor("the newcomer on top", `document.querySelector('#top-body tr .player').textContent === 'newcomer'`)
+	// Scores arrive: a newcomer takes the lead, under a display name that
+	// tries to be HTML (shown as text, run never), and player-005 climbs.
+	f.submitNamed("newcomer", 50_000, `Ana <img src=x onerror="window.__xss=1"> & Bo`)
+	waitFor("the newcomer on top, by name", `document.querySelector('#top-body tr .player').textContent === 'Ana <img src=x onerror="window.__xss=1"> & Bo' &&
+		document.querySelector('#top-body tr .player').title === 'newcomer'`)
+	waitFor("no markup from a name", `document.querySelectorAll('#top-body img').length === 0 && window.__xss === undefined`)
 	f.submit("player-005", 11_500)
 	waitFor("player-005's new standing", `document.getElementById('player-standing').innerText.includes('#3 of 13')`)
 	waitFor("player-005 in the top 10", `[...document.querySelectorAll('#top-body tr.me .player')].some(p => p.textContent === 'player-005')`)
@@ -127,7 +130,7 @@ func TestBrowserLivePage(t *testing.T) {
 	if !same {
 		t.Fatal("the page was reloaded")
 	}
-	if len(rows) != 10 || !strings.HasPrefix(rows[0], "1 newcomer 50,000") || !strings.HasPrefix(rows[2], "3 player-005 11,500") {
+	if len(rows) != 10 || !strings.HasPrefix(rows[0], `1 Ana <img src=x onerror="window.__xss=1"> & Bo 50,000`) || !strings.HasPrefix(rows[2], "3 player-005 11,500") {
 		t.Fatalf("top 10 rows %q", rows)
 	}
 	// The chart was drawn: some pixels of the canvas are not blank.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -45,10 +46,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *fieldError) {
 type submitRequest struct {
 	UserID string
 	Score  float64
+	// Name is the player's display name, shown beside the score; "" when
+	// not given, which leaves the name the board has.
+	Name string
 }
 
-// decodeSubmit reads {"userId": "...", "score": n} strictly: one object,
-// both fields once, nothing else. It walks the tokens itself rather than
+// decodeSubmit reads {"userId": "...", "score": n, "name": "..."} strictly:
+// one object, userId and score once, name at most once, nothing else. It walks the tokens itself rather than
 // calling json.Unmarshal so that every error can name its field, including
 // a literal such as NaN that is not JSON at all.
 func decodeSubmit(body []byte, minScore, maxScore float64) (submitRequest, *fieldError) {
@@ -76,6 +80,10 @@ func decodeSubmit(body []byte, minScore, maxScore float64) (submitRequest, *fiel
 			// NaN, Infinity, 0x10, 1_000: not JSON, but clearly this field's.
 			return req, badField(name, "%s is not a valid JSON value", name)
 		}
+		if !utf8.Valid(raw) {
+			// encoding/json would quietly turn the bad bytes into U+FFFD.
+			return req, badField(name, "%s is not valid UTF-8", name)
+		}
 		switch name {
 		case "userId":
 			var s string
@@ -92,6 +100,15 @@ func decodeSubmit(body []byte, minScore, maxScore float64) (submitRequest, *fiel
 				return req, fe
 			}
 			req.Score = f
+		case "name":
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return req, badField(name, "name must be a string")
+			}
+			if fe := checkName(s); fe != nil {
+				return req, fe
+			}
+			req.Name = s
 		default:
 			return req, badField(name, "unknown field %q", name)
 		}
@@ -140,6 +157,31 @@ func parseScore(raw json.RawMessage, minScore, maxScore float64) (float64, *fiel
 		return 0, badField("score", "score must be between %v and %v", minScore, maxScore)
 	}
 	return f, nil
+}
+
+// maxName is the longest display name, in bytes.
+const maxName = 64
+
+// checkName allows 1..maxName bytes of printable UTF-8, spaces inside: a
+// name shows on a public page (as text: the page never reads it as HTML)
+// and in nobody's logs.
+func checkName(s string) *fieldError {
+	switch {
+	case s == "":
+		return badField("name", "name is empty; leave it out to keep the name")
+	case len(s) > maxName:
+		return badField("name", "name over %d bytes", maxName)
+	case !utf8.ValidString(s):
+		return badField("name", "name is not valid UTF-8")
+	case strings.TrimSpace(s) != s:
+		return badField("name", "name starts or ends with a space")
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return badField("name", "name may not hold control characters")
+		}
+	}
+	return nil
 }
 
 // checkUserID allows 1..maxUserID bytes of printable UTF-8 without spaces:

@@ -23,6 +23,7 @@ func FuzzDecodeSubmit(f *testing.F) {
 		`{"userId":"a","score":1,"x":[1,{"y":2}]}`,
 		`{"userId":"a" , "score" : 0x1}`,
 		`[]`, `{}`, ``, `{"userId":"\u0000","score":1}`,
+		`{"userId":"a","score":1,"name":"Ana <b>"}`, `{"name":" ","userId":"a","score":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -45,7 +46,14 @@ func FuzzDecodeSubmit(f *testing.F) {
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatalf("accepted %q, which encoding/json refuses: %v", body, err)
 		}
-		if len(m) != 2 || m["userId"] != req.UserID || m["score"] != req.Score {
+		if req.Name != "" && checkName(req.Name) != nil {
+			t.Fatalf("accepted a bad name %q", req.Name)
+		}
+		fields := 2
+		if _, ok := m["name"]; ok {
+			fields = 3
+		}
+		if len(m) != fields || m["userId"] != req.UserID || m["score"] != req.Score || (fields == 3 && m["name"] != req.Name) {
 			t.Fatalf("accepted %q as %+v", body, req)
 		}
 	})
@@ -53,7 +61,7 @@ func FuzzDecodeSubmit(f *testing.F) {
 
 // FuzzReadQueries sends any query string to the read endpoints on
 // miniredis: every answer is JSON with a status the README lists for a
-// read (200, 400, 404), never a 5xx or a panic.
+// read (200, 400, 404, 410), never a 5xx or a panic.
 func FuzzReadQueries(f *testing.F) {
 	for _, s := range []string{
 		"", "limit=10", "window=weekly&page=3&size=25", "userId=p1&range=5",
@@ -72,7 +80,7 @@ func FuzzReadQueries(f *testing.F) {
 			rec := httptest.NewRecorder()
 			fx.h.ServeHTTP(rec, r)
 			switch rec.Code {
-			case http.StatusOK, http.StatusBadRequest, http.StatusNotFound:
+			case http.StatusOK, http.StatusBadRequest, http.StatusNotFound, http.StatusGone:
 			default:
 				t.Fatalf("%s?%s: %d %s", path, raw, rec.Code, rec.Body)
 			}

@@ -32,6 +32,8 @@ func classify(reqCtx context.Context, err error) (int, string) {
 		return statusClientClosed, "client closed request"
 	case errors.Is(err, leaderboard.ErrNotRanked):
 		return http.StatusNotFound, "not ranked in this window"
+	case errors.Is(err, leaderboard.ErrExpired):
+		return http.StatusGone, "that period is past its retention"
 	case errors.Is(err, leaderboard.ErrInvalidMember):
 		return http.StatusBadRequest, "invalid userId"
 	case errors.Is(err, leaderboard.ErrInvalidScore), errors.Is(err, leaderboard.ErrPrecision):
@@ -90,6 +92,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, op string, err err
 		field = "userId"
 	case errors.Is(err, leaderboard.ErrInvalidScore), errors.Is(err, leaderboard.ErrPrecision):
 		field = "score"
+	case errors.Is(err, leaderboard.ErrExpired):
+		field = "at"
 	case status >= 500 || status == statusClientClosed:
 		field = ""
 	}

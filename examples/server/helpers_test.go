@@ -122,7 +122,19 @@ func (f *fixture) get(uri string) *httptest.ResponseRecorder {
 // submit posts a signed score and wants 200.
 func (f *fixture) submit(user string, score float64) submitResponse {
 	f.t.Helper()
-	body, _ := json.Marshal(map[string]any{"userId": user, "score": score})
+	return f.submitBody(map[string]any{"userId": user, "score": score})
+}
+
+// submitNamed submits with a display name.
+func (f *fixture) submitNamed(user string, score float64, name string) submitResponse {
+	f.t.Helper()
+	return f.submitBody(map[string]any{"userId": user, "score": score, "name": name})
+}
+
+func (f *fixture) submitBody(fields map[string]any) submitResponse {
+	f.t.Helper()
+	user, score := fields["userId"], fields["score"]
+	body, _ := json.Marshal(fields)
 	rec := f.do(newSigned(string(body)).request())
 	if rec.Code != http.StatusOK {
 		f.t.Fatalf("submit %s %v: %d %s", user, score, rec.Code, rec.Body)

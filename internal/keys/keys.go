@@ -25,6 +25,11 @@ func NewBoard(prefix, name string) Board {
 // ms when it is forgotten.
 func (b Board) IDs() string { return b.base + ":ids" }
 
+// Data returns the key of the members' data (WithData): a hash of member ->
+// data, the board's (or, on a sharded board, a partition's) and no
+// window's.
+func (b Board) Data() string { return b.base + ":data" }
+
 // Marker returns the key whose presence says Redis holds the board as last
 // rebuilt (see Leaderboard.Present).
 func (b Board) Marker() string { return b.base + ":marker" }

@@ -37,13 +37,16 @@ type Header struct {
 	// window: the scripts take it as seen whatever Redis remembers (sent
 	// as Forget "store", see seen_before in writes.lua).
 	Applied bool
+	// Data is a write's member data (WithData); "" leaves it. A write that
+	// carries data takes the data hash as a key (see withData).
+	Data string
 }
 
 // The header's lengths: its board part, and the whole of it (common.lua:
 // REST - 1 before and after write_header).
 const (
 	boardHeaderLen = 3
-	writeHeaderLen = 10
+	writeHeaderLen = 11
 )
 
 // args starts an argument list with the header's board part, with room
@@ -58,7 +61,7 @@ func (h Header) args(n int) []string {
 func (h Header) writeArgs(n int) []string {
 	a := make([]string, 0, writeHeaderLen+n)
 	return append(a, flag(h.High), flag(h.Competition), itoa(h.Slots), h.Policy, itoa(h.Slot),
-		flag(h.Reversed), itoa(h.MaxS), h.ID, itoa(h.Now), h.forget())
+		flag(h.Reversed), itoa(h.MaxS), h.ID, itoa(h.Now), h.forget(), h.Data)
 }
 
 // forget is the header's last value: when the id is forgotten, or "store".
@@ -87,6 +90,15 @@ func (call Call) Exec(ctx context.Context, c rueidis.Client) rueidis.RedisResult
 	return call.Script.lua.Exec(ctx, c, call.Keys, call.Args)
 }
 
+// withData appends the members' data hash to keys when the header carries
+// data: the key before the id set (see data_key in writes.lua).
+func withData(h Header, keys []string, data string) []string {
+	if h.Data != "" {
+		return append(keys, data)
+	}
+	return keys
+}
+
 // withIDs appends the board's id set to keys when the header carries an id.
 func withIDs(h Header, keys []string, ids string) []string {
 	if h.ID != "" {
@@ -102,11 +114,12 @@ func expiries(args []string, expires []int64) []string {
 	return args
 }
 
-// SubmitCall applies one submission to window keys (one expiry each); ids
-// is the board's id set, used when h.ID is set. See submit.lua.
-func SubmitCall(h Header, keys []string, ids, member, value string, expires []int64) Call {
+// SubmitCall applies one submission to window keys (one expiry each); data
+// is the board's data hash, used when h.Data is set, ids its id set, used
+// when h.ID is. See submit.lua.
+func SubmitCall(h Header, keys []string, data, ids, member, value string, expires []int64) Call {
 	args := expiries(append(h.writeArgs(2+len(expires)), member, value), expires)
-	return Call{Script: Submit, Keys: withIDs(h, keys, ids), Args: args}
+	return Call{Script: Submit, Keys: withIDs(h, withData(h, keys, data), ids), Args: args}
 }
 
 // ManyCall applies a batch (members[i] gets values[i]) to window keys.
@@ -119,28 +132,41 @@ func ManyCall(h Header, keys []string, expires []int64, members, values []string
 	return Call{Script: Many, Keys: keys, Args: args}
 }
 
-// RankCall reads the competition standings of members. See rank.lua.
-func RankCall(h Header, key string, members ...string) Call {
-	return Call{Script: Rank, Keys: []string{key}, Args: append(h.args(len(members)), members...)}
+// RankCall reads the competition standings of members, and with a data
+// hash (not "") their data. See rank.lua.
+func RankCall(h Header, key, data string, members ...string) Call {
+	return Call{Script: Rank, Keys: readKeys(key, data), Args: append(h.args(len(members)), members...)}
 }
 
-// AroundCall reads the slice around member. See range.lua.
-func AroundCall(h Header, key, member string, radius int) Call {
-	return Call{Script: Range, Keys: []string{key}, Args: append(h.args(3), "around", member, strconv.Itoa(radius))}
+// readKeys is a read's sorted set, and its data hash when not "".
+func readKeys(key, data string) []string {
+	if data == "" {
+		return []string{key}
+	}
+	return []string{key, data}
+}
+
+// AroundCall reads the slice around member, and with a data hash (not "")
+// its members' data. See range.lua.
+func AroundCall(h Header, key, data, member string, radius int) Call {
+	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "around", member, strconv.Itoa(radius))}
 }
 
 // PageCall reads count entries from position start (0-based) with the
-// first one's competition rank. See range.lua.
-func PageCall(h Header, key string, start int64, count int) Call {
-	return Call{Script: Range, Keys: []string{key}, Args: append(h.args(3), "page", itoa(start), strconv.Itoa(count))}
+// first one's competition rank, and with a data hash (not "") their data.
+// See range.lua.
+func PageCall(h Header, key, data string, start int64, count int) Call {
+	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "page", itoa(start), strconv.Itoa(count))}
 }
 
 // PartWriteCall applies mode ("submit", "check", "remove", "touch") to one
 // partition of a sharded board on a Cluster: parts are its hash of each
 // window period (one expiry each), then clock its clock key; members[i]
-// gets values[i] under "submit" and "check"; ids is its id set, used when h.ID is set.
+// gets values[i] under "submit" and "check"; data is its data hash, used
+// when h.Data is set and by "remove"; ids is its id set, used when h.ID is
+// set.
 // See part_write.lua.
-func PartWriteCall(h Header, mode string, parts []string, clock, ids string, expires []int64, members, values []string) Call {
+func PartWriteCall(h Header, mode string, parts []string, clock, data, ids string, expires []int64, members, values []string) Call {
 	args := expiries(append(h.writeArgs(1+len(expires)+2*len(members)), mode), expires)
 	for i, m := range members {
 		args = append(args, m)
@@ -148,7 +174,10 @@ func PartWriteCall(h Header, mode string, parts []string, clock, ids string, exp
 			args = append(args, values[i])
 		}
 	}
-	keys := append(append(make([]string, 0, len(parts)+2), parts...), clock)
+	keys := append(append(make([]string, 0, len(parts)+3), parts...), clock)
+	if h.Data != "" || mode == "remove" {
+		keys = append(keys, data)
+	}
 	return Call{Script: PartWrite, Keys: withIDs(h, keys, ids), Args: args}
 }
 
@@ -194,18 +223,20 @@ func ShardLocateCall(h Header, keys []string, member, scale string, radius int, 
 
 // ShardLocalCall submits to a sharded board whose keys share one node:
 // scale is 10^decimals of the tie-break ("1" for none), bounds the shard
-// bounds, one expiry per window. See shard_local.lua.
-func ShardLocalCall(h Header, keys []string, ids, member, value, scale string, bounds []string, expires []int64) Call {
+// bounds, one expiry per window; data is the partition's data hash, used
+// when h.Data is set. See shard_local.lua.
+func ShardLocalCall(h Header, keys []string, data, ids, member, value, scale string, bounds []string, expires []int64) Call {
 	args := append(h.writeArgs(4+len(bounds)+len(expires)), member, value, scale, strconv.Itoa(len(bounds)+1))
 	args = expiries(append(args, bounds...), expires)
-	return Call{Script: ShardLocal, Keys: withIDs(h, keys, ids), Args: args}
+	return Call{Script: ShardLocal, Keys: withIDs(h, withData(h, keys, data), ids), Args: args}
 }
 
 // ShardLocalManyCall applies mode ("submit": members[i] gets values[i];
 // "remove"; "repair") to a sharded board whose keys share one node: keys
-// are per window every shard's sorted set, then nparts partition hashes;
-// member i is in partition part[i] (1 to nparts); scale and bounds as
-// ShardLocalCall's, one expiry per window. See shard_local_many.lua.
+// are per window every shard's sorted set, then nparts partition hashes,
+// and for "remove" then the nparts partitions' data hashes; member i is in
+// partition part[i] (1 to nparts); scale and bounds as ShardLocalCall's,
+// one expiry per window. See shard_local_many.lua.
 func ShardLocalManyCall(h Header, mode string, keys []string, scale string, bounds []string, nparts int, expires []int64, part []int, members, values []string) Call {
 	args := append(h.writeArgs(4+len(bounds)+len(expires)+3*len(members)), mode, scale, strconv.Itoa(len(bounds)+1))
 	args = expiries(append(append(args, bounds...), strconv.Itoa(nparts)), expires)

@@ -52,6 +52,8 @@ end
 --   ARGV[8]   WithID id, '' for none; ARGV[9] now in unix ms; ARGV[10]
 --             when the id is forgotten, in unix ms, or 'store' (see
 --             seen_before in writes.lua)
+--   ARGV[11]  the member's data to set (WithData), '' to leave it (see
+--             data_key in writes.lua)
 -- A script's own arguments start at ARGV[REST].
 local HIGH, COMP, SLOTS, REST = ARGV[1] == '1', ARGV[2] == '1', num(ARGV[3]), 4
-local POLICY, TSLOT, REV, MAXS, ID, NOW, FORGET
+local POLICY, TSLOT, REV, MAXS, ID, NOW, FORGET, DATA

@@ -7,7 +7,8 @@
 -- (shard_write.lua). Every member of one call is in the same partition.
 --
 -- KEYS      the partition's hash of each window period, then its clock
---           key; with an id ('submit' only), then its id set
+--           key; with data (the header's, 'submit' only) or for 'remove',
+--           then its data hash; with an id ('submit' only), then its id set
 -- ARGV      the whole header (common.lua), then the mode: 'submit',
 --           'check' (a dry run of 'submit': it refuses what 'submit'
 --           would refuse, and writes nothing), 'remove', or 'touch' (a new
@@ -26,6 +27,8 @@
 write_header()
 local mode = ARGV[REST]
 local dup, nk = seen_before()
+local dkey
+dkey, nk = data_key(nk, mode == 'remove')
 local clock = KEYS[nk]
 local nw = nk - 1
 local exp = REST -- ARGV[exp + w] is window period w's expiry
@@ -61,6 +64,13 @@ for w = 1, nw do
 end
 if dry then return {} end
 if ID ~= '' and not dup then remember() end
+if not dup then
+  if mode == 'remove' then
+    for j = first, #ARGV do redis.call('HDEL', dkey, ARGV[j]) end
+  else
+    for j = first, #ARGV, step do set_data(dkey, ARGV[j]) end
+  end
+end
 
 local version = 0
 if changes > 0 then version = next_versions(clock, changes) end

@@ -2,14 +2,16 @@
 -- around a member (its rank decides the slice), or a page under competition
 -- ranks (the first entry's rank counts the members strictly better).
 --
--- KEYS[1]  the sorted set
+-- KEYS[1]  the sorted set; KEYS[2], when given, the members' data hash
+--          (IncludeData)
 -- ARGV     the header's board part (common.lua), then
 --          'around', member, radius; or
 --          'page', first position (0-based), count
 --
 -- Returns {members in the set, first position, rank of the first entry,
--- member, score, member, score, ...}, or nil when the member is not ranked.
--- Scores are strings (see submit.lua).
+-- member, score, member, score, ...}, with a data hash member, score, data
+-- (nil for none), ...; or nil when the member is not ranked. Scores are
+-- strings (see submit.lua).
 local key = KEYS[1]
 local mode, a, b = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2]
 local total = redis.call('ZCARD', key)
@@ -41,5 +43,15 @@ end
 local first = start + 1
 if COMP then first = better(key, items[2], HIGH) + 1 end
 out[3] = first
-for i = 1, #items do out[3 + i] = items[i] end
+if not KEYS[2] then
+  for i = 1, #items do out[3 + i] = items[i] end
+  return out
+end
+local members = {}
+for i = 1, #items, 2 do members[#members + 1] = items[i] end
+local data = redis.call('HMGET', KEYS[2], unpack(members))
+for k = 1, #members do
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3] = items[2 * k - 1], items[2 * k], data[k]
+end
 return out

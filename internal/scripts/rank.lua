@@ -1,11 +1,13 @@
 -- Competition standings in one read: rank = 1 + members strictly better,
 -- which needs each member's score before the count (Rank, Ranks).
 --
--- KEYS[1]  the sorted set
+-- KEYS[1]  the sorted set; KEYS[2], when given, the members' data hash
+--          (IncludeData)
 -- ARGV     the header's board part (common.lua), then the members
 --
 -- Returns {members in the set, then per member: its stored value (false
--- when it is not ranked), the members strictly better, strictly worse}.
+-- when it is not ranked), the members strictly better, strictly worse},
+-- and with a data hash then each member's data (nil for none).
 local key = KEYS[1]
 local out = {redis.call('ZCARD', key)}
 for i = REST, #ARGV do
@@ -19,5 +21,8 @@ for i = REST, #ARGV do
     out[#out + 1] = 0
     out[#out + 1] = 0
   end
+end
+if KEYS[2] then
+  for i = REST, #ARGV do out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i]) end
 end
 return out

@@ -4,7 +4,8 @@
 -- the same work takes part_write.lua and shard_write.lua, two round trips.
 --
 -- KEYS      per window: the member's partition hash, then every shard's
---           sorted set (1 + shards keys a window); with an id, then the
+--           sorted set (1 + shards keys a window); with data (the
+--           header's), then the partition's data hash; with an id, then the
 --           partition's id set
 -- ARGV      the whole header (common.lua), then member, value (as in
 --           submit.lua), 10^decimals of the tie-break ('1' for none), the
@@ -24,6 +25,8 @@ for i = 1, nshards - 1 do bounds[i] = num(ARGV[r + 3 + i]) end
 local firstexp = r + 3 + nshards
 local per = 1 + nshards
 local dup, nk = seen_before()
+local dkey
+dkey, nk = data_key(nk)
 local nw = nk / per
 local high = HIGH
 
@@ -78,6 +81,7 @@ for k = 1, nw do
   end
 end
 if ID ~= '' and not dup then remember() end
+if not dup then set_data(dkey, member) end
 
 local out = {}
 for k = 1, nw do

@@ -6,7 +6,8 @@
 -- round trips.
 --
 -- KEYS      per window: every shard's sorted set, then the hash of each
---           partition the members are in (shards + parts keys a window)
+--           partition the members are in (shards + parts keys a window);
+--           for 'remove', then each of those partitions' data hash
 -- ARGV      the whole header (common.lua), then the mode ('submit',
 --           'remove' or 'repair'), 10^decimals of the tie-break ('1' for
 --           none), the number of shards, the shards - 1 bounds, the
@@ -18,7 +19,8 @@
 -- range refuses the whole call. 'repair' puts each member's stored value
 -- from its partition into the right shard and sweeps every other shard of
 -- it (or every shard, when the partition holds no value); 'remove' sweeps
--- every shard too. Returns the number of windows written.
+-- every shard too, and deletes the members' data. Returns the number of
+-- windows written.
 write_header()
 local r = REST
 local mode = ARGV[r]
@@ -27,7 +29,9 @@ local bounds = {}
 for i = 1, nshards - 1 do bounds[i] = num(ARGV[r + 2 + i]) end
 local nparts = num(ARGV[r + 2 + nshards])
 local per = nshards + nparts
-local nw = #KEYS / per
+local nkeys = #KEYS -- the window periods' keys
+if mode == 'remove' then nkeys = nkeys - nparts end
+local nw = nkeys / per
 local firstexp = r + 3 + nshards
 local first = firstexp + nw
 local step = 2
@@ -71,5 +75,8 @@ for k = 1, nw do
       if v then expire(exp, pk, pk) end
     end
   end
+end
+if mode == 'remove' then
+  for j = first, #ARGV, step do redis.call('HDEL', KEYS[nkeys + num(ARGV[j])], ARGV[j + 1]) end
 end
 return nw

@@ -6,8 +6,9 @@
 -- KeepBest under LaterFirst (which compares plain scores), and WithID (the
 -- id is checked and recorded with the write).
 --
--- KEYS[i]   one sorted set per window period, all in one hash slot; with an
---           id, then the board's id set (id -> unix ms it is forgotten)
+-- KEYS[i]   one sorted set per window period, all in one hash slot; with
+--           data (the header's), then the board's data hash; with an id,
+--           then the board's id set (id -> unix ms it is forgotten)
 -- ARGV      the whole header (common.lua), then member, the submitted value (a
 --           score as an exact decimal string; with a tie-break, the scaled
 --           integer score), and per window period its absolute expiry in
@@ -22,6 +23,8 @@ local member, value = ARGV[REST], ARGV[REST + 1]
 local exp = REST + 1 -- ARGV[exp + i] is KEYS[i]'s expiry
 
 local dup, nk = seen_before()
+local dkey
+dkey, nk = data_key(nk)
 
 -- Every window is worked out before the first write, so a refused
 -- submission leaves all of them untouched.
@@ -35,6 +38,7 @@ for i = 1, nk do
   end
 end
 if ID ~= '' and not dup then remember() end
+if not dup then set_data(dkey, member) end
 
 local out = {}
 for i = 1, nk do

@@ -3,8 +3,8 @@
 
 local function write_header()
   POLICY, TSLOT, REV, MAXS = ARGV[4], num(ARGV[5]), ARGV[6] == '1', num(ARGV[7])
-  ID, NOW, FORGET = ARGV[8], ARGV[9], ARGV[10]
-  REST = 11
+  ID, NOW, FORGET, DATA = ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+  REST = 12
 end
 
 -- Appends one window's block of a write's reply: the previous stored value
@@ -76,6 +76,20 @@ local function seen_before()
   redis.call('ZREMRANGEBYSCORE', KEYS[nk], '-inf', NOW)
   if redis.call('ZSCORE', KEYS[nk], ID) then return true, nk - 1 end
   return false, nk - 1
+end
+
+-- The members' data hash: the key before the id set (see seen_before's
+-- nk) when the header carries data, or when always (a removal, which
+-- deletes data); else nil. Returns it and the number of keys before it.
+local function data_key(nk, always)
+  if DATA == '' and not always then return nil, nk end
+  return KEYS[nk], nk - 1
+end
+
+-- Sets the header's data for member in the data hash d, when it carries
+-- any.
+local function set_data(d, member)
+  if d and DATA ~= '' then redis.call('HSET', d, member, DATA) end
 end
 
 -- Records the header's id in the id set (the last key) until it is

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -206,6 +207,35 @@ func (b *Backend) Snapshot(t testing.TB, board string) map[string]string {
 	c := b.Client.Client
 	out := map[string]string{}
 	for _, k := range b.Keys(t, "*{"+board+"}*") {
+		kind, err := c.Do(ctx, c.B().Type().Key(k).Build()).ToString()
+		if err != nil {
+			t.Fatalf("snapshot type %s: %v", k, err)
+		}
+		var sb strings.Builder
+		var exp int64
+		switch kind {
+		case "hash": // member data
+			res := c.DoMulti(ctx, c.B().Hgetall().Key(k).Build(), c.B().Pexpiretime().Key(k).Build())
+			m, err := res[0].AsStrMap()
+			if err != nil {
+				t.Fatalf("snapshot %s: %v", k, err)
+			}
+			fields := make([]string, 0, len(m))
+			for f := range m {
+				fields = append(fields, f)
+			}
+			sort.Strings(fields)
+			for _, f := range fields {
+				sb.WriteString(f + "=" + m[f] + " ")
+			}
+			exp, err = res[1].AsInt64()
+			if err != nil {
+				t.Fatalf("snapshot expiry %s: %v", k, err)
+			}
+			sb.WriteString(" exp=" + itoa(exp))
+			out[k] = sb.String()
+			continue
+		}
 		res := c.DoMulti(ctx,
 			c.B().Zrange().Key(k).Min("0").Max("-1").Withscores().Build(),
 			c.B().Pexpiretime().Key(k).Build(),
@@ -214,14 +244,13 @@ func (b *Backend) Snapshot(t testing.TB, board string) map[string]string {
 		if err != nil {
 			t.Fatalf("snapshot %s: %v", k, err)
 		}
-		var sb strings.Builder
 		for _, z := range zs {
 			sb.WriteString(z.Member)
 			sb.WriteByte('=')
 			sb.WriteString(rueidisFloat(z.Score))
 			sb.WriteByte(' ')
 		}
-		exp, err := res[1].AsInt64()
+		exp, err = res[1].AsInt64()
 		if err != nil {
 			t.Fatalf("snapshot expiry %s: %v", k, err)
 		}

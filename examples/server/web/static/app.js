@@ -35,11 +35,14 @@
     const tr = document.createElement('tr');
     if (opts.me) tr.classList.add('me');
     if (opts.flash) tr.classList.add('flash');
-    const cells = [['rank', String(e.rank)], ['player', e.userId], ['score', num.format(e.score)]];
+    // A player's display name when they gave one, else their id; always as
+    // text (textContent), never as HTML: names come from players.
+    const cells = [['rank', String(e.rank)], ['player', e.name || e.userId], ['score', num.format(e.score)]];
     for (const [cls, text] of cells) {
       const td = document.createElement('td');
       td.className = cls;
       td.textContent = text;
+      if (cls === 'player' && e.name) td.title = e.userId;
       tr.append(td);
     }
     return tr;
