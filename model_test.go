@@ -364,6 +364,26 @@ func (r *modelRun) submitMany() {
 	}
 }
 
+// reset empties the current period of one window; the data stays.
+func (r *modelRun) reset() {
+	now := r.clock.Now()
+	key, q := "alltime", lb.In(lb.AllTime())
+	if r.rng.IntN(2) == 0 {
+		key, q = modelDayKey(now), lb.In(lb.Daily())
+	}
+	r.logf("Reset(%s)", key)
+	require.NoError(r.t, r.board.Reset(r.ctx, q), "%s Reset(%s)", r.where(), key)
+	delete(r.m.boards, key)
+}
+
+// deleteBoard deletes the whole board: every readable period and the data.
+func (r *modelRun) deleteBoard() {
+	r.logf("Delete()")
+	require.NoError(r.t, r.board.Delete(r.ctx), "%s Delete", r.where())
+	r.m.boards = map[string]map[string]float64{}
+	r.m.data = map[string]string{}
+}
+
 // setData sets or clears a member's data, ranked or not.
 func (r *modelRun) setData() {
 	mem := r.member()
@@ -665,7 +685,12 @@ func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
 				r.checkAll(true)
 			}
 		},
-		ops:   []modelOp{{80, r.submit}, {11, r.submitMany}, {5, r.remove}, {4, r.setData}},
+		ops: []modelOp{{80, r.submit}, {11, r.submitMany}, {5, r.remove}, {4, r.setData}, {1, r.reset},
+			{1, func() {
+				if r.rng.IntN(3) == 0 { // rarer still: a board that empties often checks little
+					r.deleteBoard()
+				}
+			}}},
 		check: r.checkAll,
 	})
 	require.Len(t, r.periods["alltime"], 1, "alltime periods seen: %v", r.periods["alltime"])

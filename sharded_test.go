@@ -448,6 +448,15 @@ func (p *shardPair) submit(member string, score float64, opts ...lb.SubmitOption
 	p.count(res, err)
 }
 
+// reset empties the current period of one window on both boards.
+func (p *shardPair) reset() {
+	w := pick(p.modelHarness, []lb.Window{lb.AllTime(), lb.Daily()})
+	p.logf("Reset(In(%s))", w.Name())
+	shardSame(p, p.where()+" Reset", func(board *lb.Leaderboard) (struct{}, error) {
+		return struct{}{}, board.Reset(p.ctx, lb.In(w))
+	})
+}
+
 // setData sets or clears a member's data on both boards.
 func (p *shardPair) setData() {
 	m := pick(p.modelHarness, shardPool)
@@ -785,7 +794,7 @@ func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
 		steps: steps, checkEvery: shardCheckEvery,
 		ops: []modelOp{{76, p.submitAny}, {12, p.submitBatch}, {8, func() {
 			p.remove(p.members(shardPool, modelUnknown, 3)...)
-		}}, {4, p.setData}},
+		}}, {4, p.setData}, {1, p.reset}},
 		check: func(last bool) {
 			// Every view at the end; in between, all-time and one day.
 			vs := views

@@ -628,6 +628,17 @@ func (r *tieRun) check() {
 		require.NoError(t, err, "%s Rank(%q)", where, mem)
 		requireStanding(t, want, got, fmt.Sprintf("%s Rank(%q)", where, mem))
 	}
+	// Ranks decodes the composites as Rank does, in the order asked.
+	everyone := append(slices.Clone(tiePool), tieUnknown...)
+	sts, err := board.Ranks(ctx, everyone)
+	require.NoError(t, err, "%s Ranks", where)
+	for i, mem := range everyone {
+		want, ok := r.m.standing(mem)
+		if !ok {
+			want = lb.Standing{Entry: lb.Entry{Member: mem}, Total: total}
+		}
+		requireStanding(t, want, sts[i], fmt.Sprintf("%s Ranks[%d] (%q)", where, i, mem))
+	}
 
 	_, err = board.Around(ctx, tieUnknown[0], 2)
 	require.ErrorIs(t, err, lb.ErrNotRanked, "%s Around of an unranked member", where)
