@@ -16,7 +16,7 @@
 // two, more only where its doc comment says (on a Cluster: a Submit that
 // finds a copy a crashed write left behind or reaches a shard late, a read
 // that finds a member in two shards while it moves, a SubmitMany run dry
-// first).
+// first; with IncludeData, a Page past the best shard: see IncludeData).
 // Rebuild, Verify, Seal and Check take as many as their data needs.
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction

@@ -292,10 +292,13 @@ type query struct {
 // unsharded board: by the script, or in the transaction, that reads them.
 // On a sharded board the data lives in the members' partitions: Rank,
 // Ranks and Among read it in their round trips; Top, Page and Around read
-// it in one more, once they know their members (two round trips for a Top
-// or a Page inside the best shard, or an Around on one node; three for an
-// Around on a Cluster or a Page past the best shard). Reads without it
-// send the same commands as before, and cost nothing more.
+// it in one more, once they know their members: two round trips in all
+// (Around on a Cluster then reads its slice in one, with a script on every
+// shard), but three for a Page past the best shard (which needs the
+// shards' counts before its entries), for a Top whose best shard has
+// shrunk below n since the last Top, and for an Around that finds a member
+// in two shards while it moves. Reads without it send the same commands as
+// before, and cost nothing more.
 func IncludeData() Query {
 	return func(q *query) { q.data = true }
 }

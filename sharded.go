@@ -384,6 +384,15 @@ func (lb *shardedBackend) probe(res []rueidis.RedisResult) (shardProbe, error) {
 	if len(v) != 5 {
 		return p, fmt.Errorf("shard read returned %d values, want 5", len(v))
 	}
+	return probeScript(v)
+}
+
+// probeScript decodes shard_read.lua's 'rank' reply (and the head of its
+// 'around' reply): {members, stored value or nil, position, strictly
+// better, strictly worse}.
+func probeScript(v []rueidis.RedisMessage) (shardProbe, error) {
+	var p shardProbe
+	var err error
 	if p.card, err = v[0].AsInt64(); err != nil || v[1].IsNil() {
 		return p, err
 	}
@@ -749,14 +758,29 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, number, size in
 
 // around reads the slice around member: on one node with one script
 // (shard_locate.lua), on a Cluster by locating the member, then reading
-// the shards the slice spans; with IncludeData the entries' data from
-// their partitions after, in one more round trip.
+// the shards the slice spans. With IncludeData the entries' data come from
+// their partitions after, in one more round trip: so that this stays two
+// on a Cluster, the slice is then read in one (aroundStretches), and the
+// two-step way only when that finds a member twice.
 func (lb *shardedBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
-	es, err := lb.aroundOf(ctx, tg, member, radius)
-	if err == nil && tg.data {
-		err = wrap("around", lb.fillData(ctx, es))
+	if !tg.data {
+		return lb.aroundOf(ctx, tg, member, radius)
 	}
-	return es, err
+	var es []Entry
+	err := errStretch
+	if lb.cluster {
+		es, err = lb.aroundStretches(ctx, tg, member, radius)
+		if err != nil && !errors.Is(err, errStretch) && !errors.Is(err, ErrNotRanked) {
+			return nil, wrap("around", err)
+		}
+	}
+	if errors.Is(err, errStretch) {
+		es, err = lb.aroundOf(ctx, tg, member, radius) // wraps its errors
+	}
+	if err != nil {
+		return nil, err
+	}
+	return es, wrap("around", lb.fillData(ctx, es))
 }
 
 func (lb *shardedBackend) aroundOf(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {

@@ -607,8 +607,15 @@ func (p *shardPair) compareWithData(v shardView, members, unknown []string, all 
 		shardSame(p, fmt.Sprintf("%s Rank(%q)", where, m), func(board *lb.Leaderboard) (lb.Standing, error) { return board.Rank(ctx, m, q...) })
 	}
 	if len(all) > 0 {
-		m := all[len(all)/2].Member
-		shardSame(p, fmt.Sprintf("%s Around(%q, 3)", where, m), func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Around(ctx, m, 3, q...) })
+		// The ends and the middle, slices within a shard and across
+		// several (on a Cluster, cut from the shards' stretches).
+		for _, m := range []string{all[0].Member, all[len(all)/2].Member, all[len(all)-1].Member} {
+			for _, radius := range []int{0, 2, 5, 40} {
+				shardSame(p, fmt.Sprintf("%s Around(%q, %d)", where, m, radius), func(board *lb.Leaderboard) ([]lb.Entry, error) {
+					return board.Around(ctx, m, radius, q...)
+				})
+			}
+		}
 	}
 }
 

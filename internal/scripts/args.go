@@ -207,6 +207,12 @@ func ShardRankCall(h Header, key, member string) Call {
 	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(2), "rank", member)}
 }
 
+// ShardAroundCall reads member's place in one shard, key, and the stretches
+// of it an Around of count entries may need. See shard_read.lua.
+func ShardAroundCall(h Header, key, member string, count int) Call {
+	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(3), "around", member, strconv.Itoa(count))}
+}
+
 // ShardRangeCall reads count entries of one shard, key, from position
 // start. See shard_read.lua.
 func ShardRangeCall(h Header, key string, start, count int64) Call {

@@ -1,0 +1,157 @@
+package leaderboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// errStretch is what aroundStretches returns when the stretches it read
+// miss a position of the slice: a member found in two shards (a move in
+// flight, a crashed write) read its window instead of its edges. Around
+// then reads the slice the two-step way.
+var errStretch = errors.New("a position of the slice is in no stretch read")
+
+// shardStretch is a run of one shard's entries, read by shard_read.lua's
+// 'around'.
+type shardStretch struct {
+	lo       int64   // position in the shard of the first entry
+	betterIn int64   // members of the shard strictly better than the first entry
+	es       []Entry // plain scores, no ranks yet
+}
+
+// aroundStretches is Around on a Cluster in one round trip, for an Around
+// that reads its members' data in a second (IncludeData): beside the
+// member's partition (which copy counts: see locateCluster), every shard
+// answers shard_read.lua's 'around', its count, the member's place, and
+// every stretch of it the slice may need: the member's neighbours within
+// 2*radius in its own shard, the best and worst 2*radius+1 of the others
+// (the slice takes from the shards beside the member's only their edges).
+// The slice is then cut from the stretches by the shards' counts.
+func (lb *shardedBackend) aroundStretches(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	n, count := len(lb.bounds)+1, int64(2*radius+1)
+	calls := []scripts.Call{lb.hgetCall(lb.partKey(member, tg), member)}
+	for i := 0; i < n; i++ {
+		calls = append(calls, scripts.ShardAroundCall(lb.readHeader(), lb.shardKey(i, tg), member, int(count)))
+	}
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	truth, hasTruth, err := optResult(res[0], optString)
+	if err != nil {
+		return nil, err
+	}
+	right := -1
+	if hasTruth {
+		right = lb.shardOfString(truth)
+	}
+	st := shardStanding{cards: make([]int64, n), shard: -1}
+	stretches := make([][]shardStretch, n)
+	var in shardProbe
+	for _, i := range lb.bestFirst {
+		v, err := res[1+i].ToArray()
+		if err != nil {
+			return nil, err
+		}
+		if len(v) < 5 {
+			return nil, fmt.Errorf("shard around returned %d values", len(v))
+		}
+		p, err := probeScript(v[:5])
+		if err != nil {
+			return nil, err
+		}
+		st.cards[i] = p.card
+		if p.found && (!st.found || i == right) {
+			st.found, st.shard, st.stored, in = true, i, p.stored, p
+		}
+		if stretches[i], err = lb.stretchesOf(v[5:]); err != nil {
+			return nil, err
+		}
+	}
+	if !st.found {
+		return nil, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	st.total = sum(st.cards)
+	st.pos, _ = lb.globalRank(st.cards, st.shard, in.posIn, 0)
+	return lb.cutSlice(st, stretches, max(0, min(st.pos-int64(radius), st.total-count)), count)
+}
+
+// cutSlice takes the global positions [start, start+count) from the
+// shards' stretches, ranked.
+func (lb *shardedBackend) cutSlice(st shardStanding, stretches [][]shardStretch, start, count int64) ([]Entry, error) {
+	es := make([]Entry, 0, count)
+	var firstRank int64
+	offset := int64(0)
+	for _, i := range lb.bestFirst {
+		lo, hi := max(start-offset, 0), min(start+count-offset, st.cards[i])
+		for q := lo; q < hi; q++ {
+			e, betterIn, ok := pickStretch(stretches[i], q)
+			if !ok {
+				return nil, errStretch
+			}
+			if len(es) == 0 {
+				firstRank, _ = lb.globalRank(st.cards, i, betterIn+1, 0)
+			}
+			es = append(es, e)
+		}
+		offset += st.cards[i]
+	}
+	if len(onceEach(append([]Entry(nil), es...))) != len(es) {
+		return nil, errStretch // a member twice: see errStretch
+	}
+	if lb.ranking == Ordinal {
+		firstRank = 0
+	}
+	lb.rankEntries(es, start, firstRank)
+	return es, nil
+}
+
+// pickStretch finds position q of a shard in its stretches: the entry, and
+// the members of the shard strictly better than it (by plain score: ties
+// share the count of the first of them).
+func pickStretch(ss []shardStretch, q int64) (Entry, int64, bool) {
+	for _, s := range ss {
+		j := q - s.lo
+		if j < 0 || j >= int64(len(s.es)) {
+			continue
+		}
+		b := s.betterIn
+		for k := int64(1); k <= j; k++ {
+			if s.es[k].Score != s.es[k-1].Score {
+				b = s.lo + k
+			}
+		}
+		return s.es[j], b, true
+	}
+	return Entry{}, 0, false
+}
+
+// stretchesOf decodes the stretches after a shard's 'around' standing:
+// each {first position, strictly better, n, n member, value pairs}.
+func (lb *shardedBackend) stretchesOf(v []rueidis.RedisMessage) ([]shardStretch, error) {
+	var out []shardStretch
+	for len(v) > 0 {
+		if len(v) < 3 {
+			return nil, fmt.Errorf("shard around: a stretch of %d values", len(v))
+		}
+		var head [3]int64
+		for k := range head {
+			var err error
+			if head[k], err = v[k].AsInt64(); err != nil {
+				return nil, err
+			}
+		}
+		if int64(len(v)) < 3+2*head[2] {
+			return nil, fmt.Errorf("shard around: a stretch of %d entries in %d values", head[2], len(v))
+		}
+		es, err := lb.entries(v[3 : 3+2*head[2]])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, shardStretch{lo: head[0], betterIn: head[1], es: es})
+		v = v[3+2*head[2]:]
+	}
+	return out, nil
+}
