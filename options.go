@@ -292,13 +292,13 @@ type query struct {
 // unsharded board: by the script, or in the transaction, that reads them.
 // On a sharded board the data lives in the members' partitions: Rank,
 // Ranks and Among read it in their round trips; Top, Page and Around read
-// it in one more, once they know their members: two round trips in all
-// (Around on a Cluster then reads its slice in one, with a script on every
-// shard), but three for a Page past the best shard (which needs the
-// shards' counts before its entries), for a Top whose best shard has
-// shrunk below n since the last Top, and for an Around that finds a member
-// in two shards while it moves. Reads without it send the same commands as
-// before, and cost nothing more.
+// it in one more, once they know their members, and read their entries in
+// one round trip then (on one node one script reads a page across the
+// shards; on a Cluster every shard's script gives an Around its slice):
+// two round trips in all. On a Cluster three for a Page past the best
+// shard (its entries need the shards' counts first), and for an Around
+// that finds a member in two shards while it moves. Reads without it send the
+// same commands as before, and cost nothing more.
 func IncludeData() Query {
 	return func(q *query) { q.data = true }
 }

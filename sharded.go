@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -654,10 +653,14 @@ func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 // whose best shard holds fewer than n, in one round trip from then on.
 // top reads the best shard alone while it holds n or more members by the
 // count a Top or Page last saw (bestHolds), else every shard; with
-// IncludeData the entries' data from their partitions after, in one more
-// round trip, and so, not knowing the count yet, every shard first rather
-// than risk a third.
+// IncludeData every shard's first n (on one node one script reads the page
+// across the shards), then the entries' data from their partitions, in
+// one more round trip.
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	if tg.data && !lb.cluster {
+		p, err := lb.pageLocal(ctx, tg, 1, n)
+		return p.Entries, wrap("top", err)
+	}
 	es, err := lb.topEntries(ctx, tg, n)
 	if err == nil && tg.data {
 		err = lb.fillData(ctx, es)
@@ -665,12 +668,30 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 	return es, wrap("top", err)
 }
 
+// pageLocal is Page with IncludeData on one node: the page across the
+// shards in one script (shard_page.lua), then the data.
+func (lb *shardedBackend) pageLocal(ctx context.Context, tg target, number, size int) (Page, error) {
+	start := int64(number-1) * int64(size)
+	res := scripts.ShardPageCall(lb.readHeader(), lb.appendShardKeys(nil, tg), start, size).Exec(ctx, lb.client)
+	es, total, err := lb.Leaderboard.rangeReply(res, false)
+	if err != nil {
+		return Page{}, err
+	}
+	if err := lb.fillData(ctx, es); err != nil {
+		return Page{}, err
+	}
+	return Page{Entries: es, Number: number, Size: size, Total: total}, nil
+}
+
 func (lb *shardedBackend) topEntries(ctx context.Context, tg target, n int) ([]Entry, error) {
 	hint := lb.bestHolds[tg.window.Name()]
 	if hint == nil {
 		hint = &atomic.Int64{} // a window New did not list: read every shard
 	}
-	if h := hint.Load(); h >= int64(n) && !(tg.data && h == math.MaxInt64) {
+	// With IncludeData the data take a round trip of their own, so the
+	// entries come in one: every shard's first n, never the best shard
+	// alone at the risk of a second.
+	if hint.Load() >= int64(n) && !tg.data {
 		res := lb.client.Do(ctx, lb.rangeCmd(lb.shardKey(lb.bestFirst[0], tg), 0, int64(n)-1))
 		es, err := lb.zEntries(&res)
 		if err != nil {
@@ -715,6 +736,10 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 // With IncludeData, the entries' data from their partitions after, in one
 // more round trip.
 func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
+	if tg.data && !lb.cluster {
+		p, err := lb.pageLocal(ctx, tg, number, size)
+		return p, wrap("page", err)
+	}
 	p, err := lb.pageOf(ctx, tg, number, size)
 	if err == nil && tg.data {
 		err = wrap("page", lb.fillData(ctx, p.Entries))

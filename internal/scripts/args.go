@@ -227,6 +227,13 @@ func ShardLocateCall(h Header, keys []string, member, scale string, radius int, 
 	return Call{Script: ShardLocate, Keys: keys, Args: append(append(h.args(3+len(bounds)), member, scale, strconv.Itoa(radius)), bounds...)}
 }
 
+// ShardPageCall reads count entries from board position start (0-based)
+// of a sharded board whose keys share one node: keys are every shard's
+// sorted set. See shard_page.lua.
+func ShardPageCall(h Header, keys []string, start int64, count int) Call {
+	return Call{Script: ShardPage, Keys: keys, Args: append(h.args(2), itoa(start), strconv.Itoa(count))}
+}
+
 // ShardLocalCall submits to a sharded board whose keys share one node:
 // scale is 10^decimals of the tie-break ("1" for none), bounds the shard
 // bounds, one expiry per window; data is the partition's data hash, used

@@ -57,6 +57,10 @@ var (
 	shardLocalManySrc string
 	//go:embed shard_locate.lua
 	shardLocateSrc string
+	//go:embed shardslice.lua
+	shardSlice string
+	//go:embed shard_page.lua
+	shardPageSrc string
 )
 
 var (
@@ -84,7 +88,9 @@ var (
 	ShardLocalMany = newScript(shardLocalManySrc, writes, shardWrites, shardOf, shardPlace)
 	// ShardLocate finds a member on a sharded board on one node; see
 	// shard_locate.lua.
-	ShardLocate = newScript(shardLocateSrc, order, ranks, shardOf)
+	ShardLocate = newScript(shardLocateSrc, order, ranks, shardOf, shardSlice)
+	// ShardPage reads a page across the shards of a board on one node.
+	ShardPage = newScript(shardPageSrc, order, shardSlice)
 )
 
 // Script is one embedded script.
@@ -96,7 +102,7 @@ type Script struct {
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
 // ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardof.lua,
-// shardplace.lua, in that order), then the script's
+// shardplace.lua, shardslice.lua, in that order), then the script's
 // own file.
 func newScript(body string, libs ...string) *Script {
 	src := common

@@ -40,12 +40,11 @@ if COMP then
 end
 if radius < 0 then return out end
 
--- The shards in board order, best first, and the member's board position.
-local order, at, total = {}, 0, 0
+-- The member's board position: the shards before its own, best first.
+local at, total = 0, 0
 for k = 0, nshards - 1 do
   local i = k
   if HIGH then i = nshards - 1 - k end
-  order[#order + 1] = i
   if i == s then at = total + posin end
   total = total + cards[i]
 end
@@ -53,23 +52,5 @@ local count = 2 * radius + 1
 local start = math.max(0, math.min(at - radius, total - count))
 out[#out + 1] = start
 out[#out + 1] = 0
-local rankat = #out
-local offset = 0
-for _, i in ipairs(order) do
-  local lo, hi = math.max(start - offset, 0), math.min(start + count - offset, cards[i])
-  if lo < hi then
-    local items
-    if HIGH then
-      items = redis.call('ZRANGE', KEYS[2 + i], lo, hi - 1, 'REV', 'WITHSCORES')
-    else
-      items = redis.call('ZRANGE', KEYS[2 + i], lo, hi - 1, 'WITHSCORES')
-    end
-    if out[rankat] == 0 and COMP then
-      -- Every member of an earlier shard is strictly better.
-      out[rankat] = 1 + offset + better(KEYS[2 + i], items[2], HIGH)
-    end
-    for j = 1, #items do out[#out + 1] = items[j] end
-  end
-  offset = offset + cards[i]
-end
+slice(out, 2, nshards, cards, start, count, #out)
 return out
