@@ -105,10 +105,10 @@ func runDataWrites(t *testing.T, b *testredis.Backend, opts []lb.Option) {
 
 // TestDataRoundTrips: IncludeData costs no round trip on an unsharded
 // board, and on a sharded one Rank, Ranks and Among none, Top, Page and
-// Around at most one (Around on a Cluster none: two either way; Top and
-// Page on one node none past the best shard, where one script reads the
-// page across the shards), two round trips in all but for a Page past the
-// best shard on a Cluster.
+// Around at most one (Around on a Cluster none: two either way; a Page on
+// one node none past the best shard, where one script reads the page
+// across the shards), two round trips in all but for a Page past the best
+// shard on a Cluster.
 func TestDataRoundTrips(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for kind, opts := range dataBoards {

@@ -295,8 +295,9 @@ type query struct {
 // it in one more, once they know their members, and read their entries in
 // one round trip then (on one node one script reads a page across the
 // shards; on a Cluster every shard's script gives an Around its slice):
-// two round trips in all. On a Cluster three for a Page past the best
-// shard (its entries need the shards' counts first), and for an Around
+// two round trips in all. Three for a Top whose best shard has shrunk
+// below n since the last Top looked, and on a Cluster for a Page past the
+// best shard (its entries need the shards' counts first) and for an Around
 // that finds a member in two shards while it moves. Reads without it send the
 // same commands as before, and cost nothing more.
 func IncludeData() Query {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -653,14 +654,10 @@ func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 // whose best shard holds fewer than n, in one round trip from then on.
 // top reads the best shard alone while it holds n or more members by the
 // count a Top or Page last saw (bestHolds), else every shard; with
-// IncludeData every shard's first n (on one node one script reads the page
-// across the shards), then the entries' data from their partitions, in
-// one more round trip.
+// IncludeData the entries' data from their partitions after, in one more
+// round trip (and, while the best shard's count is unknown, every shard's
+// first n at once).
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
-	if tg.data && !lb.cluster {
-		p, err := lb.pageLocal(ctx, tg, 1, n)
-		return p.Entries, wrap("top", err)
-	}
 	es, err := lb.topEntries(ctx, tg, n)
 	if err == nil && tg.data {
 		err = lb.fillData(ctx, es)
@@ -688,10 +685,10 @@ func (lb *shardedBackend) topEntries(ctx context.Context, tg target, n int) ([]E
 	if hint == nil {
 		hint = &atomic.Int64{} // a window New did not list: read every shard
 	}
-	// With IncludeData the data take a round trip of their own, so the
-	// entries come in one: every shard's first n, never the best shard
-	// alone at the risk of a second.
-	if hint.Load() >= int64(n) && !tg.data {
+	// With IncludeData the data take a round trip of their own: while the
+	// best shard's count is unknown, every shard's first n at once rather
+	// than the best shard alone at the risk of a second.
+	if h := hint.Load(); h >= int64(n) && !(tg.data && h == math.MaxInt64) {
 		res := lb.client.Do(ctx, lb.rangeCmd(lb.shardKey(lb.bestFirst[0], tg), 0, int64(n)-1))
 		es, err := lb.zEntries(&res)
 		if err != nil {
