@@ -27,13 +27,17 @@ type backend interface {
 	remove(ctx context.Context, live []target, members []string) error
 
 	// top, rank, around and page read one period as Top, Rank, Around and
-	// Page describe, their arguments already checked.
+	// Page describe, their arguments already checked; page reads count
+	// entries from the board position start (0-based) and the total, for
+	// Page and Range, which set Number and Size.
 	top(ctx context.Context, tg target, n int) ([]Entry, error)
 	rank(ctx context.Context, tg target, member string) (Standing, error)
+	// cutoff reads the entry Cutoff describes: none in an empty period.
+	cutoff(ctx context.Context, tg target, percent float64) ([]Entry, error)
 	// ranks reads members' standings as Ranks describes.
 	ranks(ctx context.Context, tg target, members []string) ([]Standing, error)
 	around(ctx context.Context, tg target, member string, radius int) ([]Entry, error)
-	page(ctx context.Context, tg target, number, size int) (Page, error)
+	page(ctx context.Context, tg target, start int64, count int) (Page, error)
 	// among reads the stored values of members (composites under a
 	// tie-break, in Entry.Score) that have one; Among sorts and ranks them.
 	among(ctx context.Context, tg target, members []string) ([]Entry, error)

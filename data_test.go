@@ -131,13 +131,13 @@ func TestDataRoundTrips(t *testing.T) {
 				}
 				// The most a read with IncludeData takes: a Page past the
 				// best shard on a Cluster needs the counts first.
-				most := map[string]int64{"Top": 2, "Around": 2, "Page": 2, "Rank": 1, "Ranks": 2, "Among": 1}
+				most := map[string]int64{"Top": 2, "Around": 2, "Page": 2, "Range": 2, "Cutoff": 2, "Rank": 1, "Ranks": 2, "Among": 1}
 				if !strings.HasPrefix(kind, "sharded") {
 					for k := range most {
 						most[k] = 1
 					}
 				} else if b.Name == "cluster" {
-					most["Page"] = 3
+					most["Page"], most["Range"], most["Cutoff"] = 3, 3, 3
 				}
 				d := lb.IncludeData()
 				for _, op := range []struct {
@@ -147,6 +147,8 @@ func TestDataRoundTrips(t *testing.T) {
 				}{
 					{"Top", more, func(q ...lb.Query) error { _, err := board.Top(ctx, 5, q...); return err }},
 					{"Page", more, func(q ...lb.Query) error { _, err := board.Page(ctx, 3, 5, q...); return err }},
+					{"Range", more, func(q ...lb.Query) error { _, err := board.Range(ctx, 4, 20, q...); return err }},
+					{"Cutoff", more, func(q ...lb.Query) error { _, err := board.Cutoff(ctx, 25, q...); return err }},
 					{"Around", aroundMore, func(q ...lb.Query) error { _, err := board.Around(ctx, "p7", 3, q...); return err }},
 					{"Rank", 0, func(q ...lb.Query) error { _, err := board.Rank(ctx, "p7", q...); return err }},
 					{"Ranks", 0, func(q ...lb.Query) error { _, err := board.Ranks(ctx, []string{"p7", "p8", "x"}, q...); return err }},

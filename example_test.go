@@ -344,6 +344,28 @@ func ExampleIncludeData() {
 	// 3. u3 700
 }
 
+// Under the podium: ranks 4 to 6 of a board, and the score that reaches
+// the best 40% (a reward tier).
+func ExampleLeaderboard_Range() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena")
+	board.SubmitMany(ctx, map[string]float64{"ana": 90, "ben": 80, "cai": 70, "dee": 60, "eve": 50, "fay": 40, "gus": 30})
+
+	under, _ := board.Range(ctx, 4, 6)
+	for _, e := range under {
+		fmt.Println(e.Rank, e.Member, e.Score)
+	}
+	tier, _ := board.Cutoff(ctx, 40) // position ceil(7 * 40 / 100) = 3
+	fmt.Printf("best 40%%: %v or more (%s, #%d)\n", tier.Score, tier.Member, tier.Rank)
+	// Output:
+	// 4 dee 60
+	// 5 eve 50
+	// 6 fay 40
+	// best 40%: 70 or more (cai, #3)
+}
+
 // An event board lives for the event: its periods are listed with their
 // players, and at its end the whole board is deleted (every period, with a
 // store its records too, so that no Rebuild brings it back).

@@ -182,6 +182,18 @@ func TestBadInputWritesNothing(t *testing.T) {
 					}
 					_, err = board.Ranks(ctx, nil)
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "Ranks(nil)")
+					for _, pct := range []float64{0, -1, 100.000001, math.NaN(), math.Inf(1), math.Inf(-1)} {
+						_, err = board.Cutoff(ctx, pct)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Cutoff(%v)", pct)
+					}
+					for _, fr := range [][2]int64{{0, 5}, {-1, 5}, {5, 4}, {1, lb.MaxN + 1}, {math.MaxInt64 - 1, math.MaxInt64}} {
+						_, err = board.Range(ctx, fr[0], fr[1])
+						if fr[0] == math.MaxInt64-1 {
+							require.NoError(t, err, "Range far past the end: empty")
+							continue
+						}
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Range(%d, %d)", fr[0], fr[1])
+					}
 					_, err = board.Top(ctx, 1, lb.In(lb.Named("season", lb.Daily())))
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "a window the board does not have")
 					_, err = board.Count(ctx, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -525,6 +526,24 @@ func (r *modelRun) check(v modelView) {
 	}
 
 	r.checkRanks(v, where, append(append([]string{}, modelPool...), modelUnknown...), total)
+	for _, fr := range [][2]int64{{1, 1}, {4, 20}, {2, total + 3}, {total, total + 5}, {total + 1, total + 2}} {
+		if fr[0] < 1 || fr[1] < fr[0] {
+			continue
+		}
+		got, err := board.Range(ctx, fr[0], fr[1], v.q...)
+		require.NoError(t, err, "%s Range(%d, %d)", where, fr[0], fr[1])
+		lo, hi := min(fr[0]-1, total), min(fr[1], total)
+		requireEntries(t, all[lo:hi], got, fmt.Sprintf("%s Range(%d, %d)", where, fr[0], fr[1]))
+	}
+	for _, pct := range modelPercents {
+		got, err := board.Cutoff(ctx, pct, v.q...)
+		if total == 0 {
+			require.ErrorIs(t, err, lb.ErrNotRanked, "%s Cutoff(%v) of an empty period", where, pct)
+			continue
+		}
+		require.NoError(t, err, "%s Cutoff(%v)", where, pct)
+		require.Equal(t, all[cutoffAt(total, pct)-1], got, "%s Cutoff(%v)", where, pct)
+	}
 	r.checkAround(v, where, all)
 	r.checkWithData(v, where, all)
 
@@ -583,6 +602,14 @@ func (r *modelRun) checkWithData(v modelView, where string, all []lb.Entry) {
 	p, err := board.Page(ctx, 2, 3, q...)
 	require.NoError(t, err, where)
 	requireEntries(t, want[min(3, len(want)):min(6, len(want))], p.Entries, where+" Page(2, 3)")
+	rg, err := board.Range(ctx, 2, 9, q...)
+	require.NoError(t, err, where)
+	requireEntries(t, want[min(1, len(want)):min(9, len(want))], rg, where+" Range(2, 9)")
+	if len(want) > 0 {
+		c, err := board.Cutoff(ctx, 40, q...)
+		require.NoError(t, err, where)
+		require.Equal(t, want[cutoffAt(int64(len(want)), 40)-1], c, where+" Cutoff(40)")
+	}
 	if len(all) > 0 {
 		pos := len(all) / 2
 		es, err := board.Around(ctx, all[pos].Member, 1, q...)
@@ -603,6 +630,15 @@ func (r *modelRun) checkWithData(v modelView, where string, all []lb.Entry) {
 	among, err := board.Among(ctx, ms, q...)
 	require.NoError(t, err, where)
 	requireEntries(t, r.m.withData(r.m.among(v.key, ms)), among, where+" Among")
+}
+
+// modelPercents are the Cutoff percents the model tests read.
+var modelPercents = []float64{1e-9, 1, 10, 100.0 / 3, 50, 99.99, 100}
+
+// cutoffAt is Cutoff's position, as the spec says: ceil(total*percent/100),
+// at least 1.
+func cutoffAt(total int64, percent float64) int64 {
+	return max(1, int64(math.Ceil(float64(total)*percent/100)))
 }
 
 // checkRanks requires Ranks to give each member its model standing, in the
@@ -743,6 +779,8 @@ func TestModelRoundTrips(t *testing.T) {
 					{"Among", func() error { _, err := board.Among(ctx, []string{"a", "b", "nobody"}); return err }},
 					{"Ranks", func() error { _, err := board.Ranks(ctx, []string{"a", "b", "nobody", "a"}); return err }},
 					{"Periods", func() error { _, err := board.Periods(ctx, daily); return err }},
+					{"Range", func() error { _, err := board.Range(ctx, 2, 7); return err }},
+					{"Cutoff", func() error { _, err := board.Cutoff(ctx, 10); return err }},
 					// Last: they empty the board.
 					{"Reset", func() error { return board.Reset(ctx, daily) }},
 					{"Delete", func() error { return board.Delete(ctx) }},

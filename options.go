@@ -287,19 +287,21 @@ type query struct {
 	data   bool
 }
 
-// IncludeData makes a read fill each entry's Data with the member's data
-// (see WithData), read in the same round trip as the entries on an
-// unsharded board: by the script, or in the transaction, that reads them.
-// On a sharded board the data lives in the members' partitions: Rank,
-// Ranks and Among read it in their round trips; Top, Page and Around read
-// it in one more, once they know their members, and read their entries in
+// IncludeData makes a read (Top, Page, Range, Around, Among, Rank, Ranks,
+// Cutoff) fill each entry's Data with the member's data (see WithData),
+// read in the same round trip as the entries on an unsharded board: by the
+// script, or in the transaction, that reads them. On a sharded board the
+// data lives in the members' partitions: Rank, Ranks and Among read it in
+// their round trips; Top, Page, Range, Around and Cutoff read it in one
+// more, once they know their members, and read their entries in
 // one round trip then (on one node one script reads a page across the
 // shards; on a Cluster every shard's script gives an Around its slice):
 // two round trips in all. Three for a Top whose best shard has shrunk
-// below n since the last Top looked, and on a Cluster for a Page past the
-// best shard (its entries need the shards' counts first) and for an Around
-// that finds a member in two shards while it moves. Reads without it send the
-// same commands as before, and cost nothing more.
+// below n since the last Top looked, and on a Cluster for a Page or Range
+// past the best shard and a Cutoff (their entries need the shards' counts
+// first) and for an Around that finds a member in two shards while it
+// moves. Reads without it send the same commands as before, and cost
+// nothing more.
 func IncludeData() Query {
 	return func(q *query) { q.data = true }
 }

@@ -145,10 +145,9 @@ func (lb *plainBackend) around(ctx context.Context, tg target, member string, ra
 // ZCARD, or range.lua under Competition ranks (the first entry's rank
 // counts the members strictly better than it, which only the server can do
 // in the same step) and with IncludeData (the data of the members read).
-func (lb *plainBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
+func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	key := tg.key
-	start := int64(number-1) * int64(size)
-	p := Page{Number: number, Size: size, Entries: []Entry{}}
+	p := Page{Entries: []Entry{}}
 	if lb.ranking == Competition || tg.data {
 		res := scripts.PageCall(lb.readHeader(), key, lb.dataOf(tg), start, size).Exec(ctx, lb.client)
 		es, total, err := lb.rangeReply(res, tg.data)
@@ -238,6 +237,12 @@ func (lb *plainBackend) storedWithData(ctx context.Context, tg target, members [
 		return nil, nil, fmt.Errorf("%d scores and %d data for %d members", len(stored), len(data), len(members))
 	}
 	return stored, data, nil
+}
+
+// cutoff reads the count and the entry at Cutoff's position in one script.
+func (lb *plainBackend) cutoff(ctx context.Context, tg target, percent float64) ([]Entry, error) {
+	es, _, err := lb.rangeReply(scripts.CutoffCall(lb.readHeader(), tg.key, lb.dataOf(tg), percent).Exec(ctx, lb.client), tg.data)
+	return es, err
 }
 
 // dataOf is the data hash a read of tg reads: the board's under

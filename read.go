@@ -101,7 +101,68 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	if err != nil {
 		return Page{}, err
 	}
-	return lb.be.page(ctx, tg, number, size)
+	p, err := lb.be.page(ctx, tg, int64(number-1)*int64(size), size)
+	if err != nil {
+		return Page{}, err
+	}
+	p.Number, p.Size = number, size
+	return p, nil
+}
+
+// Cutoff returns the entry at position ceil(Total*percent/100), the first
+// at least: the score to reach to be in the best percent% (a reward
+// tier's threshold), with its rank. 0 < percent <= 100, else
+// ErrInvalidArgument; an empty period returns ErrNotRanked. One round trip
+// (one script reads the count and the entry); on a sharded board one on a
+// single node, two on a Cluster (the shards' counts, then the entry); with
+// IncludeData see IncludeData.
+func (lb *Leaderboard) Cutoff(ctx context.Context, percent float64, q ...Query) (Entry, error) {
+	if !(percent > 0 && percent <= 100) {
+		return Entry{}, fmt.Errorf("%w: percent = %v, want 0 < percent <= 100", ErrInvalidArgument, percent)
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return Entry{}, err
+	}
+	es, err := lb.be.cutoff(ctx, tg, percent)
+	if err != nil {
+		return Entry{}, wrap("cutoff", err)
+	}
+	if len(es) == 0 {
+		return Entry{}, fmt.Errorf("%w: the period is empty", ErrNotRanked)
+	}
+	return es[0], nil
+}
+
+// cutoffPosition is Cutoff's 1-based position among total members, as the
+// scripts compute it.
+func cutoffPosition(total int64, percent float64) int64 {
+	return max(1, int64(math.Ceil(float64(total)*percent/100)))
+}
+
+// Range returns the entries at board positions from..to inclusive (1-based,
+// in board order: "ranks 4 to 20 under the podium"), each with its rank
+// under the board's RankMode: 1 <= from <= to and at most MaxN entries
+// (to-from+1), else ErrInvalidArgument. Past the end it returns what
+// exists, possibly none. It reads as Page does, one round trip, the
+// entries read atomically; on a sharded board one inside the best shard,
+// else two (see WithShards); with IncludeData see IncludeData.
+func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([]Entry, error) {
+	if from < 1 || to < from || to-from >= MaxN {
+		return nil, fmt.Errorf("%w: range %d..%d, want 1 <= from <= to, at most %d entries", ErrInvalidArgument, from, to, MaxN)
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return nil, err
+	}
+	p, err := lb.be.page(ctx, tg, from-1, int(to-from+1))
+	if err != nil {
+		return nil, err
+	}
+	if p.Entries == nil {
+		p.Entries = []Entry{}
+	}
+	return p.Entries, nil
 }
 
 // Among returns the ranked members among members (a friends board), best

@@ -665,10 +665,47 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 	return es, wrap("top", err)
 }
 
+// cutoff reads Cutoff's entry: on one node in one script (shard_page.lua);
+// on a Cluster the shards' counts, then the entry from its shard; with
+// IncludeData its data after.
+func (lb *shardedBackend) cutoff(ctx context.Context, tg target, percent float64) ([]Entry, error) {
+	es, err := lb.cutoffEntry(ctx, tg, percent)
+	if err != nil {
+		return nil, err
+	}
+	return es, lb.dataIf(ctx, tg, es)
+}
+
+func (lb *shardedBackend) cutoffEntry(ctx context.Context, tg target, percent float64) ([]Entry, error) {
+	if !lb.cluster {
+		res := scripts.ShardCutoffCall(lb.readHeader(), lb.appendShardKeys(nil, tg), percent).Exec(ctx, lb.client)
+		es, _, err := lb.Leaderboard.rangeReply(res, false)
+		return es, err
+	}
+	cards, total, err := lb.shardCards(ctx, tg)
+	if err != nil || total == 0 {
+		return nil, err
+	}
+	start := cutoffPosition(total, percent) - 1
+	es, first, err := lb.shardRange(ctx, tg, cards, start, 1)
+	if err != nil {
+		return nil, err
+	}
+	lb.rankEntries(es, start, first)
+	return es, nil
+}
+
+// dataIf fills es's data under IncludeData.
+func (lb *shardedBackend) dataIf(ctx context.Context, tg target, es []Entry) error {
+	if !tg.data {
+		return nil
+	}
+	return lb.fillData(ctx, es)
+}
+
 // pageLocal is Page with IncludeData on one node: the page across the
 // shards in one script (shard_page.lua), then the data.
-func (lb *shardedBackend) pageLocal(ctx context.Context, tg target, number, size int) (Page, error) {
-	start := int64(number-1) * int64(size)
+func (lb *shardedBackend) pageLocal(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	res := scripts.ShardPageCall(lb.readHeader(), lb.appendShardKeys(nil, tg), start, size).Exec(ctx, lb.client)
 	es, total, err := lb.Leaderboard.rangeReply(res, false)
 	if err != nil {
@@ -677,7 +714,7 @@ func (lb *shardedBackend) pageLocal(ctx context.Context, tg target, number, size
 	if err := lb.fillData(ctx, es); err != nil {
 		return Page{}, err
 	}
-	return Page{Entries: es, Number: number, Size: size, Total: total}, nil
+	return Page{Entries: es, Total: total}, nil
 }
 
 func (lb *shardedBackend) topEntries(ctx context.Context, tg target, n int) ([]Entry, error) {
@@ -732,20 +769,19 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 // than its first entry, which takes its score.
 // With IncludeData, the entries' data from their partitions after, in one
 // more round trip.
-func (lb *shardedBackend) page(ctx context.Context, tg target, number, size int) (Page, error) {
+func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	if tg.data && !lb.cluster {
-		p, err := lb.pageLocal(ctx, tg, number, size)
+		p, err := lb.pageLocal(ctx, tg, start, size)
 		return p, wrap("page", err)
 	}
-	p, err := lb.pageOf(ctx, tg, number, size)
+	p, err := lb.pageOf(ctx, tg, start, size)
 	if err == nil && tg.data {
 		err = wrap("page", lb.fillData(ctx, p.Entries))
 	}
 	return p, err
 }
 
-func (lb *shardedBackend) pageOf(ctx context.Context, tg target, number, size int) (Page, error) {
-	start := int64(number-1) * int64(size)
+func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	hint := lb.bestHolds[tg.window.Name()]
 	best := lb.bestFirst[0]
 	var extra []rueidis.Completed
@@ -767,7 +803,7 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, number, size in
 		}
 		if len(es) == size {
 			lb.rankEntries(es, start, 1)
-			return Page{Entries: es, Number: number, Size: size, Total: total}, nil
+			return Page{Entries: es, Total: total}, nil
 		}
 	}
 	es, first, err := lb.shardRange(ctx, tg, cards, start, int64(size))
@@ -775,7 +811,7 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, number, size in
 		return Page{}, wrap("page", err)
 	}
 	lb.rankEntries(es, start, first)
-	return Page{Entries: es, Number: number, Size: size, Total: total}, nil
+	return Page{Entries: es, Total: total}, nil
 }
 
 // around reads the slice around member: on one node with one script

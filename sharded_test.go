@@ -535,6 +535,16 @@ func (p *shardPair) compare(v shardView, members, unknown []string) {
 		})
 	}
 	shardSame(p, where+" Periods", func(board *lb.Leaderboard) ([]lb.PeriodInfo, error) { return board.Periods(ctx, v.q...) })
+	for _, pct := range modelPercents {
+		shardSame(p, fmt.Sprintf("%s Cutoff(%v)", where, pct), func(board *lb.Leaderboard) (lb.Entry, error) {
+			return board.Cutoff(ctx, pct, v.q...)
+		})
+	}
+	for _, fr := range [][2]int64{{1, 3}, {4, 20}, {2, 1000}, {7, 7}, {40, 60}} {
+		shardSame(p, fmt.Sprintf("%s Range(%d, %d)", where, fr[0], fr[1]), func(board *lb.Leaderboard) ([]lb.Entry, error) {
+			return board.Range(ctx, fr[0], fr[1], v.q...)
+		})
+	}
 	everyone := append(slices.Clone(members), unknown...)
 	shardSame(p, where+" Ranks(everyone)", func(board *lb.Leaderboard) ([]lb.Standing, error) {
 		return board.Ranks(ctx, everyone, v.q...)
@@ -600,6 +610,8 @@ func (p *shardPair) compareWithData(v shardView, members, unknown []string, all 
 	for num := 1; num <= 3; num++ {
 		shardSame(p, fmt.Sprintf("%s Page(%d, 4)", where, num), func(board *lb.Leaderboard) (lb.Page, error) { return board.Page(ctx, num, 4, q...) })
 	}
+	shardSame(p, where+" Range(3, 11)", func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Range(ctx, 3, 11, q...) })
+	shardSame(p, where+" Cutoff(25)", func(board *lb.Leaderboard) (lb.Entry, error) { return board.Cutoff(ctx, 25, q...) })
 	ms := append(slices.Clone(members), unknown...)
 	shardSame(p, where+" Ranks", func(board *lb.Leaderboard) ([]lb.Standing, error) { return board.Ranks(ctx, ms, q...) })
 	shardSame(p, where+" Among", func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Among(ctx, ms, q...) })
@@ -999,6 +1011,8 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 		}},
 		{"Page", 2, func() error { _, err := board.Page(ctx, 2, 4); return err }},
 		{"Page daily", 2, func() error { _, err := board.Page(ctx, 1, 1000, daily); return err }},
+		{"Range", 2, func() error { _, err := board.Range(ctx, 4, 20); return err }},
+		{"Cutoff", 2, func() error { _, err := board.Cutoff(ctx, 30); return err }},
 		// Not in the spec; the package documentation says one on a single
 		// node (one script), two on a Cluster.
 		{"SubmitMany", manyMax, func() error { return board.SubmitMany(ctx, map[string]float64{"a": 1, "b": -3, "new": 4}) }},

@@ -227,6 +227,21 @@ func ShardLocateCall(h Header, keys []string, member, scale string, radius int, 
 	return Call{Script: ShardLocate, Keys: keys, Args: append(append(h.args(3+len(bounds)), member, scale, strconv.Itoa(radius)), bounds...)}
 }
 
+// CutoffCall reads the entry at position ceil(members * percent / 100),
+// at least 1, and with a data hash (not "") its data. See range.lua.
+func CutoffCall(h Header, key, data string, percent float64) Call {
+	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "cutoff", fmtPercent(percent), "")}
+}
+
+// ShardCutoffCall is CutoffCall on a sharded board whose keys share one
+// node: keys are every shard's sorted set. See shard_page.lua.
+func ShardCutoffCall(h Header, keys []string, percent float64) Call {
+	return Call{Script: ShardPage, Keys: keys, Args: append(h.args(2), "cutoff", fmtPercent(percent))}
+}
+
+// fmtPercent prints a percent so that Lua reads back the same double.
+func fmtPercent(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
+
 // ShardPageCall reads count entries from board position start (0-based)
 // of a sharded board whose keys share one node: keys are every shard's
 // sorted set. See shard_page.lua.

@@ -6,7 +6,9 @@
 --          (IncludeData)
 -- ARGV     the header's board part (common.lua), then
 --          'around', member, radius; or
---          'page', first position (0-based), count
+--          'page', first position (0-based), count; or
+--          'cutoff', percent: the entry at position ceil(members * percent
+--          / 100), at least 1 (Cutoff)
 --
 -- Returns {members in the set, first position, rank of the first entry,
 -- member, score, member, score, ...}, with a data hash member, score, data
@@ -26,6 +28,8 @@ if mode == 'around' then
   local radius = num(b)
   count = 2 * radius + 1
   start = math.max(0, math.min(p - radius, total - count))
+elseif mode == 'cutoff' then
+  start, count = math.max(1, math.ceil(total * num(a) / 100)) - 1, 1
 else
   start, count = num(a), num(b)
 end

@@ -6,17 +6,24 @@
 --
 -- KEYS[1 + i]  shard i's sorted set
 -- ARGV         the header's board part (common.lua), then the first
---              position (0-based) and the count
+--              position (0-based) and the count; or 'cutoff' and a
+--              percent: the entry at position ceil(members * percent /
+--              100), at least 1 (Cutoff)
 --
 -- Returns what range.lua returns: {members, first position, the first
 -- entry's competition rank (the position + 1 without competition ranks),
 -- member, value, member, value, ...}.
-local start, count = num(ARGV[REST]), num(ARGV[REST + 1])
 local nshards = #KEYS
 local cards, total = {}, 0
 for i = 0, nshards - 1 do
   cards[i] = redis.call('ZCARD', KEYS[1 + i])
   total = total + cards[i]
+end
+local start, count
+if ARGV[REST] == 'cutoff' then
+  start, count = math.max(1, math.ceil(total * num(ARGV[REST + 1]) / 100)) - 1, 1
+else
+  start, count = num(ARGV[REST]), num(ARGV[REST + 1])
 end
 local out = {total, start, 0}
 slice(out, 1, nshards, cards, start, count, 3)
