@@ -640,6 +640,20 @@ func (r *tieRun) check() {
 		requireStanding(t, want, sts[i], fmt.Sprintf("%s Ranks[%d] (%q)", where, i, mem))
 	}
 
+	// Range and Cutoff decode the composites as Page does.
+	rg, err := board.Range(ctx, 2, 6)
+	require.NoError(t, err, "%s Range", where)
+	requireEntries(t, all[min(1, len(all)):min(6, len(all))], rg, where+" Range(2, 6)")
+	for _, pct := range modelPercents {
+		c, err := board.Cutoff(ctx, pct)
+		if total == 0 {
+			require.ErrorIs(t, err, lb.ErrNotRanked, "%s Cutoff(%v)", where, pct)
+			continue
+		}
+		require.NoError(t, err, "%s Cutoff(%v)", where, pct)
+		require.Equal(t, all[cutoffAt(total, pct)-1], c, "%s Cutoff(%v)", where, pct)
+	}
+
 	_, err = board.Around(ctx, tieUnknown[0], 2)
 	require.ErrorIs(t, err, lb.ErrNotRanked, "%s Around of an unranked member", where)
 	if len(all) > 0 {
