@@ -98,8 +98,12 @@ func (lb *shardedBackend) cutSlice(st shardStanding, stretches [][]shardStretch,
 		}
 		offset += st.cards[i]
 	}
-	if len(onceEach(append([]Entry(nil), es...))) != len(es) {
-		return nil, errStretch // a member twice: see errStretch
+	seen := make(map[string]bool, len(es))
+	for _, e := range es {
+		if seen[e.Member] {
+			return nil, errStretch // a member twice: see errStretch
+		}
+		seen[e.Member] = true
 	}
 	if lb.ranking == Ordinal {
 		firstRank = 0

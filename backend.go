@@ -29,7 +29,8 @@ type backend interface {
 	// top, rank, around and page read one period as Top, Rank, Around and
 	// Page describe, their arguments already checked; page reads count
 	// entries from the board position start (0-based) and the total, for
-	// Page and Range, which set Number and Size.
+	// Page and Range, which set Number and Size and name the operation in
+	// its errors.
 	top(ctx context.Context, tg target, n int) ([]Entry, error)
 	rank(ctx context.Context, tg target, member string) (Standing, error)
 	// cutoff reads the entry Cutoff describes: none in an empty period.

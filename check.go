@@ -47,9 +47,11 @@ func (r CheckReport) Clean() bool {
 // with the partitions, which hold every member's stored value: members in
 // the wrong shard, in two shards, in none, in a shard but in no partition,
 // or with a stale score. With repair, it rewrites every finding from the
-// partitions (on a single node in one script, atomically). It reads whole shards, so run it
-// from maintenance jobs and tests, not on a request path. On an unsharded
-// board it returns ErrInvalidArgument.
+// partitions (on a single node in one script, atomically). A board moving
+// to new bounds (WithShadowShards) has its shadow layout checked too: each
+// window's report of the shadow (CheckReport.Shadow) follows the board's.
+// It reads whole shards, so run it from maintenance jobs and tests, not on
+// a request path. On an unsharded board it returns ErrInvalidArgument.
 func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
 	qq, err := parseQueries(q)
 	if err != nil {

@@ -8,15 +8,16 @@
 //
 // # Round trips and atomicity
 //
-// On an unsharded board, Submit, SubmitMany, Remove and every read (Top,
-// Rank, Around, Page, Among, Count) cost one round trip to Redis: one Do or
-// one DoMulti on the rueidis client you pass in. A script costs one more
+// On an unsharded board, Submit, SubmitMany, Remove, SetData, Reset, Delete
+// and every read (Top, Rank, Ranks, Around, Page, Range, Among, Cutoff,
+// Count, Periods) cost one round trip to Redis: one Do or one DoMulti on
+// the rueidis client you pass in. A script costs one more
 // the first time it runs on a Redis that has not loaded it (rueidis sends
 // EVALSHA, then EVAL on NOSCRIPT). A sharded board (WithShards) spends up to
 // two, more only where its doc comment says (on a Cluster: a Submit that
 // finds a copy a crashed write left behind or reaches a shard late, a read
 // that finds a member in two shards while it moves, a SubmitMany run dry
-// first; with IncludeData, a Page past the best shard: see IncludeData).
+// first; with IncludeData, the reads IncludeData names).
 // Rebuild, Verify, Seal and Check take as many as their data needs.
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction
@@ -29,9 +30,11 @@
 // before anything is written). Under Ordinal ranks, then, Replace, KeepBest
 // without a tie-break or under EarlierFirst, and Accumulate without a
 // tie-break (ZINCRBY) are transactions. Reads that combine several replies
-// (Rank, Page) read them in one transaction, or one script under
-// Competition ranks, so a rank and a total always come from the same
-// moment. Around reads the member's rank and the slice around it in one
+// (Rank, Ranks, Page, Range) read them in one transaction, or in one script
+// where the read needs what it reads first: under Competition ranks, and
+// with IncludeData for Top, Page and Range (the data of exactly the members
+// read); Cutoff is one script (the count gives its position). So a rank
+// and a total always come from the same moment. Around reads the member's rank and the slice around it in one
 // script, never rank-then-range. A sharded board's operations are atomic
 // per step; see WithShards.
 //

@@ -49,10 +49,7 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 	if !q.at.IsZero() {
 		return nil, fmt.Errorf("%w: %s works on current periods: At is not allowed", ErrInvalidArgument, op)
 	}
-	if q.window == nil {
-		return lb.windows[0], nil
-	}
-	return lb.window(q.window)
+	return lb.queryWindow(q)
 }
 
 // Reset empties the current period of one window (the default, or In(w))
@@ -63,8 +60,9 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // that a Rebuild does not bring them back: a store failure returns an
 // error and leaves Redis untouched, a Redis failure after it returns an
 // error matching ErrPending (run Reset again). Submissions after the reset
-// count afresh. At returns ErrInvalidArgument. One round trip: one UNLINK
-// a key, in one DoMulti (a sharded board's 4096 partitions included).
+// count afresh. At returns ErrInvalidArgument. One round trip: an UNLINK
+// of the period's key, or on a sharded board one UNLINK a key (its 4096
+// partitions included) in one DoMulti.
 func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	w, err := lb.currentWindow(q, "Reset")
 	if err != nil {
@@ -92,7 +90,8 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // failure returns an error and leaves Redis untouched, a Redis failure
 // after it returns an error matching ErrPending (run Delete again). Writes
 // that run while it does may leave keys behind: stop them first. One round
-// trip: one UNLINK a key, in one DoMulti.
+// trip: one UNLINK of the board's keys (all in its slot), or on a sharded
+// board one UNLINK a key in one DoMulti.
 func (lb *Leaderboard) Delete(ctx context.Context) error {
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {

@@ -108,17 +108,23 @@ func (lb *Leaderboard) window(w Window) (Window, error) {
 	return nil, fmt.Errorf("%w: window %q is not configured on this board", ErrInvalidArgument, name)
 }
 
+// queryWindow is the window a query names with In, else the default one.
+func (lb *Leaderboard) queryWindow(q query) (Window, error) {
+	if q.window == nil {
+		return lb.windows[0], nil
+	}
+	return lb.window(q.window)
+}
+
 // read resolves the period a read looks at.
 func (lb *Leaderboard) read(qs []Query) (target, error) {
 	q, err := parseQueries(qs)
 	if err != nil {
 		return target{}, err
 	}
-	w := lb.windows[0]
-	if q.window != nil {
-		if w, err = lb.window(q.window); err != nil {
-			return target{}, err
-		}
+	w, err := lb.queryWindow(q)
+	if err != nil {
+		return target{}, err
 	}
 	now := lb.now()
 	t := q.at

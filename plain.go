@@ -152,7 +152,7 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 		res := scripts.PageCall(lb.readHeader(), key, lb.dataOf(tg), start, size).Exec(ctx, lb.client)
 		es, total, err := lb.rangeReply(res, tg.data)
 		if err != nil {
-			return Page{}, wrap("page", err)
+			return Page{}, err
 		}
 		if len(es) > 0 {
 			p.Entries = es
@@ -168,14 +168,14 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 		b.Exec().Build(),
 	))
 	if err != nil {
-		return Page{}, wrap("page", err)
+		return Page{}, err
 	}
 	es, err := lb.zMessageEntries(&replies[0])
 	if err != nil {
-		return Page{}, wrap("page", err)
+		return Page{}, err
 	}
 	if p.Total, err = replies[1].AsInt64(); err != nil {
-		return Page{}, wrap("page", err)
+		return Page{}, err
 	}
 	if len(es) > 0 {
 		p.Entries = es

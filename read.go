@@ -51,13 +51,8 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 // its shard (one more for a member caught between two shards, as Rank finds
 // it; see WithShards).
 func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) ([]Standing, error) {
-	if len(members) < 1 || len(members) > MaxN {
-		return nil, fmt.Errorf("%w: %d members, want 1..%d", ErrInvalidArgument, len(members), MaxN)
-	}
-	for _, m := range members {
-		if err := checkMember(m); err != nil {
-			return nil, err
-		}
+	if err := checkMembers(members, 1); err != nil {
+		return nil, err
 	}
 	tg, err := lb.read(q)
 	if err != nil {
@@ -103,7 +98,7 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	}
 	p, err := lb.be.page(ctx, tg, int64(number-1)*int64(size), size)
 	if err != nil {
-		return Page{}, err
+		return Page{}, wrap("page", err)
 	}
 	p.Number, p.Size = number, size
 	return p, nil
@@ -157,7 +152,7 @@ func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([
 	}
 	p, err := lb.be.page(ctx, tg, from-1, int(to-from+1))
 	if err != nil {
-		return nil, err
+		return nil, wrap("range", err)
 	}
 	if p.Entries == nil {
 		p.Entries = []Entry{}
@@ -170,13 +165,8 @@ func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([
 // unranked members and repeats are left out. At most MaxN members. One round
 // trip.
 func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) ([]Entry, error) {
-	if len(members) > MaxN {
-		return nil, fmt.Errorf("%w: %d members, want at most %d", ErrInvalidArgument, len(members), MaxN)
-	}
-	for _, m := range members {
-		if err := checkMember(m); err != nil {
-			return nil, err
-		}
+	if err := checkMembers(members, 0); err != nil {
+		return nil, err
 	}
 	tg, err := lb.read(q)
 	if err != nil {

@@ -21,6 +21,20 @@ func checkMember(member string) error {
 	return nil
 }
 
+// checkMembers checks a read's member list: least..MaxN members
+// (ErrInvalidArgument), each a valid member (ErrInvalidMember).
+func checkMembers(members []string, least int) error {
+	if len(members) < least || len(members) > MaxN {
+		return fmt.Errorf("%w: %d members, want %d..%d", ErrInvalidArgument, len(members), least, MaxN)
+	}
+	for _, m := range members {
+		if err := checkMember(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkData refuses member data longer than MaxDataLen.
 func checkData(data string) error {
 	if len(data) > MaxDataLen {

@@ -165,7 +165,7 @@ func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shar
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
 		var es []Entry
 		if k == 0 && better {
-			es, betterIn, err = lb.rangeReply(r)
+			es, betterIn, err = lb.shardRangeReply(r)
 		} else {
 			es, err = lb.zEntries(&r)
 		}
@@ -187,9 +187,9 @@ func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shar
 	return all, held, betterIn, err
 }
 
-// rangeReply decodes shard_read.lua's 'range' reply: the members strictly
+// shardRangeReply decodes shard_read.lua's 'range' reply: the members strictly
 // better than the first entry, and the entries.
-func (lb *shardedBackend) rangeReply(r rueidis.RedisResult) ([]Entry, int64, error) {
+func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult) ([]Entry, int64, error) {
 	v, err := r.ToArray()
 	if err != nil {
 		return nil, 0, err
@@ -679,7 +679,7 @@ func (lb *shardedBackend) cutoff(ctx context.Context, tg target, percent float64
 func (lb *shardedBackend) cutoffEntry(ctx context.Context, tg target, percent float64) ([]Entry, error) {
 	if !lb.cluster {
 		res := scripts.ShardCutoffCall(lb.readHeader(), lb.appendShardKeys(nil, tg), percent).Exec(ctx, lb.client)
-		es, _, err := lb.Leaderboard.rangeReply(res, false)
+		es, _, err := lb.rangeReply(res, false)
 		return es, err
 	}
 	cards, total, err := lb.shardCards(ctx, tg)
@@ -707,7 +707,7 @@ func (lb *shardedBackend) dataIf(ctx context.Context, tg target, es []Entry) err
 // shards in one script (shard_page.lua), then the data.
 func (lb *shardedBackend) pageLocal(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	res := scripts.ShardPageCall(lb.readHeader(), lb.appendShardKeys(nil, tg), start, size).Exec(ctx, lb.client)
-	es, total, err := lb.Leaderboard.rangeReply(res, false)
+	es, total, err := lb.rangeReply(res, false)
 	if err != nil {
 		return Page{}, err
 	}
@@ -768,15 +768,14 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 // can, as a later page's first rank counts the members strictly better
 // than its first entry, which takes its score.
 // With IncludeData, the entries' data from their partitions after, in one
-// more round trip.
+// more round trip; on one node the page is then one script (pageLocal).
 func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	if tg.data && !lb.cluster {
-		p, err := lb.pageLocal(ctx, tg, start, size)
-		return p, wrap("page", err)
+		return lb.pageLocal(ctx, tg, start, size)
 	}
 	p, err := lb.pageOf(ctx, tg, start, size)
 	if err == nil && tg.data {
-		err = wrap("page", lb.fillData(ctx, p.Entries))
+		err = lb.fillData(ctx, p.Entries)
 	}
 	return p, err
 }
@@ -791,7 +790,7 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, si
 	}
 	cards, total, res, err := lb.shardCardsWith(ctx, tg, extra...)
 	if err != nil {
-		return Page{}, wrap("page", err)
+		return Page{}, err
 	}
 	if hint != nil {
 		hint.Store(cards[best])
@@ -799,7 +798,7 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, si
 	if guess {
 		es, err := lb.zEntries(&res)
 		if err != nil {
-			return Page{}, wrap("page", err)
+			return Page{}, err
 		}
 		if len(es) == size {
 			lb.rankEntries(es, start, 1)
@@ -808,7 +807,7 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, si
 	}
 	es, first, err := lb.shardRange(ctx, tg, cards, start, int64(size))
 	if err != nil {
-		return Page{}, wrap("page", err)
+		return Page{}, err
 	}
 	lb.rankEntries(es, start, first)
 	return Page{Entries: es, Total: total}, nil

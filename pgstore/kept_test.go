@@ -513,6 +513,27 @@ func anyOrder(t *testing.T, s *Store, q leaderboard.StandingsQuery) map[string]l
 	return got
 }
 
+// blockFixture appends to board, on an Accumulate board with all time and
+// a block window, x: 1 and y: 2 at at0 and x: 5 at at1, and returns add
+// for more, the two times and their block periods b0 and b1.
+func blockFixture(t *testing.T, s *Store, board string) (add func(string, float64, time.Time), at0, at1 time.Time, b0, b1 leaderboard.SubmissionPeriod) {
+	t.Helper()
+	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	block := blockWindow{name: "block", base: base}
+	at0, at1 = base.Add(time.Hour), base.Add(5*time.Hour)
+	b0, b1 = block.period(at0), block.period(at1)
+	add = func(member string, score float64, at time.Time) {
+		t.Helper()
+		_, err := s.Append(context.Background(), leaderboard.Submission{Board: board, Member: member, Score: score, At: at,
+			Policy: leaderboard.Accumulate, Periods: []leaderboard.SubmissionPeriod{allTime, block.period(at)}})
+		require.NoError(t, err)
+	}
+	add("x", 1, at0)
+	add("y", 2, at0)
+	add("x", 5, at1)
+	return add, at0, at1, b0, b1
+}
+
 // TestRemove: a removal makes Standings of the periods it names count only
 // the member's later submissions, kept or aggregated; other periods and
 // plain ranges still count everything.
@@ -521,19 +542,7 @@ func TestRemove(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	k := watch(s)
-	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-	block := blockWindow{name: "block", base: base}
-	at0, at1 := base.Add(time.Hour), base.Add(5*time.Hour)
-	b0, b1 := block.period(at0), block.period(at1)
-	add := func(member string, score float64, at time.Time) {
-		t.Helper()
-		_, err := s.Append(ctx, leaderboard.Submission{Board: "r", Member: member, Score: score, At: at,
-			Policy: leaderboard.Accumulate, Periods: []leaderboard.SubmissionPeriod{allTime, block.period(at)}})
-		require.NoError(t, err)
-	}
-	add("x", 1, at0)
-	add("y", 2, at0)
-	add("x", 5, at1)
+	add, at0, at1, b0, b1 := blockFixture(t, s, "r")
 
 	for _, bad := range []leaderboard.Removal{
 		{Board: "r", Members: []string{""}, Periods: []leaderboard.SubmissionPeriod{allTime}},
@@ -601,19 +610,7 @@ func TestDeletePeriod(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	k := watch(s)
-	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-	block := blockWindow{name: "block", base: base}
-	at0, at1 := base.Add(time.Hour), base.Add(5*time.Hour)
-	b0, b1 := block.period(at0), block.period(at1)
-	add := func(member string, score float64, at time.Time) {
-		t.Helper()
-		_, err := s.Append(ctx, leaderboard.Submission{Board: "z", Member: member, Score: score, At: at,
-			Policy: leaderboard.Accumulate, Periods: []leaderboard.SubmissionPeriod{allTime, block.period(at)}})
-		require.NoError(t, err)
-	}
-	add("x", 1, at0)
-	add("y", 2, at0)
-	add("x", 5, at1)
+	add, at0, at1, b0, b1 := blockFixture(t, s, "z")
 	for _, bad := range []struct {
 		board string
 		p     leaderboard.SubmissionPeriod

@@ -24,3 +24,10 @@ end
 local function worse(key, v)
   return better(key, v, not HIGH)
 end
+
+-- Positions lo..hi (0-based, inclusive) of key in the board's order, as
+-- member, score, member, score, ...
+local function board_range(key, lo, hi)
+  if HIGH then return redis.call('ZRANGE', key, lo, hi, 'REV', 'WITHSCORES') end
+  return redis.call('ZRANGE', key, lo, hi, 'WITHSCORES')
+end

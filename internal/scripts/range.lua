@@ -37,12 +37,7 @@ end
 local out = {total, start, 0}
 if start >= total then return out end
 
-local items
-if HIGH then
-  items = redis.call('ZRANGE', key, start, start + count - 1, 'REV', 'WITHSCORES')
-else
-  items = redis.call('ZRANGE', key, start, start + count - 1, 'WITHSCORES')
-end
+local items = board_range(key, start, start + count - 1)
 
 local first = start + 1
 if COMP then first = better(key, items[2], HIGH) + 1 end

@@ -15,12 +15,7 @@ local function slice(out, first, nshards, cards, start, count, rankat)
     local lo, hi = math.max(start - offset, 0), math.min(start + count - offset, cards[i])
     if lo < hi then
       local key = KEYS[first + i]
-      local items
-      if HIGH then
-        items = redis.call('ZRANGE', key, lo, hi - 1, 'REV', 'WITHSCORES')
-      else
-        items = redis.call('ZRANGE', key, lo, hi - 1, 'WITHSCORES')
-      end
+      local items = board_range(key, lo, hi - 1)
       if out[rankat] == 0 and COMP then
         out[rankat] = 1 + offset + better(key, items[2], HIGH)
       end
