@@ -121,13 +121,7 @@ func pickStretch(ss []shardStretch, q int64) (Entry, int64, bool) {
 		if j < 0 || j >= int64(len(s.es)) {
 			continue
 		}
-		b := s.betterIn
-		for k := int64(1); k <= j; k++ {
-			if s.es[k].Score != s.es[k-1].Score {
-				b = s.lo + k
-			}
-		}
-		return s.es[j], b, true
+		return s.es[j], stretchBetter(s, int(j)), true
 	}
 	return Entry{}, 0, false
 }

@@ -25,6 +25,11 @@ type backend interface {
 	submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error
 	// remove deletes members from the live periods.
 	remove(ctx context.Context, live []target, members []string) error
+	// dropBetween removes up to n members within r from tg, and reports
+	// whether some are left; evict removes members from tg alone. Both
+	// keep the members' data (RemoveBetween).
+	dropBetween(ctx context.Context, tg target, r scoreRange, n int) (removed int64, more bool, err error)
+	evict(ctx context.Context, tg target, members []string) error
 
 	// top, rank, around and page read one period as Top, Rank, Around and
 	// Page describe, their arguments already checked; page reads count
@@ -39,6 +44,15 @@ type backend interface {
 	ranks(ctx context.Context, tg target, members []string) ([]Standing, error)
 	around(ctx context.Context, tg target, member string, radius int) ([]Entry, error)
 	page(ctx context.Context, tg target, start int64, count int) (Page, error)
+	// between reads up to n entries within r, best first, ranked;
+	// countBetween counts them. aroundScore reads AroundScore's place and
+	// slice, given the score's stored bound toward the better end (edge).
+	between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error)
+	countBetween(ctx context.Context, tg target, r scoreRange) (int64, error)
+	aroundScore(ctx context.Context, tg target, edge string, radius int) (int64, []Entry, error)
+	// walk reads All's chunk of up to n entries after the cursor, and
+	// where the next resumes.
+	walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error)
 	// among reads the stored values of members (composites under a
 	// tie-break, in Entry.Score) that have one; Among sorts and ranks them.
 	among(ctx context.Context, tg target, members []string) ([]Entry, error)

@@ -287,6 +287,31 @@ func (m *model) among(key string, members []string) []lb.Entry {
 	return m.ranked(s)
 }
 
+// between is the expected answer of Between: the first n ranked entries
+// with lo <= score <= hi.
+func (m *model) between(key string, lo, hi float64, n int) []lb.Entry {
+	var out []lb.Entry
+	for _, e := range m.entries(key) {
+		if e.Score >= lo && e.Score <= hi && len(out) < n {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// aroundScore is the expected answer of AroundScore: 1 + the members
+// strictly better than x, and the entries at r-radius .. r+radius-1.
+func (m *model) aroundScore(key string, x float64, radius int) (int64, []lb.Entry) {
+	all := m.entries(key)
+	better := 0
+	for _, e := range all {
+		if m.better(e.Score, x) {
+			better++
+		}
+	}
+	return int64(better) + 1, all[max(0, better-radius):min(len(all), better+radius)]
+}
+
 // ---- the run ----
 
 type modelRun struct {
@@ -399,6 +424,52 @@ func (r *modelRun) setData() {
 	} else {
 		r.m.data[mem] = data
 	}
+}
+
+// set corrects one member's score in one window's current period.
+func (r *modelRun) set() {
+	key, q := r.window()
+	mem, sc := r.member(), r.score()
+	r.logf("Set(%q, %v, %s)", mem, sc, key)
+	require.NoError(r.t, r.board.Set(r.ctx, mem, sc, q), "%s Set(%q, %v)", r.where(), mem, sc)
+	r.m.board(key)[mem] = sc
+}
+
+// removeBetween removes a score range from one window's current period;
+// the data stays.
+func (r *modelRun) removeBetween() {
+	key, q := r.window()
+	lo, hi := r.scoreRange()
+	r.logf("RemoveBetween(%v, %v, %s)", lo, hi, key)
+	n, err := r.board.RemoveBetween(r.ctx, lo, hi, q)
+	require.NoError(r.t, err, "%s RemoveBetween(%v, %v)", r.where(), lo, hi)
+	b := r.m.board(key)
+	var want int64
+	for mem, sc := range b {
+		if sc >= lo && sc <= hi {
+			delete(b, mem)
+			want++
+		}
+	}
+	require.Equal(r.t, want, n, "%s RemoveBetween(%v, %v) removed", r.where(), lo, hi)
+}
+
+// window draws the all-time or the daily window, with its model key now.
+func (r *modelRun) window() (string, lb.Query) {
+	if r.rng.IntN(2) == 0 {
+		return modelDayKey(r.clock.Now()), lb.In(lb.Daily())
+	}
+	return "alltime", lb.In(lb.AllTime())
+}
+
+// modelBounds are score bounds: the model's scores, scores between them,
+// and the open ends.
+var modelBounds = []float64{math.Inf(-1), -4, -1.5, -1e-3, 0, 0.25, 1, 2.25, 3, 5, 1e15, math.Inf(1)}
+
+// scoreRange draws lo <= hi from modelBounds.
+func (r *modelRun) scoreRange() (float64, float64) {
+	a, b := pick(r.modelHarness, modelBounds), pick(r.modelHarness, modelBounds)
+	return min(a, b), max(a, b)
 }
 
 func (r *modelRun) remove() {
@@ -545,6 +616,7 @@ func (r *modelRun) check(v modelView) {
 		require.Equal(t, all[cutoffAt(total, pct)-1], got, "%s Cutoff(%v)", where, pct)
 	}
 	r.checkAround(v, where, all)
+	r.checkScores(v, where, all)
 	r.checkWithData(v, where, all)
 
 	for _, size := range []int{1, 3, 7} {
@@ -620,6 +692,19 @@ func (r *modelRun) checkWithData(v modelView, where string, all []lb.Entry) {
 		require.NoError(t, err, where)
 		require.Equal(t, want[pos], st.Entry, "%s Rank(%q)", where, all[pos].Member)
 	}
+	bt, err := board.Between(ctx, math.Inf(-1), math.Inf(1), 5, q...)
+	require.NoError(t, err, where)
+	requireEntries(t, want[:min(5, len(want))], bt, where+" Between(-Inf, +Inf, 5)")
+	place, as, err := board.AroundScore(ctx, 0.25, 2, q...)
+	require.NoError(t, err, where)
+	_, asWant := r.m.aroundScore(v.key, 0.25, 2)
+	require.Equal(t, r.m.withData(asWant), as, "%s AroundScore(0.25, 2) at %d", where, place)
+	var walked []lb.Entry
+	for e, err := range board.All(ctx, q...) {
+		require.NoError(t, err, where)
+		walked = append(walked, e)
+	}
+	requireEntries(t, want, walked, where+" All")
 	ms := append(append([]string{}, modelPool[:6]...), modelUnknown...)
 	sts, err := board.Ranks(ctx, ms, q...)
 	require.NoError(t, err, where)
@@ -630,6 +715,39 @@ func (r *modelRun) checkWithData(v modelView, where string, all []lb.Entry) {
 	among, err := board.Among(ctx, ms, q...)
 	require.NoError(t, err, where)
 	requireEntries(t, r.m.withData(r.m.among(v.key, ms)), among, where+" Among")
+}
+
+// checkScores compares the reads by score, and the walk of All, with the
+// model.
+func (r *modelRun) checkScores(v modelView, where string, all []lb.Entry) {
+	t, ctx, board := r.t, r.ctx, r.board
+	for range 3 {
+		lo, hi := r.scoreRange()
+		for _, n := range []int{1, 3, lb.MaxN} {
+			got, err := board.Between(ctx, lo, hi, n, v.q...)
+			require.NoError(t, err, "%s Between(%v, %v, %d)", where, lo, hi, n)
+			requireEntries(t, r.m.between(v.key, lo, hi, n), got, fmt.Sprintf("%s Between(%v, %v, %d)", where, lo, hi, n))
+		}
+		c, err := board.CountBetween(ctx, lo, hi, v.q...)
+		require.NoError(t, err, "%s CountBetween(%v, %v)", where, lo, hi)
+		require.Equal(t, int64(len(r.m.between(v.key, lo, hi, len(all)+1))), c, "%s CountBetween(%v, %v)", where, lo, hi)
+	}
+	for range 3 {
+		x := pick(r.modelHarness, append(slices.Clone(modelScores), -1.5, 0.25, 7, -9))
+		for _, radius := range []int{0, 1, 2, 30} {
+			place, got, err := board.AroundScore(ctx, x, radius, v.q...)
+			require.NoError(t, err, "%s AroundScore(%v, %d)", where, x, radius)
+			wantPlace, want := r.m.aroundScore(v.key, x, radius)
+			require.Equal(t, wantPlace, place, "%s AroundScore(%v, %d) place", where, x, radius)
+			requireEntries(t, want, got, fmt.Sprintf("%s AroundScore(%v, %d)", where, x, radius))
+		}
+	}
+	var walked []lb.Entry
+	for e, err := range board.All(ctx, v.q...) {
+		require.NoError(t, err, "%s All", where)
+		walked = append(walked, e)
+	}
+	requireEntries(t, all, walked, where+" All")
 }
 
 // modelPercents are the Cutoff percents the model tests read.
@@ -722,6 +840,7 @@ func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
 			}
 		},
 		ops: []modelOp{{80, r.submit}, {11, r.submitMany}, {5, r.remove}, {4, r.setData}, {1, r.reset},
+			{3, r.set}, {1, r.removeBetween},
 			{1, func() {
 				if r.rng.IntN(3) == 0 { // rarer still: a board that empties often checks little
 					r.deleteBoard()
@@ -781,6 +900,19 @@ func TestModelRoundTrips(t *testing.T) {
 					{"Periods", func() error { _, err := board.Periods(ctx, daily); return err }},
 					{"Range", func() error { _, err := board.Range(ctx, 2, 7); return err }},
 					{"Cutoff", func() error { _, err := board.Cutoff(ctx, 10); return err }},
+					{"Between", func() error { _, err := board.Between(ctx, 1, 3, 10); return err }},
+					{"CountBetween", func() error { _, err := board.CountBetween(ctx, 1, 3); return err }},
+					{"AroundScore", func() error { _, _, err := board.AroundScore(ctx, 2.5, 3); return err }},
+					{"All", func() error {
+						for _, err := range board.All(ctx) {
+							if err != nil {
+								return err
+							}
+						}
+						return nil
+					}},
+					{"Set", func() error { return board.Set(ctx, "a", 3) }},
+					{"RemoveBetween", func() error { _, err := board.RemoveBetween(ctx, 3.5, 3.7); return err }},
 					// Last: they empty the board.
 					{"Reset", func() error { return board.Reset(ctx, daily) }},
 					{"Delete", func() error { return board.Delete(ctx) }},

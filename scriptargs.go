@@ -50,6 +50,9 @@ func (lb *Leaderboard) writeHeader(slot int64, sub *submission) scripts.Header {
 	}
 	if sub != nil {
 		h.Data = sub.data
+		if sub.set {
+			h.Policy = "SET"
+		}
 	}
 	return h
 }

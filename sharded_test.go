@@ -595,7 +595,80 @@ func (p *shardPair) compare(v shardView, members, unknown []string) {
 	shardSame(p, where+" Among(nothing)", func(board *lb.Leaderboard) ([]lb.Entry, error) {
 		return board.Among(ctx, nil, v.q...)
 	})
+	p.compareScores(v)
 	p.compareWithData(v, members, unknown, all)
+}
+
+// shardRangeBounds are score bounds for the reads by score: the shards'
+// bounds, scores the workload submits, scores between them and the open
+// ends.
+var shardRangeBounds = []float64{math.Inf(-1), -100, -4.5, -3, -1.5, -0.25, 0, 0.5, 1, 2.5, 3.25, 5, 100, math.Inf(1)}
+
+// compareScores reads a view of both boards by score, and walks them.
+func (p *shardPair) compareScores(v shardView) {
+	p.t.Helper()
+	ctx := p.ctx
+	where := p.where() + " view=" + v.name
+	for range 3 {
+		lo, hi := p.scoreRange()
+		for _, n := range []int{1, 4, lb.MaxN} {
+			shardSame(p, fmt.Sprintf("%s Between(%v, %v, %d)", where, lo, hi, n), func(board *lb.Leaderboard) ([]lb.Entry, error) {
+				return board.Between(ctx, lo, hi, n, v.q...)
+			})
+		}
+		shardSame(p, fmt.Sprintf("%s CountBetween(%v, %v)", where, lo, hi), func(board *lb.Leaderboard) (int64, error) {
+			return board.CountBetween(ctx, lo, hi, v.q...)
+		})
+	}
+	for range 3 {
+		x := pick(p.modelHarness, shardRangeBounds[1:len(shardRangeBounds)-1])
+		for _, radius := range []int{0, 1, 3, 40} {
+			type placed struct {
+				Place int64
+				Es    []lb.Entry
+			}
+			shardSame(p, fmt.Sprintf("%s AroundScore(%v, %d)", where, x, radius), func(board *lb.Leaderboard) (placed, error) {
+				r, es, err := board.AroundScore(ctx, x, radius, v.q...)
+				return placed{r, es}, err
+			})
+		}
+	}
+	shardSame(p, where+" All", func(board *lb.Leaderboard) ([]lb.Entry, error) {
+		var out []lb.Entry
+		for e, err := range board.All(ctx, v.q...) {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	})
+}
+
+// scoreRange draws lo <= hi from shardRangeBounds.
+func (p *shardPair) scoreRange() (float64, float64) {
+	a, b := pick(p.modelHarness, shardRangeBounds), pick(p.modelHarness, shardRangeBounds)
+	return min(a, b), max(a, b)
+}
+
+// set corrects a member's score in one window on both boards.
+func (p *shardPair) set() {
+	w := pick(p.modelHarness, []lb.Window{lb.AllTime(), lb.Daily()})
+	m, sc := pick(p.modelHarness, shardPool), p.score()
+	p.logf("Set(%q, %v, In(%s))", m, sc, w.Name())
+	shardSame(p, p.where()+fmt.Sprintf(" Set(%q, %v)", m, sc), func(board *lb.Leaderboard) (struct{}, error) {
+		return struct{}{}, board.Set(p.ctx, m, sc, lb.In(w))
+	})
+}
+
+// removeBetween removes a score range from one window on both boards.
+func (p *shardPair) removeBetween() {
+	w := pick(p.modelHarness, []lb.Window{lb.AllTime(), lb.Daily()})
+	lo, hi := p.scoreRange()
+	p.logf("RemoveBetween(%v, %v, In(%s))", lo, hi, w.Name())
+	shardSame(p, p.where()+fmt.Sprintf(" RemoveBetween(%v, %v)", lo, hi), func(board *lb.Leaderboard) (int64, error) {
+		return board.RemoveBetween(p.ctx, lo, hi, lb.In(w))
+	})
 }
 
 // compareWithData reads a view of both boards with IncludeData.
@@ -612,6 +685,25 @@ func (p *shardPair) compareWithData(v shardView, members, unknown []string, all 
 	}
 	shardSame(p, where+" Range(3, 11)", func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Range(ctx, 3, 11, q...) })
 	shardSame(p, where+" Cutoff(25)", func(board *lb.Leaderboard) (lb.Entry, error) { return board.Cutoff(ctx, 25, q...) })
+	shardSame(p, where+" Between(-1.5, 3.25, 6)", func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Between(ctx, -1.5, 3.25, 6, q...) })
+	type placed struct {
+		Place int64
+		Es    []lb.Entry
+	}
+	shardSame(p, where+" AroundScore(0.5, 4)", func(board *lb.Leaderboard) (placed, error) {
+		r, es, err := board.AroundScore(ctx, 0.5, 4, q...)
+		return placed{r, es}, err
+	})
+	shardSame(p, where+" All", func(board *lb.Leaderboard) ([]lb.Entry, error) {
+		var out []lb.Entry
+		for e, err := range board.All(ctx, q...) {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	})
 	ms := append(slices.Clone(members), unknown...)
 	shardSame(p, where+" Ranks", func(board *lb.Leaderboard) ([]lb.Standing, error) { return board.Ranks(ctx, ms, q...) })
 	shardSame(p, where+" Among", func(board *lb.Leaderboard) ([]lb.Entry, error) { return board.Among(ctx, ms, q...) })
@@ -813,7 +905,7 @@ func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
 		steps: steps, checkEvery: shardCheckEvery,
 		ops: []modelOp{{76, p.submitAny}, {12, p.submitBatch}, {8, func() {
 			p.remove(p.members(shardPool, modelUnknown, 3)...)
-		}}, {4, p.setData}, {1, p.reset}},
+		}}, {4, p.setData}, {1, p.reset}, {3, p.set}, {1, p.removeBetween}},
 		check: func(last bool) {
 			// Every view at the end; in between, all-time and one day.
 			vs := views

@@ -154,6 +154,38 @@ type Removal struct {
 	Periods []SubmissionPeriod
 }
 
+// Corrector is a Store that records an operator's corrections (Set), so
+// that a Rebuild keeps them; Set uses it, first, when the store has it.
+type Corrector interface {
+	// Correct records that c.Member's standing in the window period
+	// c.Period became exactly c.Score at c.At: from then on, Standings of
+	// that period (a query naming it with Window and Period) counts the
+	// member as if its submissions appended before the correction were one
+	// submission of c.Score at c.At, combined with those appended after it
+	// by the board's policy (an Accumulate total after a correction is the
+	// corrected score plus the later increments; KeepBest keeps the better
+	// of the correction and a later submission). A later Remove or Reset of
+	// the period drops the correction with the rest.
+	Correct(ctx context.Context, c Correction) error
+}
+
+// Correction is one Set as a Store records it.
+type Correction struct {
+	// Board is the board's name.
+	Board string
+	// Member is the member corrected.
+	Member string
+	// Score is the corrected score (never a tie-break composite).
+	Score float64
+	// At is when the correction was made: the board's clock.
+	At time.Time
+	// Policy and Order are the board's, as in Submission.
+	Policy Policy
+	Order  Order
+	// Period is the window period corrected: the window's current one.
+	Period SubmissionPeriod
+}
+
 // Retractor is a Store that can take back submissions it has just
 // appended. Redis alone can refuse some submissions (an Accumulate total
 // that would overflow, or pass a tie-break's MaxScore, shows only when

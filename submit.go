@@ -130,6 +130,7 @@ type submission struct {
 	at      time.Time // the board's clock at the call
 	reached time.Time // when the score was reached: WithTime, or at
 	data    string    // WithData; "" leaves the member's data
+	set     bool      // Set: the stored score becomes this one, whatever the policy
 	// storeSeen: the store holds the id and wins over Redis's memory.
 	storeSeen bool
 }

@@ -276,3 +276,45 @@ func ShardLocalManyCall(h Header, mode string, keys []string, scale string, boun
 	}
 	return Call{Script: ShardLocalMany, Keys: keys, Args: args}
 }
+
+// BetweenCall reads the best n entries whose stored values lie within lo..hi
+// (stored bounds, inclusive), with the members strictly better than them,
+// and with a data hash (not "") their data. See range.lua.
+func BetweenCall(h Header, key, data, lo, hi string, n int) Call {
+	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(4), "between", lo, hi, strconv.Itoa(n))}
+}
+
+// ScoreCall reads the place of a score whose stored bound toward the
+// better end is b, and the radius entries either side of it, with a data
+// hash (not "") their data. See range.lua.
+func ScoreCall(h Header, key, data, b string, radius int) Call {
+	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "score", b, strconv.Itoa(radius))}
+}
+
+// AfterCall reads the n entries after the entry (value, member) in board
+// order ("" "" for the first n), and with a data hash (not "") their
+// data. See range.lua and after in order.lua.
+func AfterCall(h Header, key, data, value, member string, n int) Call {
+	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(4), "after", value, member, strconv.Itoa(n))}
+}
+
+// ShardBetweenCall is BetweenCall on one shard, key. See shard_read.lua.
+func ShardBetweenCall(h Header, key, lo, hi string, n int) Call {
+	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(4), "between", lo, hi, strconv.Itoa(n))}
+}
+
+// ShardScoreCall is ScoreCall on one shard, key. See shard_read.lua.
+func ShardScoreCall(h Header, key, b string, radius int) Call {
+	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(3), "score", b, strconv.Itoa(radius))}
+}
+
+// ShardAfterCall is AfterCall on one shard, key. See shard_read.lua.
+func ShardAfterCall(h Header, key, value, member string, n int) Call {
+	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(4), "after", value, member, strconv.Itoa(n))}
+}
+
+// RemoveBetweenCall removes the best n members whose stored values lie
+// within lo..hi from one period, key. See remove_between.lua.
+func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
+	return Call{Script: RemoveBetween, Keys: []string{key}, Args: append(h.args(3), lo, hi, strconv.Itoa(n))}
+}

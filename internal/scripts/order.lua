@@ -31,3 +31,47 @@ local function board_range(key, lo, hi)
   if HIGH then return redis.call('ZRANGE', key, lo, hi, 'REV', 'WITHSCORES') end
   return redis.call('ZRANGE', key, lo, hi, 'WITHSCORES')
 end
+
+-- Members strictly better than the stored bound b in the board's order
+-- (b a stored value, '+inf' or '-inf'): the members ranked before a score
+-- range or a score (Between, AroundScore), and before a tie block (after).
+local function better_than(key, b)
+  if HIGH then return redis.call('ZCOUNT', key, '(' .. b, '+inf') end
+  return redis.call('ZCOUNT', key, '-inf', '(' .. b)
+end
+
+-- Whether member a comes before member b among equal stored values in the
+-- board's order: Redis orders them by their bytes, and a HighestFirst
+-- board reads them reversed. Bytes, not Lua's <, which collates by locale.
+local function comes_first(a, b)
+  local less
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      less = x < y
+      break
+    end
+  end
+  if less == nil then less = #a < #b end
+  if HIGH then return not less and a ~= b end
+  return less
+end
+
+-- The position (0-based, board order) right after the entry (s, m) that a
+-- walk last yielded (All): m's own place plus one while m still holds s;
+-- else, m having moved or left, the place (s, m) would hold among the
+-- members that hold s, found by bisecting their block by member bytes.
+local function after(key, s, m)
+  local v = redis.call('ZSCORE', key, m)
+  if v and num(v) == num(s) then
+    if HIGH then return redis.call('ZREVRANK', key, m) + 1 end
+    return redis.call('ZRANK', key, m) + 1
+  end
+  local lo = better_than(key, s)
+  local hi = lo + redis.call('ZCOUNT', key, s, s)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if comes_first(m, board_range(key, mid, mid)[1]) then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end

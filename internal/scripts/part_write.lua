@@ -11,7 +11,9 @@
 --           then its data hash; with an id ('submit' only), then its id set
 -- ARGV      the whole header (common.lua), then the mode: 'submit',
 --           'check' (a dry run of 'submit': it refuses what 'submit'
---           would refuse, and writes nothing), 'remove', or 'touch' (a new
+--           would refuse, and writes nothing), 'remove', 'evict' (remove
+--           from these periods only, the data kept: RemoveBetween), or
+--           'touch' (a new
 --           version for each member, value unchanged: Check's repairs,
 --           and a write refused as late);
 --           then per window period its absolute expiry in unix
@@ -20,10 +22,10 @@
 --
 -- Returns per window, per member: previous stored value or nil, stored
 -- value or nil (removed, or never there), and the version of the change (0:
--- nothing changed, nothing for the shards to write; 'remove' and 'touch'
--- always take one, so that the shards may sweep copies); then, with an id,
--- 1 when it was seen before and nothing was written, else 0. 'check'
--- returns an empty array, or the refusal.
+-- nothing changed, nothing for the shards to write; 'remove', 'evict' and
+-- 'touch' always take one, so that the shards may sweep copies); then,
+-- with an id, 1 when it was seen before and nothing was written, else 0.
+-- 'check' returns an empty array, or the refusal.
 write_header()
 local mode = ARGV[REST]
 local dup, nk = seen_before()
@@ -53,7 +55,7 @@ for w = 1, nw do
       v, code = apply(p, ARGV[j + 1])
       if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
       if v == nil then v = p end
-    elseif mode == 'remove' then
+    elseif mode == 'remove' or mode == 'evict' then
       v = nil
     end
     local versioned = not dup and (v ~= p or mode ~= 'submit')
@@ -67,7 +69,7 @@ if ID ~= '' and not dup then remember() end
 if not dup then
   if mode == 'remove' then
     for j = first, #ARGV do redis.call('HDEL', dkey, ARGV[j]) end
-  else
+  elseif mode ~= 'evict' then
     for j = first, #ARGV, step do set_data(dkey, ARGV[j]) end
   end
 end

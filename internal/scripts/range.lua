@@ -8,14 +8,22 @@
 --          'around', member, radius; or
 --          'page', first position (0-based), count; or
 --          'cutoff', percent: the entry at position ceil(members * percent
---          / 100), at least 1 (Cutoff)
+--          / 100), at least 1 (Cutoff); or
+--          'between', lo, hi (stored bounds, inclusive), n: the best n
+--          entries within them (Between); or
+--          'score', b, radius: the radius entries either side of the place
+--          of a score whose stored bound toward the better end is b
+--          (AroundScore); or
+--          'after', stored value, member, n: the n entries after that entry
+--          ('' for the first n) in board order (All; see after in order.lua)
 --
--- Returns {members in the set, first position, rank of the first entry,
+-- Returns {members in the set (for 'score': the members strictly better
+-- than the score), first position, rank of the first entry,
 -- member, score, member, score, ...}, with a data hash member, score, data
 -- (nil for none), ...; or nil when the member is not ranked. Scores are
 -- strings (see submit.lua).
 local key = KEYS[1]
-local mode, a, b = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2]
+local mode, a, b, c = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2], ARGV[REST + 3]
 local total = redis.call('ZCARD', key)
 local start, count
 
@@ -30,14 +38,28 @@ if mode == 'around' then
   start = math.max(0, math.min(p - radius, total - count))
 elseif mode == 'cutoff' then
   start, count = math.max(1, math.ceil(total * num(a) / 100)) - 1, 1
+elseif mode == 'between' then
+  local edge = a
+  if HIGH then edge = b end
+  start = better_than(key, edge)
+  count = math.min(num(c), redis.call('ZCOUNT', key, a, b))
+elseif mode == 'score' then
+  local p, radius = better_than(key, a), num(b)
+  start = math.max(0, p - radius)
+  count = p + radius - start
+  total = p
+elseif mode == 'after' then
+  start, count = 0, num(c)
+  if a ~= '' then start = after(key, a, b) end
 else
   start, count = num(a), num(b)
 end
 
 local out = {total, start, 0}
-if start >= total then return out end
+if count <= 0 then return out end
 
 local items = board_range(key, start, start + count - 1)
+if #items == 0 then return out end
 
 local first = start + 1
 if COMP then first = better(key, items[2], HIGH) + 1 end

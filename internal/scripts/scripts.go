@@ -61,6 +61,8 @@ var (
 	shardSlice string
 	//go:embed shard_page.lua
 	shardPageSrc string
+	//go:embed remove_between.lua
+	removeBetweenSrc string
 )
 
 var (
@@ -91,6 +93,9 @@ var (
 	ShardLocate = newScript(shardLocateSrc, order, ranks, shardOf, shardSlice)
 	// ShardPage reads a page across the shards of a board on one node.
 	ShardPage = newScript(shardPageSrc, order, shardSlice)
+	// RemoveBetween removes one chunk of a score range from an unsharded
+	// board; see remove_between.lua.
+	RemoveBetween = newScript(removeBetweenSrc)
 )
 
 // Script is one embedded script.

@@ -9,7 +9,8 @@
 --           partition the members are in (shards + parts keys a window);
 --           for 'remove', then each of those partitions' data hash
 -- ARGV      the whole header (common.lua), then the mode ('submit',
---           'remove' or 'repair'), 10^decimals of the tie-break ('1' for
+--           'remove', 'evict' (remove from these periods only, the data
+--           kept: RemoveBetween) or 'repair'), 10^decimals of the tie-break ('1' for
 --           none), the number of shards, the shards - 1 bounds, the
 --           number of partitions (parts), one absolute expiry per window
 --           ('0' for none), then per member: its partition (1 to parts),
@@ -53,7 +54,7 @@ for k = 1, nw do
       v, code = apply(p, ARGV[j + 2])
       if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
       if v == nil then v = p end
-    elseif mode == 'remove' then
+    elseif mode == 'remove' or mode == 'evict' then
       v = nil
     end
     plan[#plan + 1] = {pk, member, p, v}

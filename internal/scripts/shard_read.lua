@@ -10,7 +10,11 @@
 -- ARGV     the header's board part (common.lua), then
 --          'rank', member; or
 --          'range', first position (0-based), count; or
---          'around', member, count
+--          'around', member, count; or
+--          'between', lo, hi (stored bounds, inclusive), n; or
+--          'score', b (a score's stored bound toward the better end),
+--          radius; or
+--          'after', stored value, member, n ('' '' for the first n)
 --
 -- 'rank' returns {members, stored value or nil, position (0-based, -1 when
 -- absent), strictly better, strictly worse}.
@@ -21,9 +25,16 @@
 -- the member (see around.go): with the member here, one stretch, the
 -- positions within count - 1 of it; else two, its best count entries and
 -- its worst count. A stretch is {first position, strictly better than its
--- first entry, n, then n member, value pairs}.
+-- first entry (competition ranks only, else 0), n, then n member, value
+-- pairs}.
+-- 'between' returns {members strictly better than lo..hi, then the stretch
+-- of the best n within them} (Between on a sharded board).
+-- 'score' returns {members, members strictly better than the score, then
+-- the stretch of radius entries either side of that place} (AroundScore).
+-- 'after' returns {members, then the stretch of the n entries after the
+-- entry given} (All; see after in order.lua).
 local key = KEYS[1]
-local mode, a, b = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2]
+local mode, a, b, c = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2], ARGV[REST + 3]
 local card = redis.call('ZCARD', key)
 
 -- The 'rank' reply of member, and its position (nil when absent).
@@ -41,7 +52,7 @@ local function stretch(out, lo, hi)
   local items = {}
   if lo <= hi then items = board_range(key, lo, hi) end
   local bt = 0
-  if #items > 0 then bt = better(key, items[2], HIGH) end
+  if COMP and #items > 0 then bt = better(key, items[2], HIGH) end
   local n = #out
   out[n + 1], out[n + 2], out[n + 3] = lo, bt, #items / 2
   for i = 1, #items do out[n + 3 + i] = items[i] end
@@ -60,6 +71,30 @@ if mode == 'around' then
     stretch(out, 0, math.min(card, count) - 1)
     stretch(out, math.max(0, card - count), card - 1)
   end
+  return out
+end
+
+if mode == 'between' then
+  local edge = a
+  if HIGH then edge = b end
+  local p = better_than(key, edge)
+  local out = {p}
+  stretch(out, p, p + math.min(num(c), redis.call('ZCOUNT', key, a, b)) - 1)
+  return out
+end
+
+if mode == 'score' then
+  local p, radius = better_than(key, a), num(b)
+  local out = {card, p}
+  stretch(out, math.max(0, p - radius), math.min(card - 1, p + radius - 1))
+  return out
+end
+
+if mode == 'after' then
+  local start = 0
+  if a ~= '' then start = after(key, a, b) end
+  local out = {card}
+  stretch(out, start, math.min(card - 1, start + num(c) - 1))
   return out
 end
 

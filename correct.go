@@ -1,0 +1,47 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+)
+
+// Set is an operator's correction: member's stored score in the current
+// period of one window (the default, or In(w)) becomes exactly score,
+// whatever the board's policy (a member without a score there is added);
+// its data and the other windows stay. Under a tie-break the corrected
+// score is stamped with the board's clock. With a store that records
+// corrections (a Corrector, as pgstore is), the store records it first, so
+// that a Rebuild keeps it (later Accumulate submissions add to it): a store
+// failure returns an error and leaves Redis untouched, a Redis failure
+// after it returns an error matching ErrPending. With a store that does
+// not, a Rebuild undoes it. A bad member is ErrInvalidMember, a NaN or ±Inf
+// score ErrInvalidScore, a score a tie-break cannot hold ErrPrecision, At
+// ErrInvalidArgument; nothing is written then. One round trip, as Submit
+// (two on a sharded board on a Cluster).
+func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q ...Query) error {
+	sub, err := lb.newSubmission(member, score, nil)
+	if err != nil {
+		return err
+	}
+	sub.set = true
+	w, err := lb.currentWindow(q, "Set")
+	if err != nil {
+		return err
+	}
+	tg, err := lb.target(w, sub.at)
+	if err != nil {
+		return err
+	}
+	if c, ok := lb.store.(Corrector); ok {
+		corr := Correction{Board: lb.name, Member: member, Score: sub.score, At: sub.at, Policy: lb.policy, Order: lb.order,
+			Period: submissionPeriods([]target{tg})[0]}
+		if err := c.Correct(ctx, corr); err != nil {
+			return storeErr("set", err)
+		}
+	}
+	_, err = lb.be.submit(ctx, sub, []target{tg}, []int{0}, make([]WindowResult, 1))
+	if err != nil && lb.store == nil {
+		return fmt.Errorf("leaderboard: set: %w", err)
+	}
+	return lb.afterStore(ctx, "set", err, nil)
+}

@@ -1,0 +1,225 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// scoreRange is a checked range of plain scores, lo..hi inclusive (±Inf
+// open ends), with the stored values that bound it: under a tie-break
+// every tie slot of every score inside lies within storedLo..storedHi.
+type scoreRange struct {
+	lo, hi             float64
+	storedLo, storedHi string
+}
+
+// scoreRangeOf checks lo and hi as Between, CountBetween and RemoveBetween
+// take them and bounds them as Redis stores scores.
+func (lb *Leaderboard) scoreRangeOf(lo, hi float64) (scoreRange, error) {
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+		return scoreRange{}, fmt.Errorf("%w: score range %v..%v, want lo <= hi and no NaN", ErrInvalidArgument, lo, hi)
+	}
+	return scoreRange{lo: lo, hi: hi, storedLo: lb.storedAtLeast(lo), storedHi: lb.storedAtMost(hi)}, nil
+}
+
+// betterEdge is the stored bound of a plain score toward the better end of
+// the board: the members strictly better than the score are those beyond
+// it (better_than in order.lua).
+func (lb *Leaderboard) betterEdge(x float64) string {
+	if lb.high() {
+		return lb.storedAtMost(x)
+	}
+	return lb.storedAtLeast(x)
+}
+
+// storedAtLeast is the smallest stored value whose plain score is x or
+// more ("-inf" for -Inf).
+func (lb *Leaderboard) storedAtLeast(x float64) string {
+	switch {
+	case math.IsInf(x, 0):
+		return infBound(x)
+	case lb.tb == nil:
+		return formatScore(x)
+	}
+	return strconv.FormatInt(lb.tb.atLeast(x)*lb.tb.slots, 10)
+}
+
+// storedAtMost is the largest stored value whose plain score is x or less
+// ("+inf" for +Inf).
+func (lb *Leaderboard) storedAtMost(x float64) string {
+	switch {
+	case math.IsInf(x, 0):
+		return infBound(x)
+	case lb.tb == nil:
+		return formatScore(x)
+	}
+	return strconv.FormatInt(lb.tb.atMost(x)*lb.tb.slots+lb.tb.slots-1, 10)
+}
+
+func infBound(x float64) string {
+	if x > 0 {
+		return "+inf"
+	}
+	return "-inf"
+}
+
+// atLeast is the smallest scaled score S whose plain score (S/10^Decimals,
+// as decode computes it) is x or more, kept within one step beyond
+// MaxScore, where no stored value lies.
+func (c *composite) atLeast(x float64) int64 {
+	lim := float64(c.maxS + 1)
+	s := int64(math.Max(-lim, math.Min(lim, math.Ceil(x*c.scale))))
+	for s > -c.maxS-1 && float64(s-1)/c.scale >= x {
+		s--
+	}
+	for s < c.maxS+1 && float64(s)/c.scale < x {
+		s++
+	}
+	return s
+}
+
+// atMost is the largest scaled score whose plain score is x or less, kept
+// as atLeast keeps it.
+func (c *composite) atMost(x float64) int64 {
+	lim := float64(c.maxS + 1)
+	s := int64(math.Max(-lim, math.Min(lim, math.Floor(x*c.scale))))
+	for s < c.maxS+1 && float64(s+1)/c.scale <= x {
+		s++
+	}
+	for s > -c.maxS-1 && float64(s)/c.scale > x {
+		s--
+	}
+	return s
+}
+
+// Between returns up to n entries (1 <= n <= MaxN) whose scores lie within
+// lo..hi inclusive, best first, each with its rank on the board: a bracket
+// ("everyone between 1,000 and 1,999"). -Inf and +Inf are open ends; NaN
+// or lo > hi is ErrInvalidArgument. Under a tie-break the bounds take
+// every tie of a score, and the entries carry plain scores. One round trip,
+// read atomically; on a sharded board one too (each shard it spans read
+// atomically, one script a shard), two with IncludeData.
+func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...Query) ([]Entry, error) {
+	if n < 1 || n > MaxN {
+		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
+	}
+	r, err := lb.scoreRangeOf(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return nil, err
+	}
+	es, err := lb.be.between(ctx, tg, r, n)
+	return es, wrap("between", err)
+}
+
+// CountBetween returns how many members have a score within lo..hi
+// inclusive (validated as Between's). One round trip: one ZCOUNT, on a
+// sharded board one for each shard the range spans, in one DoMulti.
+func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
+	r, err := lb.scoreRangeOf(lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return 0, err
+	}
+	n, err := lb.be.countBetween(ctx, tg, r)
+	return n, wrap("count between", err)
+}
+
+// AroundScore tells where a score would place without submitting it: r = 1
+// + the members strictly better than score, and the entries at positions
+// r-radius .. r+radius-1 (fewer at either end of the board; radius 0: r
+// and no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or
+// ±Inf score is ErrInvalidArgument. One round trip, read atomically; on a
+// sharded board one script a shard in one round trip (each shard read
+// atomically), two with IncludeData.
+func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
+	if math.IsNaN(score) || math.IsInf(score, 0) {
+		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)
+	}
+	if radius < 0 || radius > MaxRadius {
+		return 0, nil, fmt.Errorf("%w: radius = %d, want 0..%d", ErrInvalidArgument, radius, MaxRadius)
+	}
+	tg, err := lb.read(q)
+	if err != nil {
+		return 0, nil, err
+	}
+	r, es, err := lb.be.aroundScore(ctx, tg, lb.betterEdge(score), radius)
+	if err != nil {
+		return 0, nil, wrap("around score", err)
+	}
+	return r, es, nil
+}
+
+// RemoveBetween removes every member whose score lies within lo..hi
+// inclusive (validated as Between's) from the current period of one
+// window (the default, or In(w)), and returns how many it removed: the
+// clean-up after a cheat ("every score above what the game allows").
+// Member data and other periods stay. At is ErrInvalidArgument.
+//
+// It works in chunks of up to MaxN members, best first, each atomic, so
+// that a large removal never stalls Redis; as a whole it is not atomic (a
+// member submitting into the range while it runs may stay or go). An
+// unsharded board removes a chunk in one round trip. With a store that
+// records removals (a Remover), each chunk's members are read first, the
+// store records their removal (store first: a store failure returns an
+// error and leaves the chunk in Redis; a Redis failure after it
+// ErrPending), then Redis removes them: two round trips a chunk, so that a
+// Rebuild keeps them out. A sharded board reads each chunk's members, then
+// removes them as Remove does (two round trips a chunk on one node, three
+// on a Cluster).
+func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
+	r, err := lb.scoreRangeOf(lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	w, err := lb.currentWindow(q, "RemoveBetween")
+	if err != nil {
+		return 0, err
+	}
+	tg, err := lb.target(w, lb.now())
+	if err != nil {
+		return 0, err
+	}
+	var removed int64
+	for {
+		n, more, err := lb.removeChunk(ctx, tg, r)
+		removed += n
+		if err != nil || !more {
+			return removed, err
+		}
+	}
+}
+
+// removeChunk removes one chunk of RemoveBetween and reports whether
+// members are left in the range.
+func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange) (int64, bool, error) {
+	rm, ok := lb.store.(Remover)
+	if !ok {
+		n, more, err := lb.be.dropBetween(ctx, tg, r, MaxN)
+		return n, more, wrap("remove between", err)
+	}
+	es, err := lb.be.between(ctx, tg, r, MaxN)
+	if err != nil || len(es) == 0 {
+		return 0, false, wrap("remove between", err)
+	}
+	members := make([]string, len(es))
+	for i, e := range es {
+		members[i] = e.Member
+	}
+	removal := Removal{Board: lb.name, Members: members, At: lb.now(), Periods: submissionPeriods([]target{tg})}
+	if err := rm.Remove(ctx, removal); err != nil {
+		return 0, false, storeErr("remove between", err)
+	}
+	if err := lb.afterStore(ctx, "remove between", wrap("remove between", lb.be.evict(ctx, tg, members)), nil); err != nil {
+		return 0, false, err
+	}
+	return int64(len(members)), len(members) == MaxN, nil
+}

@@ -1,0 +1,235 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// The reads by score on a sharded board. A shard holds one range of plain
+// scores, so a score range spans the shards between those of its ends,
+// and every member of a better shard is better than it: each read is one
+// script a shard it spans (and a ZCARD a shard wholly better), in one
+// round trip, each shard read atomically. IncludeData reads the entries'
+// data from their partitions in a second.
+
+// shardOfPlain is the shard whose scores hold plain score x.
+func (lb *shardedBackend) shardOfPlain(x float64) int {
+	return sort.Search(len(lb.bounds), func(i int) bool { return lb.bounds[i] > x })
+}
+
+// spans reports the shards a score range r spans, by index.
+func (lb *shardedBackend) spans(r scoreRange) (lo, hi int) {
+	return lb.shardOfPlain(r.lo), lb.shardOfPlain(r.hi)
+}
+
+func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
+	lo, hi := lb.spans(r)
+	var calls []scripts.Call
+	var spanned []bool
+	for _, i := range lb.bestFirst {
+		key := lb.shardKey(i, tg)
+		switch {
+		case i >= lo && i <= hi:
+			calls, spanned = append(calls, scripts.ShardBetweenCall(lb.readHeader(), key, r.storedLo, r.storedHi, n)), append(spanned, true)
+		case lb.betterShard(i, lo): // better than every shard spanned
+			calls, spanned = append(calls, lb.zcardCall(key)), append(spanned, false)
+		}
+	}
+	var better int64
+	es := []Entry{}
+	for k, res := range scripts.ExecMulti(ctx, lb.client, calls) {
+		if !spanned[k] {
+			c, err := res.AsInt64()
+			if err != nil {
+				return nil, err
+			}
+			better += c
+			continue
+		}
+		v, err := res.ToArray()
+		if err != nil {
+			return nil, err
+		}
+		p, st, err := lb.countAndStretch(v)
+		if err != nil {
+			return nil, err
+		}
+		better += p
+		es = append(es, st.es...)
+	}
+	es = onceEach(es)
+	if len(es) > n {
+		es = es[:n]
+	}
+	lb.rankEntries(es, better, better+1)
+	return es, lb.dataIf(ctx, tg, es)
+}
+
+// countAndStretch decodes a shard_read.lua reply of a count, then one
+// stretch.
+func (lb *shardedBackend) countAndStretch(v []rueidis.RedisMessage) (int64, shardStretch, error) {
+	if len(v) < 1 {
+		return 0, shardStretch{}, fmt.Errorf("shard read returned no values")
+	}
+	p, err := v[0].AsInt64()
+	if err != nil {
+		return 0, shardStretch{}, err
+	}
+	ss, err := lb.stretchesOf(v[1:])
+	if err != nil || len(ss) != 1 {
+		return 0, shardStretch{}, fmt.Errorf("shard read: %d stretches, want 1 (%v)", len(ss), err)
+	}
+	return p, ss[0], nil
+}
+
+func (lb *shardedBackend) countBetween(ctx context.Context, tg target, r scoreRange) (int64, error) {
+	lo, hi := lb.spans(r)
+	cmds := make(rueidis.Commands, 0, hi-lo+1)
+	for i := lo; i <= hi; i++ {
+		cmds = append(cmds, lb.client.B().Zcount().Key(lb.shardKey(i, tg)).Min(r.storedLo).Max(r.storedHi).Build())
+	}
+	counts, err := int64s(lb.client.DoMulti(ctx, cmds...))
+	return sum(counts), err
+}
+
+// dropBetween reads a chunk's members, then removes them as Remove does,
+// their data kept.
+func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRange, n int) (int64, bool, error) {
+	tg.data = false
+	es, err := lb.between(ctx, tg, r, n)
+	if err != nil || len(es) == 0 {
+		return 0, false, err
+	}
+	members := make([]string, len(es))
+	for i, e := range es {
+		members[i] = e.Member
+	}
+	if err := lb.evict(ctx, tg, members); err != nil {
+		return 0, false, err
+	}
+	return int64(len(members)), len(members) == n, nil
+}
+
+// evict removes members from one period, as Remove does but for their
+// data, which stays.
+func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string) error {
+	live := []target{tg}
+	if !lb.cluster {
+		return lb.manyLocal(ctx, "evict", live, members, nil, 0)
+	}
+	rows, err := lb.partWrite(ctx, "evict", live, members, nil, 0)
+	if err != nil {
+		return err
+	}
+	return lb.applyRows(ctx, "evict", live, members, rows, true)
+}
+
+// aroundScore reads, from every shard, its count, its members strictly
+// better than the score and the radius entries either side of that place;
+// the slice is the last radius of the better entries and the first radius
+// of the others, in the shards' order.
+func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge string, radius int) (int64, []Entry, error) {
+	calls := make([]scripts.Call, len(lb.bestFirst))
+	for k, i := range lb.bestFirst {
+		calls[k] = scripts.ShardScoreCall(lb.readHeader(), lb.shardKey(i, tg), edge, radius)
+	}
+	var before, after []placed
+	var better, offset int64
+	for _, res := range scripts.ExecMulti(ctx, lb.client, calls) {
+		v, err := res.ToArray()
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(v) < 1 {
+			return 0, nil, fmt.Errorf("shard read returned no values")
+		}
+		card, err := v[0].AsInt64()
+		if err != nil {
+			return 0, nil, err
+		}
+		p, st, err := lb.countAndStretch(v[1:])
+		if err != nil {
+			return 0, nil, err
+		}
+		for j := range st.es {
+			at := placed{e: st.es[j], first: offset + stretchBetter(st, j) + 1}
+			if st.lo+int64(j) < p {
+				before = append(before, at)
+			} else {
+				after = append(after, at)
+			}
+		}
+		better, offset = better+p, offset+card
+	}
+	before = before[max(0, len(before)-radius):]
+	after = after[:min(len(after), radius)]
+	all := append(before, after...)
+	es := make([]Entry, 0, len(all))
+	var first int64
+	for k, at := range all {
+		if k == 0 {
+			first = at.first
+		}
+		es = append(es, at.e)
+	}
+	es = onceEach(es)
+	lb.rankEntries(es, better-int64(len(before)), first)
+	return better + 1, es, lb.dataIf(ctx, tg, es)
+}
+
+// placed is an entry with its competition rank on the board.
+type placed struct {
+	e     Entry
+	first int64
+}
+
+// stretchBetter is the members of a shard strictly better than its
+// stretch's entry j: ties share the count of the first of them.
+func stretchBetter(st shardStretch, j int) int64 {
+	b := st.betterIn
+	for k := 1; k <= j; k++ {
+		if st.es[k].Score != st.es[k-1].Score {
+			b = st.lo + int64(k)
+		}
+	}
+	return b
+}
+
+// walk reads All's next chunk from one shard, resuming after the cursor's
+// entry (shard_read.lua 'after'), with the counts of the better shards for
+// the ranks; a shard that answers fewer than n hands the walk to the next.
+func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
+	calls := make([]scripts.Call, 0, at.shard+1)
+	for _, i := range lb.bestFirst[:at.shard] {
+		calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
+	}
+	calls = append(calls, scripts.ShardAfterCall(lb.readHeader(), lb.shardKey(lb.bestFirst[at.shard], tg), at.value, at.member, n))
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	offset, err := int64s(res[:at.shard])
+	if err != nil {
+		return nil, at, err
+	}
+	v, err := res[at.shard].ToArray()
+	if err != nil {
+		return nil, at, err
+	}
+	_, st, err := lb.countAndStretch(v)
+	if err != nil {
+		return nil, at, err
+	}
+	es, before := st.es, sum(offset)
+	lb.rankEntries(es, before+st.lo, before+st.betterIn+1)
+	next := walkCursor{shard: at.shard + 1, done: at.shard+1 == len(lb.bestFirst)}
+	if len(es) == n {
+		if next.value, err = v[len(v)-1].ToString(); err != nil {
+			return nil, at, err
+		}
+		next = walkCursor{shard: at.shard, value: next.value, member: es[len(es)-1].Member}
+	}
+	return es, next, lb.dataIf(ctx, tg, es)
+}

@@ -1,0 +1,48 @@
+package leaderboard
+
+import (
+	"context"
+	"iter"
+)
+
+// walkCursor is where All's walk resumes: after the entry (value, member),
+// value being its stored value as Redis printed it ("" before the first
+// chunk), in the shard at bestFirst[shard] on a sharded board.
+type walkCursor struct {
+	shard         int
+	value, member string
+	done          bool
+}
+
+// All walks every entry of the period best first, each with its rank at
+// the time its chunk was read, fetching up to MaxN entries a round trip
+// (on a sharded board too, one shard at a time: with IncludeData two a
+// chunk there). Each chunk resumes after the last entry the previous one
+// yielded, by its score and member (keyset continuation, not an offset):
+// an entry whose score does not change during the walk is yielded exactly
+// once, and in order, while others write; one that changes may be yielded
+// twice or not at all. The walk stops at the first error, which it yields
+// with a zero Entry. Memory stays that of one chunk, whatever the board's
+// size: the season-end export.
+func (lb *Leaderboard) All(ctx context.Context, q ...Query) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		tg, err := lb.read(q)
+		if err != nil {
+			yield(Entry{}, err)
+			return
+		}
+		var at walkCursor
+		for !at.done {
+			var es []Entry
+			if es, at, err = lb.be.walk(ctx, tg, at, MaxN); err != nil {
+				yield(Entry{}, wrap("all", err))
+				return
+			}
+			for _, e := range es {
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
+}
