@@ -654,6 +654,8 @@ func (r *tieRun) check() {
 		require.Equal(t, all[cutoffAt(total, pct)-1], c, "%s Cutoff(%v)", where, pct)
 	}
 
+	r.checkScores(where, all)
+
 	_, err = board.Around(ctx, tieUnknown[0], 2)
 	require.ErrorIs(t, err, lb.ErrNotRanked, "%s Around of an unranked member", where)
 	if len(all) > 0 {
@@ -698,6 +700,100 @@ func (r *tieRun) check() {
 	}
 }
 
+// bound draws a score bound: a score of the encoding, one half a step
+// beside it (between two scores the encoding holds), one beyond MaxScore,
+// or an open end.
+func (r *tieRun) bound() float64 {
+	o := r.c.enc.order
+	switch x := r.rng.IntN(10); {
+	case x == 0:
+		return []float64{math.Inf(-1), math.Inf(1), -2 * o.MaxScore, 2 * o.MaxScore}[r.rng.IntN(4)]
+	case x < 4:
+		half := 0.5 / math.Pow10(o.Decimals)
+		return pick(r.modelHarness, r.c.enc.scores) + []float64{-half, half}[r.rng.IntN(2)]
+	}
+	return pick(r.modelHarness, r.c.enc.scores)
+}
+
+// scoreRange draws lo <= hi.
+func (r *tieRun) scoreRange() (float64, float64) {
+	a, b := r.bound(), r.bound()
+	return min(a, b), max(a, b)
+}
+
+// checkScores compares Between, CountBetween, AroundScore and All with the
+// model: the bounds take every tie of a score, the entries plain scores.
+func (r *tieRun) checkScores(where string, all []lb.Entry) {
+	t, ctx, board := r.t, r.ctx, r.board
+	for range 4 {
+		lo, hi := r.scoreRange()
+		var in []lb.Entry
+		for _, e := range all {
+			if e.Score >= lo && e.Score <= hi {
+				in = append(in, e)
+			}
+		}
+		for _, n := range []int{2, lb.MaxN} {
+			got, err := board.Between(ctx, lo, hi, n)
+			require.NoError(t, err, "%s Between(%v, %v, %d)", where, lo, hi, n)
+			requireEntries(t, in[:min(n, len(in))], got, fmt.Sprintf("%s Between(%v, %v, %d)", where, lo, hi, n))
+		}
+		c, err := board.CountBetween(ctx, lo, hi)
+		require.NoError(t, err, "%s CountBetween(%v, %v)", where, lo, hi)
+		require.Equal(t, int64(len(in)), c, "%s CountBetween(%v, %v)", where, lo, hi)
+	}
+	for range 3 {
+		x := r.bound()
+		if math.IsInf(x, 0) {
+			continue
+		}
+		better := 0
+		for _, e := range all {
+			if (r.m.high && e.Score > x) || (!r.m.high && e.Score < x) {
+				better++
+			}
+		}
+		for _, radius := range []int{0, 2} {
+			place, got, err := board.AroundScore(ctx, x, radius)
+			require.NoError(t, err, "%s AroundScore(%v, %d)", where, x, radius)
+			require.Equal(t, int64(better+1), place, "%s AroundScore(%v, %d) place", where, x, radius)
+			requireEntries(t, all[max(0, better-radius):min(len(all), better+radius)], got, fmt.Sprintf("%s AroundScore(%v, %d)", where, x, radius))
+		}
+	}
+	var walked []lb.Entry
+	for e, err := range board.All(ctx) {
+		require.NoError(t, err, "%s All", where)
+		walked = append(walked, e)
+	}
+	requireEntries(t, all, walked, where+" All")
+}
+
+// set corrects a member's score: it becomes exactly that score, stamped
+// with the clock, whatever the policy.
+func (r *tieRun) set() {
+	mem, score := pick(r.modelHarness, tiePool), r.score()
+	now := r.clock.Now()
+	r.logf("Set(%q, %v) at slot %d", mem, score, r.m.slot(now))
+	require.NoError(r.t, r.board.Set(r.ctx, mem, score), "%s Set(%q, %v)", r.where(), mem, score)
+	r.m.members[mem] = tieRow{member: mem, s: r.m.scaled(score), slot: r.m.slot(now)}
+}
+
+// removeBetween removes every member whose plain score is in a range.
+func (r *tieRun) removeBetween() {
+	lo, hi := r.scoreRange()
+	r.logf("RemoveBetween(%v, %v)", lo, hi)
+	n, err := r.board.RemoveBetween(r.ctx, lo, hi)
+	require.NoError(r.t, err, "%s RemoveBetween(%v, %v)", r.where(), lo, hi)
+	var want int64
+	for mem, row := range r.m.members {
+		if p := r.m.plain(row.s); p >= lo && p <= hi {
+			delete(r.m.members, mem)
+			want++
+		}
+	}
+	require.Equal(r.t, want, n, "%s RemoveBetween(%v, %v)", r.where(), lo, hi)
+}
+
 // TestTieBreakModel runs every policy, order, rule and rank mode against the
 // model, with submissions stamped at random times at or before a clock that
 // moves forward, so that times go backwards too (replays).
@@ -732,7 +828,7 @@ func runTieModel(t *testing.T, b *testredis.Backend, c tieCombo) {
 				clock.Set(next)
 			}
 		},
-		ops:   []modelOp{{85, r.submit}, {10, r.submitMany}, {5, r.remove}},
+		ops:   []modelOp{{82, r.submit}, {10, r.submitMany}, {5, r.remove}, {2, r.set}, {1, r.removeBetween}},
 		check: func(bool) { r.check() },
 	})
 }

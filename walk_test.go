@@ -1,0 +1,206 @@
+package leaderboard_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// walkKinds are the boards All walks in its tests: unsharded, and sharded
+// with bounds among the scores the tests submit (0..99), so that a walk
+// crosses shards and ties straddle no bound.
+func walkKinds() []struct {
+	name string
+	opts []lb.Option
+} {
+	return []struct {
+		name string
+		opts []lb.Option
+	}{
+		{"plain", nil},
+		{"sharded", []lb.Option{lb.WithShards(20.5, 50.5, 80.5)}},
+	}
+}
+
+// newWalkBoard is a Replace board of one kind, cleaned up after the test.
+func newWalkBoard(t *testing.T, b *testredis.Backend, opts []lb.Option, order lb.Order) *lb.Leaderboard {
+	t.Helper()
+	board, err := lb.New(b.Client, shardName(t, b), append([]lb.Option{lb.WithPolicy(lb.Replace), lb.WithOrder(order)}, opts...)...)
+	require.NoError(t, err)
+	return board
+}
+
+// walk collects All's entries, failing on an error.
+func walk(t *testing.T, seq iter.Seq2[lb.Entry, error]) []lb.Entry {
+	t.Helper()
+	var out []lb.Entry
+	for e, err := range seq {
+		require.NoError(t, err)
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestAllWhileWriting walks boards of several chunks while 64 goroutines
+// submit random scores for a third of the members: every member that was
+// not written is yielded exactly once, and in the board's order.
+func TestAllWhileWriting(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range walkKinds() {
+			for _, order := range []lb.Order{lb.HighestFirst, lb.LowestFirst} {
+				t.Run(fmt.Sprintf("%s/%v", kind.name, order), func(t *testing.T) {
+					runAllWhileWriting(t, b, kind.opts, order)
+				})
+			}
+		}
+	})
+}
+
+func runAllWhileWriting(t *testing.T, b *testredis.Backend, opts []lb.Option, order lb.Order) {
+	ctx := context.Background()
+	board := newWalkBoard(t, b, opts, order)
+	const n = 2*lb.MaxN + 500
+	rng := rand.New(rand.NewPCG(7, uint64(order)))
+	scores := make(map[string]float64, n)
+	var movers []string
+	for i := range n {
+		m := fmt.Sprintf("m%05d", i)
+		scores[m] = float64(rng.IntN(100)) // many ties: the walk resumes inside tie blocks
+		if i%3 == 0 {
+			movers = append(movers, m)
+		}
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	want, err := board.Range(ctx, 1, lb.MaxN)
+	require.NoError(t, err)
+	before := walk(t, board.All(ctx)) // the order of the members that will stay still
+	require.Len(t, before, n)
+	require.Equal(t, want, before[:lb.MaxN], "All's first chunk is Range(1, MaxN)")
+
+	moving := map[string]bool{}
+	for _, m := range movers {
+		moving[m] = true
+	}
+	var stop atomic.Bool
+	var writes atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 99))
+			for !stop.Load() {
+				m := movers[r.IntN(len(movers))]
+				if _, err := board.Submit(ctx, m, float64(r.IntN(100))); err != nil {
+					t.Errorf("Submit(%q): %v", m, err)
+					return
+				}
+				writes.Add(1)
+			}
+		}()
+	}
+	var got []lb.Entry
+	for e, err := range board.All(ctx) {
+		require.NoError(t, err)
+		got = append(got, e)
+		if len(got)%200 == 0 {
+			// Let the writers move members between the walk's chunks.
+			for w := writes.Load(); writes.Load() < w+20; {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	require.Positive(t, writes.Load())
+
+	var stillWant, stillGot []string
+	for _, e := range before {
+		if !moving[e.Member] {
+			stillWant = append(stillWant, e.Member)
+		}
+	}
+	for _, e := range got {
+		if !moving[e.Member] {
+			stillGot = append(stillGot, e.Member)
+		}
+	}
+	require.Equal(t, stillWant, stillGot, "every member that did not move, once each, in order (%d writes during the walk)", writes.Load())
+}
+
+// TestAllResumesAfterMovedMember: the member a chunk ended with moves, or
+// leaves, before the next chunk is read; the walk resumes where it would
+// have stood, inside a block of equal scores, and yields every other member
+// once.
+func TestAllResumesAfterMovedMember(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range walkKinds() {
+			for _, order := range []lb.Order{lb.HighestFirst, lb.LowestFirst} {
+				for _, how := range []string{"moves", "leaves"} {
+					t.Run(fmt.Sprintf("%s/%v/%s", kind.name, order, how), func(t *testing.T) {
+						runAllResumes(t, b, kind.opts, order, how)
+					})
+				}
+			}
+		}
+	})
+}
+
+func runAllResumes(t *testing.T, b *testredis.Backend, opts []lb.Option, order lb.Order, how string) {
+	ctx := context.Background()
+	board := newWalkBoard(t, b, opts, order)
+	scores := map[string]float64{}
+	for i := range lb.MaxN + 300 {
+		scores[fmt.Sprintf("t%05d", i)] = 42 // one block of ties across the chunk's end
+	}
+	for i := range 200 {
+		scores[fmt.Sprintf("o%03d", i)] = float64(i % 100)
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	all := walk(t, board.All(ctx))
+	require.Len(t, all, len(scores))
+
+	next, stop := iter.Pull2(board.All(ctx))
+	defer stop()
+	var got []string
+	for range lb.MaxN {
+		e, err, ok := next()
+		require.True(t, ok)
+		require.NoError(t, err)
+		got = append(got, e.Member)
+	}
+	last := got[len(got)-1]
+	require.Equal(t, 42.0, scores[last], "the first chunk ends inside the block of ties")
+	if how == "moves" {
+		_, err := board.Submit(ctx, last, 99.5)
+		require.NoError(t, err)
+	} else {
+		require.NoError(t, board.Remove(ctx, last))
+	}
+	for {
+		e, err, ok := next()
+		if !ok {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, e.Member)
+	}
+	var want []string
+	for _, e := range all {
+		want = append(want, e.Member)
+	}
+	if how == "moves" && order == lb.LowestFirst {
+		want = append(want, last) // met again at its new place, after the walk's
+	}
+	require.Equal(t, want, got)
+}
