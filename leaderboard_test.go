@@ -194,6 +194,38 @@ func TestBadInputWritesNothing(t *testing.T) {
 						}
 						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Range(%d, %d)", fr[0], fr[1])
 					}
+					nan, inf := math.NaN(), math.Inf(1)
+					for _, r := range [][2]float64{{nan, 1}, {1, nan}, {nan, nan}, {2, 1}, {inf, -inf}} {
+						_, err = board.Between(ctx, r[0], r[1], 10)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Between(%v, %v)", r[0], r[1])
+						_, err = board.CountBetween(ctx, r[0], r[1])
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "CountBetween(%v, %v)", r[0], r[1])
+						_, err = board.RemoveBetween(ctx, r[0], r[1])
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "RemoveBetween(%v, %v)", r[0], r[1])
+					}
+					for _, n := range []int{0, -1, lb.MaxN + 1} {
+						_, err = board.Between(ctx, 0, 100, n)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Between n=%d", n)
+					}
+					_, err = board.RemoveBetween(ctx, -inf, inf, lb.At(future))
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "RemoveBetween At")
+					for _, x := range []float64{nan, inf, -inf} {
+						_, _, err = board.AroundScore(ctx, x, 1)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "AroundScore(%v)", x)
+						require.ErrorIs(t, board.Set(ctx, "seed", x), lb.ErrInvalidScore, "Set(%v)", x)
+					}
+					for _, r := range []int{-1, lb.MaxRadius + 1} {
+						_, _, err = board.AroundScore(ctx, 5, r)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "AroundScore radius=%d", r)
+					}
+					for _, m := range []string{"", long} {
+						require.ErrorIs(t, board.Set(ctx, m, 1), lb.ErrInvalidMember)
+					}
+					require.ErrorIs(t, board.Set(ctx, "seed", 1, lb.At(future)), lb.ErrInvalidArgument, "Set At")
+					require.ErrorIs(t, board.Set(ctx, "seed", 1, lb.In(lb.Named("season", lb.Daily()))), lb.ErrInvalidArgument)
+					for _, err := range board.All(ctx, nil) {
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "All(nil query)")
+					}
 					_, err = board.Top(ctx, 1, lb.In(lb.Named("season", lb.Daily())))
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "a window the board does not have")
 					_, err = board.Count(ctx, nil)

@@ -200,36 +200,89 @@ func stretchBetter(st shardStretch, j int) int64 {
 	return b
 }
 
-// walk reads All's next chunk from one shard, resuming after the cursor's
-// entry (shard_read.lua 'after'), with the counts of the better shards for
-// the ranks; a shard that answers fewer than n hands the walk to the next.
+// walk reads All's next chunk of up to n entries in one round trip: every
+// shard's count (for the ranks, and to plan the next chunk), and the
+// entries after the cursor's in its shard, then, by the counts the last
+// chunk saw, the first entries of the shards after it, n in all. The
+// chunk ends where a shard answered all it was asked: it may hold more.
 func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
-	calls := make([]scripts.Call, 0, at.shard+1)
-	for _, i := range lb.bestFirst[:at.shard] {
+	shards := len(lb.bestFirst)
+	calls := make([]scripts.Call, 0, 2*shards)
+	for _, i := range lb.bestFirst {
 		calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
 	}
-	calls = append(calls, scripts.ShardAfterCall(lb.readHeader(), lb.shardKey(lb.bestFirst[at.shard], tg), at.value, at.member, n))
+	asked := lb.walkPlan(at, n)
+	for _, a := range asked {
+		value, member := "", ""
+		if a.shard == at.shard {
+			value, member = at.value, at.member
+		}
+		calls = append(calls, scripts.ShardAfterCall(lb.readHeader(), lb.shardKey(lb.bestFirst[a.shard], tg), value, member, a.limit))
+	}
 	res := scripts.ExecMulti(ctx, lb.client, calls)
-	offset, err := int64s(res[:at.shard])
+	cards, err := int64s(res[:shards])
 	if err != nil {
 		return nil, at, err
 	}
-	v, err := res[at.shard].ToArray()
-	if err != nil {
-		return nil, at, err
-	}
-	_, st, err := lb.countAndStretch(v)
-	if err != nil {
-		return nil, at, err
-	}
-	es, before := st.es, sum(offset)
-	lb.rankEntries(es, before+st.lo, before+st.betterIn+1)
-	next := walkCursor{shard: at.shard + 1, done: at.shard+1 == len(lb.bestFirst)}
-	if len(es) == n {
-		if next.value, err = v[len(v)-1].ToString(); err != nil {
+	var out []Entry
+	for j, a := range asked {
+		k := a.shard
+		v, err := res[shards+j].ToArray()
+		if err != nil {
 			return nil, at, err
 		}
-		next = walkCursor{shard: at.shard, value: next.value, member: es[len(es)-1].Member}
+		_, st, err := lb.countAndStretch(v)
+		if err != nil {
+			return nil, at, err
+		}
+		before := sum(cards[:k])
+		lb.rankEntries(st.es, before+st.lo, before+st.betterIn+1)
+		out = append(out, st.es...)
+		if len(st.es) == a.limit { // the shard may hold more: resume in it
+			last, err := v[len(v)-1].ToString()
+			if err != nil {
+				return nil, at, err
+			}
+			next := walkCursor{shard: k, value: last, member: st.es[len(st.es)-1].Member, pos: st.lo + int64(a.limit), cards: cards}
+			return out, next, lb.dataIf(ctx, tg, out)
+		}
 	}
-	return es, next, lb.dataIf(ctx, tg, es)
+	next := walkCursor{shard: asked[len(asked)-1].shard + 1, cards: cards}
+	next.done = next.shard >= shards
+	return out, next, lb.dataIf(ctx, tg, out)
+}
+
+// walkAsk is what a chunk asks of one shard (its index in bestFirst).
+type walkAsk struct {
+	shard, limit int
+}
+
+// walkPlan is how many entries a chunk asks of the cursor's shard and the
+// shards after it: n of the first while the counts are unknown; else each
+// one more than it held by the last chunk's counts (the cursor's shard
+// than what was left of it), until n are asked, the last shard the rest
+// of n.
+func (lb *shardedBackend) walkPlan(at walkCursor, n int) []walkAsk {
+	if at.cards == nil {
+		return []walkAsk{{at.shard, n}}
+	}
+	var asked []walkAsk
+	left := int64(n)
+	for k := at.shard; k < len(lb.bestFirst) && left > 0; k++ {
+		held := at.cards[k]
+		if k == at.shard {
+			held -= at.pos
+		}
+		// One more than it held: a shard that answers fewer than it was
+		// asked is done, so the chunk goes on to the next; and a count
+		// read beside the last chunk's entries, not with them, may be one
+		// short.
+		take := min(left, max(held, 0)+1)
+		if k == len(lb.bestFirst)-1 {
+			take = left // the last shard asked takes what is left of n
+		}
+		asked = append(asked, walkAsk{k, int(take)})
+		left -= take
+	}
+	return asked
 }

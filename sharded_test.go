@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -599,6 +600,16 @@ func (p *shardPair) compare(v shardView, members, unknown []string) {
 	p.compareWithData(v, members, unknown, all)
 }
 
+// walkErr walks seq to its end and returns its error.
+func walkErr(seq iter.Seq2[lb.Entry, error]) error {
+	for _, err := range seq {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // shardRangeBounds are score bounds for the reads by score: the shards'
 // bounds, scores the workload submits, scores between them and the open
 // ends.
@@ -1105,10 +1116,27 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 		{"Page daily", 2, func() error { _, err := board.Page(ctx, 1, 1000, daily); return err }},
 		{"Range", 2, func() error { _, err := board.Range(ctx, 4, 20); return err }},
 		{"Cutoff", 2, func() error { _, err := board.Cutoff(ctx, 30); return err }},
+		{"Between", 1, func() error { _, err := board.Between(ctx, -1.5, 3, 10); return err }},
+		{"Between with data", 2, func() error { _, err := board.Between(ctx, -1.5, 3, 10, lb.IncludeData()); return err }},
+		{"CountBetween", 1, func() error { _, err := board.CountBetween(ctx, -1.5, 3); return err }},
+		{"AroundScore", 1, func() error { _, _, err := board.AroundScore(ctx, 0.7, 4); return err }},
+		{"AroundScore with data", 2, func() error { _, _, err := board.AroundScore(ctx, 0.7, 4, lb.IncludeData()); return err }},
+		// A board of under MaxN members: the shards' counts are unknown to
+		// the first chunk, which reads the best shard; the second knows
+		// them and reads the rest.
+		{"All", 2, func() error { return walkErr(board.All(ctx)) }},
+		{"Set", submitMax, func() error { return board.Set(ctx, modelPool[7], 2) }},
+		{"Set crossing shards", submitMax, func() error {
+			_, err := board.Submit(ctx, "climber", crossing[next%len(crossing)])
+			next++
+			return err
+		}},
 		// Not in the spec; the package documentation says one on a single
 		// node (one script), two on a Cluster.
 		{"SubmitMany", manyMax, func() error { return board.SubmitMany(ctx, map[string]float64{"a": 1, "b": -3, "new": 4}) }},
 		{"Remove", submitMax, func() error { return board.Remove(ctx, "new", "nobody") }},
+		// The chunk's members, then Remove's steps.
+		{"RemoveBetween", submitMax + 1, func() error { _, err := board.RemoveBetween(ctx, 100, 200); return err }},
 		// Last: they empty the board.
 		{"Reset", 1, func() error { return board.Reset(ctx, daily) }},
 		{"Delete", 1, func() error { return board.Delete(ctx) }},

@@ -12,12 +12,17 @@ type walkCursor struct {
 	shard         int
 	value, member string
 	done          bool
+	// pos is the cursor's position in its shard, cards every shard's
+	// count when the last chunk was read (nil before): what a sharded
+	// board plans the next chunk by.
+	pos   int64
+	cards []int64
 }
 
 // All walks every entry of the period best first, each with its rank at
 // the time its chunk was read, fetching up to MaxN entries a round trip
-// (on a sharded board too, one shard at a time: with IncludeData two a
-// chunk there). Each chunk resumes after the last entry the previous one
+// (on a sharded board too, from the shards the chunk spans by the counts
+// the last chunk saw; with IncludeData two round trips a chunk there). Each chunk resumes after the last entry the previous one
 // yielded, by its score and member (keyset continuation, not an offset):
 // an entry whose score does not change during the walk is yielded exactly
 // once, and in order, while others write; one that changes may be yielded

@@ -25,7 +25,7 @@
 local key = KEYS[1]
 local mode, a, b, c = ARGV[REST], ARGV[REST + 1], ARGV[REST + 2], ARGV[REST + 3]
 local total = redis.call('ZCARD', key)
-local start, count
+local card, start, count = total
 
 if mode == 'around' then
   -- ZREVRANK or ZRANK inline, not ranks.lua's pos: every function a
@@ -56,7 +56,7 @@ else
 end
 
 local out = {total, start, 0}
-if count <= 0 then return out end
+if count <= 0 or start >= card then return out end
 
 local items = board_range(key, start, start + count - 1)
 if #items == 0 then return out end
