@@ -25,10 +25,28 @@ type memStore struct {
 	// removed holds, by board, window, period and member, how many
 	// submissions there were at the member's last removal from the period.
 	removed map[string]int
+	// corrected holds, by board, window, period and member, the member's
+	// last correction in the period (Set).
+	corrected map[string]memCorrection
+}
+
+// The optional interfaces the root tests count on memStore having.
+var (
+	_ lb.Remover       = (*memStore)(nil)
+	_ lb.PeriodDeleter = (*memStore)(nil)
+	_ lb.Corrector     = (*memStore)(nil)
+)
+
+// memCorrection is a correction, with how many submissions there were when
+// it was made: it stands for the member's submissions before that.
+type memCorrection struct {
+	lb.StoredStanding
+	pos int
 }
 
 func newMemStore() *memStore {
-	return &memStore{ids: map[string]time.Time{}, idFor: map[string]string{}, sealed: map[string][]lb.Entry{}, removed: map[string]int{}}
+	return &memStore{ids: map[string]time.Time{}, idFor: map[string]string{}, sealed: map[string][]lb.Entry{},
+		removed: map[string]int{}, corrected: map[string]memCorrection{}}
 }
 
 func removalKey(board, window, period, member string) string {
@@ -44,9 +62,33 @@ func (s *memStore) Remove(_ context.Context, r lb.Removal) error {
 	for _, p := range r.Periods {
 		for _, m := range r.Members {
 			s.removed[removalKey(r.Board, p.Window, p.Period, m)] = len(s.subs)
+			delete(s.corrected, removalKey(r.Board, p.Window, p.Period, m)) // removed with the rest
 		}
 	}
 	return nil
+}
+
+// Correct records c as of the submissions so far: Standings of its period
+// counts it in place of the member's earlier submissions. A newer
+// correction replaces it; a removal or reset deletes it.
+func (s *memStore) Correct(_ context.Context, c lb.Correction) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.corrected[removalKey(c.Board, c.Period.Window, c.Period.Period, c.Member)] = memCorrection{
+		StoredStanding: lb.StoredStanding{Member: c.Member, Score: c.Score, At: c.At}, pos: len(s.subs)}
+	return nil
+}
+
+// deleteCorrections deletes the corrections whose key starts with prefix.
+func (s *memStore) deleteCorrections(prefix string) {
+	for k := range s.corrected {
+		if strings.HasPrefix(k, prefix) {
+			delete(s.corrected, k)
+		}
+	}
 }
 
 // DeletePeriod records a reset as the removal of member "" (no member is
@@ -58,6 +100,7 @@ func (s *memStore) DeletePeriod(_ context.Context, board string, p lb.Submission
 		return s.fail
 	}
 	s.removed[removalKey(board, p.Window, p.Period, "")] = len(s.subs)
+	s.deleteCorrections(removalKey(board, p.Window, p.Period, "")) // reset with the rest
 	return nil
 }
 
@@ -75,6 +118,7 @@ func (s *memStore) DeleteBoard(_ context.Context, board string) error {
 			delete(s.removed, k)
 		}
 	}
+	s.deleteCorrections(board + "\x00")
 	for k := range s.ids {
 		if strings.HasPrefix(k, board+"\x00") {
 			delete(s.ids, k)
@@ -110,36 +154,27 @@ func (s *memStore) Standings(_ context.Context, q lb.StandingsQuery, fn func(lb.
 	s.mu.Lock()
 	agg := map[string]*lb.StoredStanding{}
 	var order []string
-	for i, sub := range s.subs {
-		if sub.Board != q.Board || (!q.From.IsZero() && sub.At.Before(q.From)) || (!q.To.IsZero() && !sub.At.Before(q.To)) {
-			continue
+	add := func(st lb.StoredStanding) {
+		if (!q.From.IsZero() && st.At.Before(q.From)) || (!q.To.IsZero() && !st.At.Before(q.To)) {
+			return
 		}
-		if n, ok := s.removed[removalKey(q.Board, q.Window, q.Period, sub.Member)]; ok && q.Window != "" && i < n {
-			continue // appended before the member's removal from the period
+		if cur, ok := agg[st.Member]; ok {
+			*cur = memFold(q, *cur, st)
+			return
 		}
-		if n, ok := s.removed[removalKey(q.Board, q.Window, q.Period, "")]; ok && q.Window != "" && i < n {
-			continue // appended before the period's reset
+		agg[st.Member] = &st
+		order = append(order, st.Member)
+	}
+	corrections := s.corrections(q)
+	for i := 0; i <= len(s.subs); i++ {
+		// A correction made when there were i submissions comes after
+		// them, before the next.
+		for _, c := range corrections[i] {
+			add(c)
 		}
-		if n, ok := s.removed[removalKey(q.Board, "", "", "")]; ok && i < n {
-			continue // appended before the board was deleted
-		}
-		cur, ok := agg[sub.Member]
-		if !ok {
-			agg[sub.Member] = &lb.StoredStanding{Member: sub.Member, Score: sub.Score, At: sub.At}
-			order = append(order, sub.Member)
-			continue
-		}
-		switch q.Policy {
-		case lb.Replace:
-			cur.Score, cur.At = sub.Score, sub.At
-		case lb.Accumulate:
-			cur.Score += sub.Score
-			cur.At = sub.At
-		default:
-			better := (q.Order == lb.HighestFirst && sub.Score > cur.Score) || (q.Order == lb.LowestFirst && sub.Score < cur.Score)
-			if better || (sub.Score == cur.Score && sub.At.Before(cur.At)) {
-				cur.Score, cur.At = sub.Score, sub.At
-			}
+		if i < len(s.subs) && s.counts(q, i) {
+			sub := s.subs[i]
+			add(lb.StoredStanding{Member: sub.Member, Score: sub.Score, At: sub.At})
 		}
 	}
 	out := make([]lb.StoredStanding, 0, len(order))
@@ -153,6 +188,63 @@ func (s *memStore) Standings(_ context.Context, q lb.StandingsQuery, fn func(lb.
 		}
 	}
 	return nil
+}
+
+// corrections returns the corrections of the period q names, by how many
+// submissions there were when each was made.
+func (s *memStore) corrections(q lb.StandingsQuery) map[int][]lb.StoredStanding {
+	out := map[int][]lb.StoredStanding{}
+	if q.Window == "" {
+		return out
+	}
+	for k, c := range s.corrected {
+		if strings.HasPrefix(k, removalKey(q.Board, q.Window, q.Period, "")) {
+			out[c.pos] = append(out[c.pos], c.StoredStanding)
+		}
+	}
+	return out
+}
+
+// counts reports whether submission i counts in q, time bounds aside.
+func (s *memStore) counts(q lb.StandingsQuery, i int) bool {
+	sub := s.subs[i]
+	if sub.Board != q.Board {
+		return false
+	}
+	if n, ok := s.removed[removalKey(q.Board, "", "", "")]; ok && i < n {
+		return false // appended before the board was deleted
+	}
+	if q.Window == "" {
+		return true
+	}
+	if n, ok := s.removed[removalKey(q.Board, q.Window, q.Period, sub.Member)]; ok && i < n {
+		return false // appended before the member's removal from the period
+	}
+	if n, ok := s.removed[removalKey(q.Board, q.Window, q.Period, "")]; ok && i < n {
+		return false // appended before the period's reset
+	}
+	if c, ok := s.corrected[removalKey(q.Board, q.Window, q.Period, sub.Member)]; ok && i < c.pos {
+		return false // appended before the member's correction, which stands for it
+	}
+	return true
+}
+
+// memFold combines a member's standing with its next submission (or
+// correction) by q's policy.
+func memFold(q lb.StandingsQuery, cur, next lb.StoredStanding) lb.StoredStanding {
+	switch q.Policy {
+	case lb.Replace:
+		return next
+	case lb.Accumulate:
+		cur.Score += next.Score
+		cur.At = next.At
+		return cur
+	}
+	better := (q.Order == lb.HighestFirst && next.Score > cur.Score) || (q.Order == lb.LowestFirst && next.Score < cur.Score)
+	if better || (next.Score == cur.Score && next.At.Before(cur.At)) {
+		return next
+	}
+	return cur
 }
 
 func (s *memStore) Seal(_ context.Context, board, window, period string, entries []lb.Entry) (bool, error) {
@@ -327,4 +419,52 @@ func TestDedupeWindow(t *testing.T) {
 	require.ErrorIs(t, err, lb.ErrInvalidArgument)
 	_, err = lb.New(b.Client, "x", lb.WithStore(nil))
 	require.ErrorIs(t, err, lb.ErrInvalidArgument)
+}
+
+// TestMemStoreCorrect: the in-memory store counts a correction as pgstore
+// does, in place of the member's earlier submissions in its period alone,
+// until a removal or reset drops it.
+func TestMemStoreCorrect(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	at := func(minute int) time.Time { return t0.Add(time.Duration(minute) * time.Minute) }
+	p := lb.SubmissionPeriod{Window: "alltime", Period: "alltime"}
+	q := lb.StandingsQuery{Board: "b", Policy: lb.Accumulate, Window: p.Window, Period: p.Period}
+	s := newMemStore()
+	scores := func(q lb.StandingsQuery) map[string]float64 {
+		got := map[string]float64{}
+		require.NoError(t, s.Standings(ctx, q, func(st lb.StoredStanding) error {
+			got[st.Member] = st.Score
+			return nil
+		}))
+		return got
+	}
+	add := func(member string, score float64, minute int) {
+		_, err := s.Append(ctx, lb.Submission{Board: "b", Member: member, Score: score, At: at(minute)})
+		require.NoError(t, err)
+	}
+	add("x", 5, 1)
+	add("y", 1, 2)
+	require.NoError(t, s.Correct(ctx, lb.Correction{Board: "b", Member: "x", Score: 2, At: at(3), Period: p}))
+	add("x", 4, 4)
+	require.Equal(t, map[string]float64{"x": 6, "y": 1}, scores(q))
+	plain := q
+	plain.Window, plain.Period = "", ""
+	require.Equal(t, map[string]float64{"x": 9, "y": 1}, scores(plain), "a plain range counts every submission")
+	keepBest := q
+	keepBest.Policy = lb.KeepBest
+	require.Equal(t, map[string]float64{"x": 4, "y": 1}, scores(keepBest))
+
+	require.NoError(t, s.Correct(ctx, lb.Correction{Board: "b", Member: "x", Score: 1, At: at(5), Period: p}))
+	require.Equal(t, map[string]float64{"x": 1, "y": 1}, scores(q), "a newer correction replaces the older")
+	require.NoError(t, s.Remove(ctx, lb.Removal{Board: "b", Members: []string{"x"}, Periods: []lb.SubmissionPeriod{p}}))
+	require.Equal(t, map[string]float64{"y": 1}, scores(q), "a removal drops the correction")
+	require.NoError(t, s.Correct(ctx, lb.Correction{Board: "b", Member: "y", Score: 8, At: at(6), Period: p}))
+	require.Equal(t, map[string]float64{"y": 8}, scores(q))
+	require.NoError(t, s.DeletePeriod(ctx, "b", p, at(7)))
+	add("y", 3, 8)
+	require.Equal(t, map[string]float64{"y": 3}, scores(q), "a reset drops the correction")
+	require.NoError(t, s.Correct(ctx, lb.Correction{Board: "b", Member: "y", Score: 8, At: at(9), Period: p}))
+	require.NoError(t, s.DeleteBoard(ctx, "b"))
+	require.Empty(t, scores(q), "DeleteBoard deletes the corrections")
 }

@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,4 +84,78 @@ func requireVerify(t *testing.T, board *leaderboard.Leaderboard, clean bool) {
 			require.Equal(t, []string{"q"}, r.Store.Differ)
 		}
 	}
+}
+
+// TestSetOnStore: a board's Set goes to the store first, so a Rebuild
+// keeps it, combined with the later submissions by the policy, and Verify
+// finds the kept standings, Redis and the log in agreement.
+func TestSetOnStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		for policy, want := range map[leaderboard.Policy]float64{leaderboard.KeepBest: 5, leaderboard.Replace: 1, leaderboard.Accumulate: 6} {
+			name := b.BoardName(t) + "-" + policy.String()
+			board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithPolicy(policy))
+			require.NoError(t, err)
+			for _, score := range []float64{7, 2} {
+				_, err = board.Submit(ctx, "q", score)
+				require.NoError(t, err)
+			}
+			_, err = board.Submit(ctx, "r", 3)
+			require.NoError(t, err)
+			require.NoError(t, board.Set(ctx, "q", 5)) // below KeepBest's 7: a correction holds anyway
+			_, err = board.Submit(ctx, "q", 1)
+			require.NoError(t, err)
+			requireVerify(t, board, true)
+
+			b.Wipe(t, name)
+			_, err = board.Rebuild(ctx)
+			require.NoError(t, err)
+			st, err := board.Rank(ctx, "q")
+			require.NoError(t, err)
+			require.Equal(t, want, st.Score, "%v", policy)
+			requireVerify(t, board, true)
+		}
+	})
+}
+
+// TestRemoveBetweenOnStore: RemoveBetween records each chunk's members in
+// the store before Redis removes them, so a Rebuild keeps them out (in
+// chunks of MaxN: more than one here), and the members' later submissions
+// count again.
+func TestRemoveBetweenOnStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily()))
+		require.NoError(t, err)
+		scores := map[string]float64{}
+		for i := range leaderboard.MaxN + 200 {
+			scores[fmt.Sprintf("cheat%04d", i)] = 1e6 + float64(i)
+		}
+		for i := range 50 {
+			scores[fmt.Sprintf("fair%02d", i)] = float64(i)
+		}
+		require.NoError(t, board.SubmitMany(ctx, scores))
+		n, err := board.RemoveBetween(ctx, 1e6, math.Inf(1))
+		require.NoError(t, err)
+		require.Equal(t, int64(leaderboard.MaxN+200), n)
+		_, err = board.Submit(ctx, "cheat0007", 12) // a fair score after the clean-up
+		require.NoError(t, err)
+
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		total, err := board.Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(51), total, "the fair members and the cheat's later score")
+		st, err := board.Rank(ctx, "cheat0007")
+		require.NoError(t, err)
+		require.Equal(t, 12.0, st.Score)
+		day, err := board.Count(ctx, leaderboard.In(leaderboard.Daily()))
+		require.NoError(t, err)
+		require.Equal(t, int64(leaderboard.MaxN+200+50), day, "RemoveBetween cleans one window: the daily board keeps them")
+		requireVerify(t, board, true)
+	})
 }

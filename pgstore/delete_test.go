@@ -11,7 +11,7 @@ import (
 
 // boardTables is every table with a board column.
 func boardTables(s *Store) []string {
-	return []string{s.tSubs, s.tKept, s.tKeptPeriods, s.tRemovals, s.tResets, s.tPeriods, s.tEntries}
+	return []string{s.tSubs, s.tKept, s.tKeptPeriods, s.tRemovals, s.tResets, s.tCorrections, s.tPeriods, s.tEntries}
 }
 
 // boardSnapshot is every row of board in every table, as text.
@@ -28,9 +28,9 @@ func boardSnapshot(t *testing.T, s *Store, board string) map[string][]string {
 	return out
 }
 
-// TestDeleteBoard: DeleteBoard leaves no row of the board in any table,
-// leaves other boards' rows as they were, and the board starts afresh: its
-// ids are free and its periods kept again.
+// TestDeleteBoard: DeleteBoard leaves no row of the board in any table
+// (corrections too), leaves other boards' rows as they were, and the board
+// starts afresh: its ids are free and its periods kept again.
 func TestDeleteBoard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -45,6 +45,8 @@ func TestDeleteBoard(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, s.Remove(ctx, leaderboard.Removal{Board: board, Members: []string{"b"}, At: t0,
 			Periods: []leaderboard.SubmissionPeriod{allTime}}))
+		require.NoError(t, s.Correct(ctx, leaderboard.Correction{Board: board, Member: "a", Score: 9, At: t0,
+			Policy: leaderboard.Accumulate, Period: allTime}))
 		_, err = s.Seal(ctx, board, "weekly", "2026-W48", []leaderboard.Entry{{Member: "a", Score: 3, Rank: 1}})
 		require.NoError(t, err)
 		require.NoError(t, s.DeletePeriod(ctx, board, leaderboard.SubmissionPeriod{Window: "weekly", Period: "2026-W48"}, t0))

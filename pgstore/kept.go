@@ -231,24 +231,33 @@ func (s *Store) appendOnce(ctx context.Context, sub leaderboard.Submission, ps [
 	return n == 1, missing, err
 }
 
-// createPeriods creates the rows of ps that are missing for board, each
-// complete when the board has no submission in the period yet, holding the
-// board's exclusive lock: no Append of the board runs meanwhile, so none
+// createPeriods creates the rows of ps that are missing for board, holding
+// the board's exclusive lock: no Append of the board runs meanwhile, so none
 // can slip a submission in unseen.
 func (s *Store) createPeriods(ctx context.Context, board string, policy leaderboard.Policy, order leaderboard.Order, ps []keptPeriod) error {
-	ws, pids, starts, ends := periodArrays(ps)
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", s.boardLockKey(board)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO `+s.tKeptPeriods+` (board, "window", period, policy, score_order, period_start, period_end, complete)
+		return s.insertPeriods(ctx, tx, board, policy, order, ps)
+	})
+}
+
+// insertPeriods creates the rows of ps that are missing for board, each
+// complete when the board has nothing in the period yet: no submission in
+// its bounds, and no correction of it (which counts as a submission, and
+// hides the member's earlier ones, whatever their time). The caller holds
+// the board's exclusive lock.
+func (s *Store) insertPeriods(ctx context.Context, tx pgx.Tx, board string, policy leaderboard.Policy, order leaderboard.Order, ps []keptPeriod) error {
+	ws, pids, starts, ends := periodArrays(ps)
+	_, err := tx.Exec(ctx, `INSERT INTO `+s.tKeptPeriods+` (board, "window", period, policy, score_order, period_start, period_end, complete)
 SELECT $1::text, l.w, l.p, $6::smallint, $7::smallint, l.ps, l.pe,
 	NOT EXISTS (SELECT 1 FROM `+s.tSubs+` WHERE board = $1 AND at >= l.ps AND at < l.pe)
+	AND NOT EXISTS (SELECT 1 FROM `+s.tCorrections+` c WHERE c.board = $1 AND c."window" = l.w AND c.period = l.p)
 FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS l (w, p, ps, pe)
 ORDER BY l.w
 ON CONFLICT DO NOTHING`, board, ws, pids, starts, ends, int16(policy), int16(order))
-		return err
-	})
+	return err
 }
 
 // retryable reports a failure that rolled the whole transaction back and
@@ -682,12 +691,13 @@ func wrapStandings(err error) error {
 }
 
 // Remove records that r.Members were removed from every period r.Periods
-// lists, and deletes their kept standings there, in one transaction that
-// holds the board's exclusive lock (no Append of the board runs meanwhile,
-// so every submission is either before the removal, in seq and in the kept
-// standings, or after it). From then on Standings of such a period, kept
-// or aggregated, counts only their submissions appended after the removal;
-// other periods and ranges are not affected. Bad input writes nothing.
+// lists, and deletes their kept standings and corrections there, in one
+// transaction that holds the board's exclusive lock (no Append of the board
+// runs meanwhile, so every submission is either before the removal, in seq
+// and in the kept standings, or after it). From then on Standings of such a
+// period, kept or aggregated, counts only their submissions appended after
+// the removal; other periods and ranges are not affected. Bad input writes
+// nothing.
 func (s *Store) Remove(ctx context.Context, r leaderboard.Removal) error {
 	if err := checkText("board", r.Board, leaderboard.ErrInvalidArgument); err != nil || r.Board == "" {
 		return fmt.Errorf("pgstore: remove: %w", errors.Join(err, emptyIf(r.Board == "", "board", leaderboard.ErrInvalidArgument)))
@@ -723,9 +733,14 @@ ON CONFLICT (board, "window", period, member) DO UPDATE SET seq = excluded.seq, 
 			r.Board, ws, pids, r.Members, s.tSubs, r.At); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM `+s.tKept+` st USING unnest($2::text[], $3::text[]) AS l (w, p)
-WHERE st.board = $1 AND st."window" = l.w AND st.period = l.p AND st.member = ANY($4::text[])`, r.Board, ws, pids, r.Members)
-		return err
+		// Their kept standings and corrections go with the rest.
+		for _, table := range []string{s.tKept, s.tCorrections} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` t USING unnest($2::text[], $3::text[]) AS l (w, p)
+WHERE t.board = $1 AND t."window" = l.w AND t.period = l.p AND t.member = ANY($4::text[])`, r.Board, ws, pids, r.Members); err != nil {
+				return fmt.Errorf("%s: %w", table, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: remove: %w", err)

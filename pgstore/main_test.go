@@ -104,7 +104,7 @@ func dropTables(tb testing.TB, s *Store) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := s.pool.Exec(ctx, "DROP TABLE IF EXISTS "+s.tEntries+", "+s.tPeriods+", "+s.tKept+", "+s.tKeptPeriods+", "+s.tRemovals+", "+s.tResets+", "+s.tSubs+", "+s.tMigrations+" CASCADE")
+	_, err := s.pool.Exec(ctx, "DROP TABLE IF EXISTS "+s.tEntries+", "+s.tPeriods+", "+s.tKept+", "+s.tKeptPeriods+", "+s.tRemovals+", "+s.tResets+", "+s.tCorrections+", "+s.tSubs+", "+s.tMigrations+" CASCADE")
 	if err != nil {
 		tb.Errorf("dropping the test tables: %v", err)
 	}

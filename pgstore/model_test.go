@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,6 +66,30 @@ func modelStandings(subs []leaderboard.Submission, board string, policy leaderbo
 		out[member] = leaderboard.StoredStanding{Member: member, Score: st.score, At: st.at}
 	}
 	return out
+}
+
+// The model of one period's log under Correct, Remove and DeletePeriod: a
+// period's Standings is modelStandings of its log, which these rewrite as
+// the store's rules say (other periods' logs are not touched).
+
+// modelCorrect is c applied to a period's log: the member's submissions so
+// far become one submission of the corrected score at the correction's
+// time (truncated, as stored), which later ones then combine with.
+func modelCorrect(log []leaderboard.Submission, c leaderboard.Correction) []leaderboard.Submission {
+	log = modelRemove(log, c.Board, c.Member)
+	score := c.Score
+	if score == 0 {
+		score = 0 // -0 is stored as 0
+	}
+	return append(log, leaderboard.Submission{Board: c.Board, Member: c.Member, Score: score, At: c.At.Truncate(time.Microsecond)})
+}
+
+// modelRemove is a removal of member from a period, applied to its log;
+// an empty member is a reset of the period.
+func modelRemove(log []leaderboard.Submission, board, member string) []leaderboard.Submission {
+	return slices.DeleteFunc(slices.Clone(log), func(s leaderboard.Submission) bool {
+		return s.Board == board && (member == "" || s.Member == member)
+	})
 }
 
 func TestStandingsMatchModel(t *testing.T) {

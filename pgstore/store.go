@@ -19,6 +19,8 @@
 //	leaderboard_standings          each kept period's standings, one row a member
 //	leaderboard_standing_periods   the periods kept, and whether completely
 //	leaderboard_removals           each member's last removal from a period
+//	leaderboard_resets             each period's last reset
+//	leaderboard_corrections        each member's last correction in a period
 //	leaderboard_sealed_periods     the closed periods sealed, one row each
 //	leaderboard_sealed_entries     their final standings
 //	leaderboard_schema_migrations  the migrations applied
@@ -36,16 +38,16 @@
 // from the period's first submission on, with every submission in it
 // since, under one policy, order and pair of bounds. A period whose first
 // kept submission finds earlier ones (appended before migration 2, or
-// without Periods) starts incomplete; a later submission in the period
-// that does not list it (no Periods, another policy or order, other
-// bounds, a window Redis had closed), or an Accumulate total of 2^1022 or
-// more, makes it incomplete for good. Standings of an incomplete period
-// aggregates, as for any other range, so answers never change, only their
-// cost. Completeness is decided under an advisory lock per board: every
+// without Periods), or a correction of the period, starts incomplete; a
+// later submission in the period that does not list it (no Periods,
+// another policy or order, other bounds, a window Redis had closed), or an
+// Accumulate total of 2^1022 or more, makes it incomplete for good.
+// Standings of an incomplete period aggregates, as for any other range, so
+// answers never change, only their cost. Completeness is decided under an advisory lock per board: every
 // Append holds it shared, the creation of a period's row exclusively, so
 // the row's first check sees every submission before it and every Append
-// after it sees the row. Remove, Retract, DeleteBoard and CheckStandings
-// with repair hold it exclusively too.
+// after it sees the row. Remove, Correct, Retract, DeleteBoard,
+// DeletePeriod and CheckStandings with repair hold it exclusively too.
 //
 // Replace keeps a member's last submission and Accumulate its last time,
 // by seq, the log's order. Appends of one member run one after the other
@@ -64,8 +66,9 @@
 // Remover (Remove), a Retractor (Retract: a submission Redis refused is
 // taken back, kept standings recomputed), an IDKeeper (IDReceived,
 // IDsSince), a BoardDeleter (DeleteBoard), a PeriodDeleter (DeletePeriod:
-// Reset) and a StandingsChecker
-// (CheckStandings: kept standings against the log, and their repair).
+// Reset), a Corrector (Correct: Set, an operator's correction of a
+// member's standing in a period) and a StandingsChecker (CheckStandings:
+// kept standings against the log, and their repair).
 //
 // # Values
 //
@@ -132,6 +135,7 @@ type Store struct {
 	tKeptPeriods string
 	tRemovals    string
 	tResets      string
+	tCorrections string
 	tPeriods     string
 	tEntries     string
 	tMigrations  string
@@ -149,6 +153,7 @@ var (
 	_ leaderboard.IDKeeper         = (*Store)(nil)
 	_ leaderboard.BoardDeleter     = (*Store)(nil)
 	_ leaderboard.PeriodDeleter    = (*Store)(nil)
+	_ leaderboard.Corrector        = (*Store)(nil)
 	_ leaderboard.StandingsChecker = (*Store)(nil)
 )
 
@@ -178,6 +183,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		tKeptPeriods: c.prefix + "standing_periods",
 		tRemovals:    c.prefix + "removals",
 		tResets:      c.prefix + "resets",
+		tCorrections: c.prefix + "corrections",
 		tPeriods:     c.prefix + "sealed_periods",
 		tEntries:     c.prefix + "sealed_entries",
 		tMigrations:  c.prefix + "schema_migrations",
@@ -435,6 +441,12 @@ SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, a
 // The bounds are compared with the stored, microsecond times exactly (a
 // bound with a fraction of a microsecond is rounded up).
 //
+// A query naming a period counts what was recorded of that period too: a
+// member's submissions before its last removal (Remove), and the period's
+// before its last reset (DeletePeriod), do not count; a member's last
+// correction (Correct) counts as one submission, in append order, that
+// replaces the member's submissions appended before it.
+//
 // Accumulate sums overflowing float64 (which Redis refused, so they are in
 // the store but not on the board) are never kept, and make PostgreSQL's
 // sum fail; Standings then adds the scores in Go instead, with IEEE
@@ -545,29 +557,61 @@ func (s *Store) accumulateInGo(ctx context.Context, from string, args []any, fn 
 }
 
 // standingsFrom is the FROM and WHERE clauses of q, with their arguments:
-// the board and the time bounds.
+// the board, the time bounds, and the window and period q names. The rows
+// have the columns seq, member, score and at; a caller may add conditions
+// on them with AND.
 func (s *Store) standingsFrom(q leaderboard.StandingsQuery) (string, []any, error) {
-	where := "board = $1"
 	args := []any{q.Board}
+	var where []string
 	if !q.From.IsZero() {
 		args = append(args, ceilMicro(q.From))
-		where += fmt.Sprintf(" AND at >= $%d", len(args))
+		where = append(where, fmt.Sprintf("at >= $%d", len(args)))
 	}
 	if !q.To.IsZero() {
 		args = append(args, ceilMicro(q.To))
-		where += fmt.Sprintf(" AND at < $%d", len(args))
+		where = append(where, fmt.Sprintf("at < $%d", len(args)))
 	}
-	if q.Window != "" && q.Period != "" {
-		// A member's submissions before its last removal from the period
-		// do not count.
-		args = append(args, q.Window, q.Period)
-		where += fmt.Sprintf(` AND NOT EXISTS (SELECT 1 FROM %s r WHERE r.board = $1 AND r."window" = $%d AND r.period = $%d
-	AND r.member = %s.member AND r.seq > %s.seq)`, s.tRemovals, len(args)-1, len(args), s.tSubs, s.tSubs)
-		// Nor do the period's submissions before its last reset.
-		where += fmt.Sprintf(` AND NOT EXISTS (SELECT 1 FROM %s x WHERE x.board = $1 AND x."window" = $%d AND x.period = $%d
-	AND x.seq > %s.seq)`, s.tResets, len(args)-1, len(args), s.tSubs)
+	if q.Window == "" || q.Period == "" {
+		return "FROM " + s.tSubs + " WHERE " + strings.Join(append([]string{"board = $1"}, where...), " AND "), args, nil
 	}
-	return "FROM " + s.tSubs + " WHERE " + where, args, nil
+	args = append(args, q.Window, q.Period)
+	if len(where) == 0 {
+		where = []string{"true"}
+	}
+	// The bounds apply to a correction's time as to a submission's: it
+	// counts as a submission at that time. PostgreSQL pushes them down into
+	// both branches of periodRows' UNION ALL, so the (board, at) index still
+	// serves them.
+	return "FROM (" + s.periodRows(len(args)-1, len(args)) + ") t WHERE " + strings.Join(where, " AND "), args, nil
+}
+
+// periodRows is the rows that count in the window period named by
+// parameters $w and $p of board $1: the submissions, and the corrections
+// as submissions at their own seq, less what a member's last removal from
+// the period, the period's last reset, or (for a submission) the member's
+// correction came after.
+func (s *Store) periodRows(w, p int) string {
+	// Board, window and period of table alias a, as parameters.
+	of := func(a string) string {
+		return fmt.Sprintf(`%[1]s.board = $1 AND %[1]s."window" = $%[2]d AND %[1]s.period = $%[3]d`, a, w, p)
+	}
+	// Row l is not dropped by what the table (alias a) records after it:
+	// seq compares the order of appends, corrections, removals and resets,
+	// all numbered from one sequence.
+	notAfter := func(table, a string, member bool) string {
+		cond := fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM %s %s WHERE %s AND %[2]s.seq > l.seq`, table, a, of(a))
+		if member {
+			cond += fmt.Sprintf(` AND %s.member = l.member`, a)
+		}
+		return cond + ")"
+	}
+	dropped := notAfter(s.tRemovals, "r", true) + "\n\tAND " + notAfter(s.tResets, "x", false)
+	return `SELECT l.seq, l.member, l.score, l.at FROM ` + s.tSubs + ` l
+	WHERE l.board = $1 AND ` + dropped + `
+	AND ` + notAfter(s.tCorrections, "c", true) + `
+UNION ALL
+SELECT l.seq, l.member, l.score, l.corrected_at FROM ` + s.tCorrections + ` l
+	WHERE ` + of("l") + ` AND ` + dropped
 }
 
 // standingsSQL is the query of q over from: the policy's aggregation, best

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -157,15 +159,31 @@ type aroundResponse struct {
 	Entries    []entry `json:"entries"`
 }
 
+// The reads of GET /api/v1/leaderboard, picked by the parameters given.
+const (
+	readTop         = "top"
+	readPage        = "page"
+	readAround      = "around"
+	readRange       = "range"
+	readBetween     = "between"
+	readCutoff      = "cutoff"
+	readAroundScore = "aroundScore"
+)
+
 // boardQuery is a parsed GET /api/v1/leaderboard.
 type boardQuery struct {
-	window leaderboard.Window
-	at     time.Time // zero: now
-	// One of three shapes: the top limit, a page, or a user's neighbours.
+	window     leaderboard.Window
+	at         time.Time // zero: now
+	read       string    // which read: the fields below that it takes are set
 	limit      int
 	page, size int
 	user       string
-	radius     int
+	radius     int // around's range, aroundScore's radius
+	from, to   int
+	lo, hi     float64 // ±Inf: an open end
+	n          int
+	percent    float64
+	score      float64
 }
 
 // opts are the SDK queries of q; every read takes the players' names.
@@ -178,8 +196,10 @@ func (q boardQuery) opts() []leaderboard.Query {
 }
 
 // handleBoard is GET /api/v1/leaderboard: ?limit= for the top, ?page=&size=
-// for a page, ?userId=&range= for a player and their neighbours; each with
-// ?window= and ?at=.
+// for a page, ?userId=&range= for a player and their neighbours, ?from=&to=
+// for positions, ?lo=&hi=&n= for a score bracket, ?percent= for a tier's
+// cutoff, ?score=&radius= for where a score would place; each with ?window=
+// and ?at=.
 func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
 	q, fe := s.parseBoardQuery(r.URL.Query())
 	if fe != nil {
@@ -189,12 +209,26 @@ func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.redisCtx(r)
 	defer cancel()
 	period := q.window.Period(s.at(q)).ID
-	if q.user != "" {
+	switch q.read {
+	case readAround:
 		s.around(ctx, w, r, q, period)
-		return
+	case readRange:
+		s.positions(ctx, w, r, q, period)
+	case readBetween:
+		s.between(ctx, w, r, q, period)
+	case readCutoff:
+		s.cutoff(ctx, w, r, q, period)
+	case readAroundScore:
+		s.aroundScore(ctx, w, r, q, period)
+	default:
+		s.top(ctx, w, r, q, period)
 	}
+}
+
+// top answers ?limit= and ?page=&size=.
+func (s *server) top(ctx context.Context, w http.ResponseWriter, r *http.Request, q boardQuery, period string) {
 	number, size := q.page, q.size
-	if q.limit > 0 {
+	if q.read == readTop {
 		// The top n is page 1 of size n; Page reads the total with the
 		// entries in one round trip, so they agree.
 		number, size = 1, q.limit
@@ -205,7 +239,7 @@ func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := boardResponse{Window: q.window.Name(), Period: period, Entries: entries(p.Entries), Total: p.Total}
-	if q.limit == 0 {
+	if q.read == readPage {
 		out.Page, out.Size = number, size
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -239,15 +273,55 @@ func (s *server) at(q boardQuery) time.Time {
 	return q.at
 }
 
-var boardParams = map[string]bool{"window": true, "at": true, "limit": true, "page": true, "size": true, "userId": true, "range": true}
+// boardShape is one read of GET /api/v1/leaderboard: any of its lead
+// parameters picks it; its other parameters come only with a lead one.
+type boardShape struct {
+	read  string
+	lead  []string
+	also  []string
+	named string // the lead parameters, as errors name them
+	parse func(v url.Values, q *boardQuery) *fieldError
+}
 
+// boardShapes are tried in order; the top, the last, is also the read of
+// a query with no lead parameter at all.
+var boardShapes = []boardShape{
+	{readAround, []string{"userId"}, []string{"range"}, "userId", parseAround},
+	{readPage, []string{"page", "size"}, nil, "page and size", parsePage},
+	{readRange, []string{"from", "to"}, nil, "from and to", parseRange},
+	{readBetween, []string{"lo", "hi"}, []string{"n"}, "lo or hi", parseBetween},
+	{readCutoff, []string{"percent"}, nil, "percent", parseCutoff},
+	{readAroundScore, []string{"score"}, []string{"radius"}, "score", parseAroundScore},
+	{readTop, []string{"limit"}, nil, "limit", parseTop},
+}
+
+// shapeOf is the shape a parameter belongs to, and whether it leads it;
+// nil for window, at and unknown parameters.
+func shapeOf(k string) (*boardShape, bool) {
+	for i := range boardShapes {
+		sh := &boardShapes[i]
+		if slices.Contains(sh.lead, k) {
+			return sh, true
+		}
+		if slices.Contains(sh.also, k) {
+			return sh, false
+		}
+	}
+	return nil, false
+}
+
+// parseBoardQuery picks the read from the parameters given, refuses any
+// parameter of another read, then parses the read's own. Parameters are
+// looked at in sorted order, so that a query with several faults always
+// gets the same error.
 func (s *server) parseBoardQuery(v url.Values) (boardQuery, *fieldError) {
 	q := boardQuery{}
-	for k, vs := range v {
-		if !boardParams[k] {
+	keys := slices.Sorted(maps.Keys(v))
+	for _, k := range keys {
+		if sh, _ := shapeOf(k); sh == nil && k != "window" && k != "at" {
 			return q, badField(k, "unknown parameter %q", k)
 		}
-		if len(vs) > 1 {
+		if len(v[k]) > 1 {
 			return q, badField(k, "%s given more than once", k)
 		}
 	}
@@ -255,37 +329,47 @@ func (s *server) parseBoardQuery(v url.Values) (boardQuery, *fieldError) {
 	if q.window, q.at, fe = s.parseWindow(v); fe != nil {
 		return q, fe
 	}
-	has := func(k string) bool { _, ok := v[k]; return ok }
-	switch {
-	case has("userId"):
-		for _, k := range []string{"limit", "page", "size"} {
-			if has(k) {
-				return q, badField(k, "%s cannot be combined with userId", k)
-			}
+	picked := &boardShapes[len(boardShapes)-1]
+	for i := range boardShapes {
+		if slices.ContainsFunc(boardShapes[i].lead, v.Has) {
+			picked = &boardShapes[i]
+			break
 		}
-		if fe := checkUserID(v.Get("userId")); fe != nil {
-			return q, fe
-		}
-		q.user = v.Get("userId")
-		q.radius, fe = intParam(v, "range", 5, 0, maxRange)
-	case has("page") || has("size"):
-		if has("limit") {
-			return q, badField("limit", "limit cannot be combined with page and size")
-		}
-		if has("range") {
-			return q, badField("range", "range needs userId")
-		}
-		if q.page, fe = intParam(v, "page", 1, 1, math.MaxInt32); fe != nil {
-			return q, fe
-		}
-		q.size, fe = intParam(v, "size", 25, 1, maxLimit)
-	default:
-		if has("range") {
-			return q, badField("range", "range needs userId")
-		}
-		q.limit, fe = intParam(v, "limit", 10, 1, maxLimit)
 	}
-	return q, fe
+	for _, k := range keys {
+		sh, lead := shapeOf(k)
+		switch {
+		case sh == nil || sh == picked:
+		case !lead:
+			return q, badField(k, "%s needs %s", k, sh.named)
+		default:
+			return q, badField(k, "%s cannot be combined with %s", k, picked.named)
+		}
+	}
+	q.read = picked.read
+	return q, picked.parse(v, &q)
+}
+
+func parseTop(v url.Values, q *boardQuery) (fe *fieldError) {
+	q.limit, fe = intParam(v, "limit", 10, 1, maxLimit)
+	return fe
+}
+
+func parsePage(v url.Values, q *boardQuery) (fe *fieldError) {
+	if q.page, fe = intParam(v, "page", 1, 1, math.MaxInt32); fe != nil {
+		return fe
+	}
+	q.size, fe = intParam(v, "size", 25, 1, maxLimit)
+	return fe
+}
+
+func parseAround(v url.Values, q *boardQuery) (fe *fieldError) {
+	if fe := checkUserID(v.Get("userId")); fe != nil {
+		return fe
+	}
+	q.user = v.Get("userId")
+	q.radius, fe = intParam(v, "range", 5, 0, maxRange)
+	return fe
 }
 
 // parseWindow reads ?window= (default alltime) and ?at=, a date

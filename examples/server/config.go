@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/skiprank/leaderboard"
 )
 
 // config is everything the service reads at start. Each setting is a flag
@@ -45,6 +47,10 @@ const (
 	maxLimit    = 100     // top-n and page size on the public read API
 	maxRange    = 50      // neighbours on each side for ?userId=&range=
 	minKeyBytes = 32      // shortest signing secret accepted
+
+	// The position and score reads take as much as the SDK takes.
+	maxSpan        = leaderboard.MaxN      // entries of ?from=&to= and of ?lo=&hi=&n=
+	maxScoreRadius = leaderboard.MaxRadius // entries each side of ?score=&radius=
 
 	// Bounds of the rate limit's settings: the bucket's script computes
 	// waits and expiries in milliseconds from them, which must stay

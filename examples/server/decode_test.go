@@ -60,14 +60,19 @@ func FuzzDecodeSubmit(f *testing.F) {
 }
 
 // FuzzReadQueries sends any query string to the read endpoints on
-// miniredis: every answer is JSON with a status the README lists for a
-// read (200, 400, 404, 410), never a 5xx or a panic.
+// miniredis (every read of the board: top, page, around, range, between,
+// cutoff, aroundScore): every answer is JSON with a status the README lists
+// for a read (200, 400, 404, 410), never a 5xx or a panic.
 func FuzzReadQueries(f *testing.F) {
 	for _, s := range []string{
 		"", "limit=10", "window=weekly&page=3&size=25", "userId=p1&range=5",
 		"at=2026-11-23", "at=0000-01-01", "at=9999-12-31T23:59:59Z", "at=0001-01-01T00:00:00+23:59",
 		"window=monthly&at=1970-01-01", "page=2147483647&size=100", "userId=%00", "range=-1",
 		"limit=1e3", "at=2026-02-30", "userId=a&at=2026-01-01&window=daily",
+		"from=1&to=1000", "from=2147483647&to=2147483647", "from=3&to=2", "to=9223372036854775807&from=1",
+		"lo=&hi=", "lo=-inf&hi=%2Binf&n=1000", "lo=NaN", "hi=1e400", "lo=1e-400", "lo=0x1p3&hi=inf", "lo=5&hi=4", "n=3",
+		"percent=100", "percent=1e-300", "percent=0", "percent=Inf", "window=daily&at=2020-01-01&percent=5",
+		"score=1e308&radius=500", "score=-1e308", "score=NaN", "score=5&radius=501", "radius=1", "score=1&percent=1",
 	} {
 		f.Add(s)
 	}

@@ -167,6 +167,10 @@ func endpoints() map[string]func() *http.Request {
 		"top":          get("/api/v1/leaderboard?limit=5"),
 		"page":         get("/api/v1/leaderboard?page=2&size=5"),
 		"around":       get("/api/v1/leaderboard?userId=a"),
+		"range":        get("/api/v1/leaderboard?from=1&to=5"),
+		"between":      get("/api/v1/leaderboard?lo=1&hi=5"),
+		"cutoff":       get("/api/v1/leaderboard?percent=10"),
+		"aroundScore":  get("/api/v1/leaderboard?score=5"),
 		"distribution": get("/api/v1/distribution?window=daily"),
 		"healthz":      get("/healthz"),
 	}
@@ -236,7 +240,7 @@ func TestClientClosedRequest(t *testing.T) {
 	text := serve(p.h, httptest.NewRequest(http.MethodGet, "/metrics", nil)).Body.String()
 	for _, want := range []string{
 		`leaderboard_http_requests_total{code="499",method="POST",route="POST /api/v1/scores"} 1`,
-		`leaderboard_http_requests_total{code="499",method="GET",route="GET /api/v1/leaderboard"} 3`,
+		`leaderboard_http_requests_total{code="499",method="GET",route="GET /api/v1/leaderboard"} 7`,
 		`leaderboard_submits_total{outcome="cancelled"} 1`,
 		`leaderboard_submits_total{outcome="error"} 0`,
 	} {
