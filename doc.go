@@ -8,10 +8,12 @@
 //
 // # Round trips and atomicity
 //
-// On an unsharded board, Submit, SubmitMany, Remove, SetData, Reset, Delete
-// and every read (Top, Rank, Ranks, Around, Page, Range, Among, Cutoff,
-// Count, Periods) cost one round trip to Redis: one Do or one DoMulti on
-// the rueidis client you pass in. A script costs one more
+// On an unsharded board, Submit, SubmitMany, Set, Remove, SetData, Reset,
+// Delete and every read (Top, Rank, Ranks, Around, Page, Range, Among,
+// Cutoff, Between, CountBetween, AroundScore, Count, Periods) cost one round
+// trip to Redis: one Do or one DoMulti on the rueidis client you pass in;
+// All one a chunk of up to MaxN entries, RemoveBetween one a chunk of up to
+// MaxN members (two with a store that records removals). A script costs one more
 // the first time it runs on a Redis that has not loaded it (rueidis sends
 // EVALSHA, then EVAL on NOSCRIPT). A sharded board (WithShards) spends up to
 // two, more only where its doc comment says (on a Cluster: a Submit that
@@ -33,7 +35,8 @@
 // (Rank, Ranks, Page, Range) read them in one transaction, or in one script
 // where the read needs what it reads first: under Competition ranks, and
 // with IncludeData for Top, Page and Range (the data of exactly the members
-// read); Cutoff is one script (the count gives its position). So a rank
+// read); Cutoff, Between, AroundScore and each chunk of All are one script
+// (a count, or the last entry a walk yielded, gives the position). So a rank
 // and a total always come from the same moment. Around reads the member's rank and the slice around it in one
 // script, never rank-then-range. A sharded board's operations are atomic
 // per step; see WithShards.
@@ -58,7 +61,8 @@
 // scripts live in internal/scripts, each behind a typed Go builder; every
 // script's arguments open with one header that common.lua reads in one
 // place. Replies are decoded in reply.go. With a store (WithStore), Submit,
-// SubmitMany and Remove write the store first and Redis second; a Redis
+// SubmitMany, Set, Remove, RemoveBetween, Reset and Delete write the store
+// first and Redis second; a Redis
 // refusal retracts what the store took, any other Redis failure returns
 // ErrPending. Rebuild (rebuild.go, pipeline.go), Verify (verify.go) and
 // Seal (seal.go) read the store back.
@@ -96,8 +100,8 @@
 // compared as bytes, in the board's direction: on a HighestFirst board the
 // name that sorts LAST ranks first ("bob" above "alice"), which is the order
 // of ZREVRANGE; on a LowestFirst board the name that sorts first ranks first.
-// Every read (Top, Page, Around, Rank, Among) follows this order, so pages
-// never skip or repeat a member. Under Competition ranks, equal scores share a
+// Every read (Top, Page, Range, Around, Rank, Among, Between, AroundScore,
+// All) follows this order, so pages never skip or repeat a member. Under Competition ranks, equal scores share a
 // rank whatever their order.
 //
 // # Requirements

@@ -3,6 +3,7 @@ package leaderboard_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -389,4 +390,117 @@ func ExampleLeaderboard_Delete() {
 	// 2026-12-31: 2 players
 	// 2026-12-30: 1 players
 	// after Delete: 0
+}
+
+// A bracket by score: everyone between 1,000 and 1,999 points, with their
+// ranks on the whole board, and how many there are.
+func ExampleLeaderboard_Between() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "ladder")
+	board.SubmitMany(ctx, map[string]float64{"ana": 2400, "ben": 1999, "cai": 1500, "dee": 1000, "eve": 999, "fay": 1500})
+
+	silver, _ := board.Between(ctx, 1000, 1999, 10)
+	for _, e := range silver {
+		fmt.Println(e.Rank, e.Member, e.Score)
+	}
+	n, _ := board.CountBetween(ctx, 1000, 1999)
+	fmt.Println("in the silver bracket:", n)
+	// Output:
+	// 2 ben 1999
+	// 3 fay 1500
+	// 4 cai 1500
+	// 5 dee 1000
+	// in the silver bracket: 4
+}
+
+// Where would 8,500 place? The place, and the entries either side of it,
+// without submitting anything.
+func ExampleLeaderboard_AroundScore() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arcade")
+	board.SubmitMany(ctx, map[string]float64{"ana": 9900, "ben": 9000, "cai": 8600, "dee": 8500, "eve": 7000})
+
+	place, near, _ := board.AroundScore(ctx, 8500, 1)
+	fmt.Println("8500 would place", place)
+	for _, e := range near {
+		fmt.Println(e.Rank, e.Member, e.Score)
+	}
+	// Output:
+	// 8500 would place 4
+	// 3 cai 8600
+	// 4 dee 8500
+}
+
+// An operator corrects a total on an Accumulate board: Set makes it exactly
+// the value given; later submissions add to it as before.
+func ExampleLeaderboard_Set() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "kills", lb.WithPolicy(lb.Accumulate))
+	board.Submit(ctx, "ana", 40)
+	board.Submit(ctx, "ana", 900) // a duplicated event counted by mistake
+
+	board.Set(ctx, "ana", 40)
+	res, _ := board.Submit(ctx, "ana", 2)
+	fmt.Println("ana:", res.Score)
+	// Output:
+	// ana: 42
+}
+
+// Cheater clean-up: every score above what the game allows leaves the
+// current period, in chunks that never stall Redis.
+func ExampleLeaderboard_RemoveBetween() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "sprint")
+	board.SubmitMany(ctx, map[string]float64{"ana": 980, "ben": 1e9, "cai": 870, "dee": 5e6})
+
+	removed, _ := board.RemoveBetween(ctx, 1000, math.Inf(1))
+	top, _ := board.Top(ctx, 10)
+	fmt.Println("removed:", removed)
+	for _, e := range top {
+		fmt.Println(e.Rank, e.Member, e.Score)
+	}
+	// Output:
+	// removed: 2
+	// 1 ana 980
+	// 2 cai 870
+}
+
+// A season-end export: All walks the whole board best first, a chunk of up
+// to MaxN entries a round trip, in constant memory, while players go on
+// submitting.
+func ExampleLeaderboard_All() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "season-7")
+	scores := map[string]float64{}
+	for i := range 2500 {
+		scores[fmt.Sprintf("p%04d", i)] = float64(i % 700)
+	}
+	board.SubmitMany(ctx, scores)
+
+	total, _ := board.Count(ctx)
+	var exported int64
+	for e, err := range board.All(ctx) {
+		if err != nil {
+			fmt.Println("export stopped:", err)
+			return
+		}
+		exported++ // write e to the rewards file here
+		if exported%1000 == 0 || exported == total {
+			fmt.Printf("exported %d/%d (%.0f%%), last #%d %s\n", exported, total, float64(exported)*100/float64(total), e.Rank, e.Member)
+		}
+	}
+	// Output:
+	// exported 1000/2500 (40%), last #1000 p0375
+	// exported 2000/2500 (80%), last #2000 p0125
+	// exported 2500/2500 (100%), last #2500 p0000
 }

@@ -288,12 +288,13 @@ type query struct {
 }
 
 // IncludeData makes a read (Top, Page, Range, Around, Among, Rank, Ranks,
-// Cutoff) fill each entry's Data with the member's data (see WithData),
-// read in the same round trip as the entries on an unsharded board: by the
-// script, or in the transaction, that reads them. On a sharded board the
-// data lives in the members' partitions: Rank, Ranks and Among read it in
-// their round trips; Top, Page, Range, Around and Cutoff read it in one
-// more, once they know their members, and read their entries in
+// Cutoff, Between, AroundScore, All) fill each entry's Data with the
+// member's data (see WithData), read in the same round trip as the entries
+// on an unsharded board: by the script, or in the transaction, that reads
+// them. On a sharded board the data lives in the members' partitions: Rank,
+// Ranks and Among read it in their round trips; Top, Page, Range, Around,
+// Cutoff, Between, AroundScore and each chunk of All read it in one more,
+// once they know their members, and read their entries in
 // one round trip then (on one node one script reads a page across the
 // shards; on a Cluster every shard's script gives an Around its slice):
 // two round trips in all. Three for a Top whose best shard has shrunk

@@ -12,7 +12,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +22,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -198,7 +202,73 @@ func (p program) show(ctx context.Context, board *leaderboard.Leaderboard, now t
 		fmt.Fprintf(p.stdout, "\nTop 3 of %d players, %s board %s\n", n, w.Name(), w.Period(now).ID)
 		table(p.stdout, top, "")
 	}
+	if err := p.showByScore(ctx, board); err != nil {
+		return err
+	}
+	return p.export(ctx, board)
+}
+
+// showByScore prints the reads by position and by score: the ranks under
+// the podium, a bracket, where a score would place, a reward tier.
+func (p program) showByScore(ctx context.Context, board *leaderboard.Leaderboard) error {
+	under, err := board.Range(ctx, 4, 8)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(p.stdout, "\nRanks 4 to 8, under the podium")
+	table(p.stdout, under, "")
+	bracket, err := board.Between(ctx, 8000, 8999, 5)
+	if err != nil {
+		return err
+	}
+	n, err := board.CountBetween(ctx, 8000, 8999)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p.stdout, "\nThe 8000-8999 bracket: %d players, the best 5\n", n)
+	table(p.stdout, bracket, "")
+	place, near, err := board.AroundScore(ctx, 9500, 1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p.stdout, "\nA run of 9500 would place %d, next to\n", place)
+	table(p.stdout, near, "")
+	tier, err := board.Cutoff(ctx, 10)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p.stdout, "\nThe best 10%%: %.0f or more (%s, rank %d)\n", tier.Score, tier.Member, tier.Rank)
 	return nil
+}
+
+// export walks the whole board as a season's end would, into CSV rows, with
+// a progress bar: All reads it in chunks, in constant memory.
+func (p program) export(ctx context.Context, board *leaderboard.Leaderboard) error {
+	total, err := board.Count(ctx)
+	if err != nil || total == 0 {
+		return err
+	}
+	var rows bytes.Buffer
+	out := csv.NewWriter(&rows)
+	fmt.Fprintln(p.stdout, "\nSeason-end export")
+	var done int64
+	for e, err := range board.All(ctx) {
+		if err != nil {
+			return fmt.Errorf("export after %d of %d rows: %w", done, total, err)
+		}
+		if err := out.Write([]string{strconv.FormatInt(e.Rank, 10), e.Member, strconv.FormatFloat(e.Score, 'f', -1, 64)}); err != nil {
+			return err
+		}
+		done++
+		if done*4%total < 4 { // each quarter, and the last row
+			const width = 20
+			bar := int(done * width / total)
+			fmt.Fprintf(p.stdout, "  [%s%s] %3d%% %d/%d\n", strings.Repeat("#", bar), strings.Repeat(".", width-bar), done*100/total, done, total)
+		}
+	}
+	out.Flush()
+	fmt.Fprintf(p.stdout, "  %d rows, %d bytes of CSV\n", done, rows.Len())
+	return out.Error()
 }
 
 // table prints entries right-aligned, marking the row of member mark.

@@ -100,7 +100,8 @@ func TestOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"embedded miniredis", "Submitted 400 runs", "Top 10, all time", "Page 2", "daily board", "weekly board"} {
+	for _, want := range []string{"embedded miniredis", "Submitted 400 runs", "Top 10, all time", "Page 2", "daily board", "weekly board",
+		"Ranks 4 to 8", "bracket", "would place", "The best 10%", "100% 78/78"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
