@@ -112,7 +112,7 @@ func newBackend(lb *Leaderboard) backend {
 func newSharded(lb *Leaderboard, bounds []float64) *shardedBackend {
 	sb := &shardedBackend{Leaderboard: lb, bounds: bounds, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
 		shards: lb.keys.Shards(bounds), parts: lb.keys.Partitions(), bestFirst: bestFirstOf(len(bounds)+1, lb.high()),
-		bestHolds: map[string]*atomic.Int64{}}
+		bestHolds: map[string]*atomic.Int64{}, seenCards: newSeenCards(lb)}
 	sb.scale, sb.boundArgs = formatBounds(lb, bounds)
 	for _, w := range lb.windows {
 		h := &atomic.Int64{}

@@ -296,12 +296,16 @@ type query struct {
 // Cutoff, Between, AroundScore and each chunk of All read it in one more,
 // once they know their members, and read their entries in
 // one round trip then (on one node one script reads a page across the
-// shards; on a Cluster every shard's script gives an Around its slice):
-// two round trips in all. Three for a Top whose best shard has shrunk
-// below n since the last Top looked, and on a Cluster for a Page or Range
-// past the best shard and a Cutoff (their entries need the shards' counts
-// first) and for an Around that finds a member in two shards while it
-// moves. Reads without it send the same commands as before, and cost
+// shards; on a Cluster every shard's script gives an Around its slice, and
+// a Page, Range or Cutoff reads its entries beside the shards' counts
+// where the counts the last read saw place them, with 32 positions more
+// on either side): two round trips in all. Three when such a hint misses:
+// a Top whose best shard held fewer than n + 32 members when last seen and
+// now holds fewer than n, and on a Cluster the first Page, Range or Cutoff
+// of a window in a process and one whose shards' counts moved by more than
+// 32 since the last read. An Around that finds a member in two shards
+// while it moves reads its slice again the two-step way: four round trips
+// or more. Reads without it send the same commands as before, and cost
 // nothing more.
 func IncludeData() Query {
 	return func(q *query) { q.data = true }
@@ -397,8 +401,14 @@ func nilWindow(w Window) bool {
 // Page one inside the best shard (under Competition ranks, the first page
 // only), else two; Around, Submit, SubmitMany and Remove two on a Cluster
 // and one on a single node (standalone or Sentinel), where one script
-// reaches every shard (and a write applies the whole call atomically). On a
-// Cluster, a SubmitMany on an Accumulate board with a tie-break whose
+// reaches every shard (and a write applies the whole call atomically). The
+// reads by score (Between, CountBetween, AroundScore) cost one: a shard
+// holds one range of scores, so they read the shards they span, one script
+// or ZCOUNT each, beside the counts of the better ones; Range reads as
+// Page, Cutoff as Page past the best shard (one on a single node, one
+// script); All one a chunk; Set as Submit; RemoveBetween reads a chunk's
+// members, then removes them as Remove. With IncludeData see IncludeData.
+// On a Cluster, a SubmitMany on an Accumulate board with a tie-break whose
 // members span several partitions takes three: see below.
 //
 // # Partitions

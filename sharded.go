@@ -89,6 +89,11 @@ type shardedBackend struct {
 	// after one served from it alone): whether they may read it alone. It
 	// decides round trips, never answers.
 	bestHolds map[string]*atomic.Int64
+	// seenCards is, per window name, every shard's count when a read of
+	// its period last counted them: where a Cluster read with IncludeData
+	// looks for its entries beside the counts (see hintedSlice). Like
+	// bestHolds it decides round trips, never answers.
+	seenCards map[string]*atomic.Pointer[[]int64]
 }
 
 // globalRank turns a rank inside shard s into a rank on the board: every
@@ -269,6 +274,7 @@ func (lb *shardedBackend) shardCardsWith(ctx context.Context, tg target, extra .
 	if len(res) > n {
 		more = res[n]
 	}
+	lb.seen(tg, cards)
 	return cards, sum(cards), more, nil
 }
 
@@ -655,8 +661,8 @@ func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 // top reads the best shard alone while it holds n or more members by the
 // count a Top or Page last saw (bestHolds), else every shard; with
 // IncludeData the entries' data from their partitions after, in one more
-// round trip (and, while the best shard's count is unknown, every shard's
-// first n at once).
+// round trip (and every shard's first n at once, unless the best shard
+// held hintMargin more than n when last seen).
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
 	es, err := lb.topEntries(ctx, tg, n)
 	if err == nil && tg.data {
@@ -669,6 +675,15 @@ func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, e
 // on a Cluster the shards' counts, then the entry from its shard; with
 // IncludeData its data after.
 func (lb *shardedBackend) cutoff(ctx context.Context, tg target, percent float64) ([]Entry, error) {
+	if tg.data && lb.cluster {
+		es, _, err := lb.slice(ctx, tg, func(total int64) (int64, int64) {
+			if total == 0 {
+				return 0, 0
+			}
+			return cutoffPosition(total, percent) - 1, 1
+		})
+		return es, err
+	}
 	es, err := lb.cutoffEntry(ctx, tg, percent)
 	if err != nil {
 		return nil, err
@@ -722,10 +737,15 @@ func (lb *shardedBackend) topEntries(ctx context.Context, tg target, n int) ([]E
 	if hint == nil {
 		hint = &atomic.Int64{} // a window New did not list: read every shard
 	}
-	// With IncludeData the data take a round trip of their own: while the
-	// best shard's count is unknown, every shard's first n at once rather
-	// than the best shard alone at the risk of a second.
-	if h := hint.Load(); h >= int64(n) && !(tg.data && h == math.MaxInt64) {
+	// With IncludeData the data take a round trip of their own: the best
+	// shard alone only while it held hintMargin more than n when last
+	// seen, else every shard's first n at once rather than the best shard
+	// alone at the risk of a second.
+	need := int64(n)
+	if tg.data {
+		need += hintMargin
+	}
+	if h := hint.Load(); h >= need && !(tg.data && h == math.MaxInt64) {
 		res := lb.client.Do(ctx, lb.rangeCmd(lb.shardKey(lb.bestFirst[0], tg), 0, int64(n)-1))
 		es, err := lb.zEntries(&res)
 		if err != nil {
@@ -772,6 +792,10 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	if tg.data && !lb.cluster {
 		return lb.pageLocal(ctx, tg, start, size)
+	}
+	if tg.data {
+		es, total, err := lb.slice(ctx, tg, func(int64) (int64, int64) { return start, int64(size) })
+		return Page{Entries: es, Total: total}, err
 	}
 	p, err := lb.pageOf(ctx, tg, start, size)
 	if err == nil && tg.data {

@@ -1116,6 +1116,12 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 		{"Page daily", 2, func() error { _, err := board.Page(ctx, 1, 1000, daily); return err }},
 		{"Range", 2, func() error { _, err := board.Range(ctx, 4, 20); return err }},
 		{"Cutoff", 2, func() error { _, err := board.Cutoff(ctx, 30); return err }},
+		// With IncludeData the entries' data come from their partitions in
+		// a second round trip: on a Cluster the entries are read beside the
+		// counts where the counts the warm-up saw place them.
+		{"Page with data", 2, func() error { _, err := board.Page(ctx, 3, 4, lb.IncludeData()); return err }},
+		{"Range with data", 2, func() error { _, err := board.Range(ctx, 9, 20, lb.IncludeData()); return err }},
+		{"Cutoff with data", 2, func() error { _, err := board.Cutoff(ctx, 70, lb.IncludeData()); return err }},
 		{"Between", 1, func() error { _, err := board.Between(ctx, -1.5, 3, 10); return err }},
 		{"Between with data", 2, func() error { _, err := board.Between(ctx, -1.5, 3, 10, lb.IncludeData()); return err }},
 		{"CountBetween", 1, func() error { _, err := board.CountBetween(ctx, -1.5, 3); return err }},
@@ -2043,6 +2049,71 @@ func TestShardedBulk(t *testing.T) {
 				}
 				p.checkClean()
 			})
+		}
+	})
+}
+
+// TestShardedHintedReads: on a Cluster a Page, Range or Cutoff with
+// IncludeData reads its entries beside the shards' counts, where the last
+// counts place them. The answers are the unsharded board's whether the
+// hint holds (two round trips) or the counts moved by more than its margin
+// (three, the two-step way).
+func TestShardedHintedReads(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		plain, err := lb.New(b.Client, shardName(t, b), lb.WithPolicy(lb.Replace))
+		require.NoError(t, err)
+		sharded, err := lb.New(b.Client, shardName(t, b), lb.WithPolicy(lb.Replace), lb.WithShards(shardBounds...))
+		require.NoError(t, err)
+		both := func(fn func(*lb.Leaderboard) error) {
+			require.NoError(t, fn(plain))
+			require.NoError(t, fn(sharded))
+		}
+		fill := func(prefix string, n int, score func(i int) float64) {
+			both(func(board *lb.Leaderboard) error {
+				scores := map[string]float64{}
+				for i := range n {
+					scores[fmt.Sprintf("%s%03d", prefix, i)] = score(i)
+				}
+				return board.SubmitMany(ctx, scores)
+			})
+		}
+		fill("m", 300, func(i int) float64 { return float64(i%11) - 5 })
+		both(func(board *lb.Leaderboard) error { return board.SetData(ctx, "m007", "Seven") })
+		data := lb.IncludeData()
+		reads := []struct {
+			name string
+			call func(*lb.Leaderboard) (any, error)
+		}{
+			// Positions past the best shard, whether it holds 100 more or not.
+			{"Page(12, 20)", func(board *lb.Leaderboard) (any, error) { return board.Page(ctx, 12, 20, data) }},
+			{"Range(240, 270)", func(board *lb.Leaderboard) (any, error) { return board.Range(ctx, 240, 270, data) }},
+			{"Cutoff(50)", func(board *lb.Leaderboard) (any, error) { return board.Cutoff(ctx, 50, data) }},
+		}
+		check := func(when string, r int, wantCalls int64) {
+			want, err := reads[r].call(plain)
+			require.NoError(t, err)
+			before := b.Client.Calls()
+			got, err := reads[r].call(sharded)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s %s", when, reads[r].name)
+			if b.Name == "cluster" {
+				require.Equal(t, wantCalls, b.Client.Calls()-before, "%s %s round trips", when, reads[r].name)
+			}
+		}
+		// The first read has no counts to go by; every read's counts are
+		// the next one's hint.
+		check("without a hint", 0, 3)
+		for r := range reads {
+			check("with a hint", r, 2)
+			// 100 members more in the best shard, or 100 fewer.
+			if r%2 == 0 {
+				fill("new", 100, func(int) float64 { return 4.5 })
+			} else {
+				both(func(board *lb.Leaderboard) error { _, err := board.RemoveBetween(ctx, 4.5, 4.5); return err })
+			}
+			check("after the counts moved", r, 3)
+			check("with the new counts", r, 2)
 		}
 	})
 }
