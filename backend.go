@@ -33,9 +33,10 @@ type backend interface {
 
 	// top, rank, around and page read one period as Top, Rank, Around and
 	// Page describe, their arguments already checked; page reads count
-	// entries from the board position start (0-based) and the total, for
-	// Page and Range, which set Number and Size and name the operation in
-	// its errors.
+	// entries from the board position start (0-based) and, with total
+	// (Page; Range does not ask), the period's count, for Page and Range,
+	// which set Number and Size and name the operation in its errors. A
+	// backend may fill the count without being asked.
 	top(ctx context.Context, tg target, n int) ([]Entry, error)
 	rank(ctx context.Context, tg target, member string) (Standing, error)
 	// cutoff reads the entry Cutoff describes: none in an empty period.
@@ -43,7 +44,7 @@ type backend interface {
 	// ranks reads members' standings as Ranks describes.
 	ranks(ctx context.Context, tg target, members []string) ([]Standing, error)
 	around(ctx context.Context, tg target, member string, radius int) ([]Entry, error)
-	page(ctx context.Context, tg target, start int64, count int) (Page, error)
+	page(ctx context.Context, tg target, start int64, count int, total bool) (Page, error)
 	// between reads up to n entries within r, best first, ranked;
 	// countBetween counts them. aroundScore reads AroundScore's place and
 	// slice, given the score's stored bound toward the better end (edge).

@@ -75,6 +75,7 @@ type Leaderboard struct {
 	store        Store // nil: Redis alone
 	dedupe       time.Duration
 	skew         time.Duration
+	hot          *hotTop // WithHotTop; nil for none
 	// current holds, per window (in windows' order), the newest period
 	// resolved: nearly every call resolves the current period, which only
 	// changes at a reset, so the period, key and expiry are built once per
@@ -190,6 +191,9 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		dedupe:       c.dedupe,
 		skew:         c.skew,
 		current:      make([]atomic.Pointer[target], len(c.windows)),
+	}
+	if c.hotTop > 0 {
+		lb.hot = &hotTop{k: c.hotTop}
 	}
 	lb.be = newBackend(lb)
 	return lb, nil

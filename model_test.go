@@ -60,6 +60,8 @@ type modelCombo struct {
 	rankName   string
 	nextDay    bool
 	seed       uint64
+	// hot is WithHotTop's k; 0 for none.
+	hot int
 }
 
 func modelCombos() []modelCombo {
@@ -88,6 +90,9 @@ func modelCombos() []modelCombo {
 					// policy and order gets both variants.
 					nextDay: (pi+oi+ri)%2 == 1,
 					seed:    uint64(1000 + i),
+					// Half the combos keep a hot top of 5 (WithHotTop): every
+					// Top, Range and Page within it reads the mirror.
+					hot: 5 * (i % 2),
 				})
 			}
 		}
@@ -100,7 +105,11 @@ func (c modelCombo) name() string {
 	if c.nextDay {
 		day = "nextDay"
 	}
-	return c.policyName + "/" + c.orderName + "/" + c.rankName + "/" + day
+	name := c.policyName + "/" + c.orderName + "/" + c.rankName + "/" + day
+	if c.hot > 0 {
+		name += fmt.Sprintf("/hot%d", c.hot)
+	}
+	return name
 }
 
 // ---- the model ----
@@ -797,13 +806,17 @@ func (r *modelRun) checkAround(v modelView, where string, all []lb.Entry) {
 
 func newModelBoard(t *testing.T, b *testredis.Backend, c modelCombo, clock *testClock) *lb.Leaderboard {
 	t.Helper()
-	board, err := lb.New(b.Client, b.BoardName(t),
+	opts := []lb.Option{
 		lb.WithPolicy(c.policy),
 		lb.WithOrder(c.order),
 		lb.WithRanking(c.rank),
 		lb.WithWindows(lb.AllTime(), lb.Daily()),
 		lb.WithClock(clock.Now),
-	)
+	}
+	if c.hot > 0 {
+		opts = append(opts, lb.WithHotTop(c.hot))
+	}
+	board, err := lb.New(b.Client, b.BoardName(t), opts...)
 	require.NoError(t, err)
 	return board
 }

@@ -103,6 +103,7 @@ type config struct {
 	store        Store
 	dedupe       time.Duration
 	skew         time.Duration
+	hotTop       int // WithHotTop; 0 for none
 	errs         []error
 }
 
@@ -116,6 +117,43 @@ func defaultConfig() config {
 		prefix:  "lb",
 		dedupe:  24 * time.Hour,
 		skew:    time.Second,
+	}
+}
+
+// WithHotTop serves Top(n) for n <= k, and Range and Page within the
+// first k positions, from the client's memory through rueidis's
+// client-side caching (1 <= k <= MaxN, else ErrInvalidArgument in New).
+// Default: off.
+//
+// Each window period gets a mirror of its best k members, a small sorted
+// set beside it ("lb:{name}::top:weekly:2026-W49"), which those reads read
+// with DoCache: Redis invalidates the cached copy when the mirror changes,
+// and the mirror changes only when a write reaches the top k (a Submit
+// that does not sends what it sends without WithHotTop). A Submit that
+// reaches the top rewrites the mirror after its write, in the same round
+// trip when the board expects it to (by what this process last saw of the
+// mirror), else in one more; SubmitMany, Remove, RemoveBetween, Reset,
+// Delete and Rebuild delete the mirrors they may change, and the next read
+// builds them again (one transaction). A cached answer can trail a write
+// that another process, or this one, made a moment before: Redis
+// invalidates it after the write's reply, within milliseconds
+// (BENCHMARKS.md); a mirror a crashed process left behind a write expires
+// 10 seconds after its last rewrite, and no copy is kept longer: the
+// bound on how old a cached Top can be. Never rely on reading your own
+// write; Rank, Around and the other reads read the board itself.
+//
+// The client must track keys for the cache to serve (rueidis's default;
+// with DisableCache every read reaches Redis, still exact). Page still
+// reads the period's count from Redis (one ZCARD). Reads with IncludeData
+// read the board. Only unsharded boards have a hot top: with WithShards
+// New returns ErrInvalidArgument.
+func WithHotTop(k int) Option {
+	return func(c *config) {
+		if k < 1 || k > MaxN {
+			c.errs = append(c.errs, fmt.Errorf("WithHotTop(%d): want 1..%d", k, MaxN))
+			return
+		}
+		c.hotTop = k
 	}
 }
 
@@ -349,6 +387,9 @@ func (c *config) validate(client rueidis.Client, name string) error {
 	}
 	if err := c.validateShadow(); err != nil {
 		return bad("%v", err)
+	}
+	if c.hotTop > 0 && len(c.shards) > 0 {
+		return bad("WithHotTop is for unsharded boards; a sharded board cannot have it yet")
 	}
 	seen := make(map[string]bool, len(c.windows))
 	for _, w := range c.windows {

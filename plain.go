@@ -17,6 +17,13 @@ type plainBackend struct{ *Leaderboard }
 // top reads the first n entries of one sorted set: one ZRANGE, or with
 // IncludeData range.lua, which reads their data too.
 func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	if lb.hotServes(tg, 0, n) {
+		es, err := lb.hotEntries(ctx, tg)
+		if err != nil {
+			return nil, wrap("top", err)
+		}
+		return es[:min(n, len(es))], nil
+	}
 	if tg.data {
 		es, _, err := lb.rangeReply(scripts.PageCall(lb.readHeader(), tg.key, lb.keys.Data(), 0, n).Exec(ctx, lb.client), true)
 		return es, wrap("top", err)
@@ -145,7 +152,10 @@ func (lb *plainBackend) around(ctx context.Context, tg target, member string, ra
 // ZCARD, or range.lua under Competition ranks (the first entry's rank
 // counts the members strictly better than it, which only the server can do
 // in the same step) and with IncludeData (the data of the members read).
-func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int) (Page, error) {
+func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
+	if lb.hotServes(tg, start, size) {
+		return lb.hotPage(ctx, tg, start, size, total)
+	}
 	key := tg.key
 	p := Page{Entries: []Entry{}}
 	if lb.ranking == Competition || tg.data {
@@ -261,11 +271,20 @@ func (lb *plainBackend) count(ctx context.Context, tg target) (int64, error) {
 
 // submit writes a submission as a MULTI/EXEC of plain commands where
 // nothing needs to branch on what is stored (txSubmits), else as one script.
-func (lb *plainBackend) submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
+// With a hot top (WithHotTop) the windows whose mirrors the write is
+// expected to change are rewritten after it in the same round trip, the
+// others it turns out to reach in one more (see hot.go).
+func (lb *plainBackend) submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (dup bool, err error) {
+	hot := lb.hotExpected(live, sub)
 	if lb.txSubmits(sub) {
-		return false, lb.submitTx(ctx, sub, live, where, out)
+		err = lb.submitTx(ctx, sub, live, where, out, hot)
+	} else {
+		dup, err = lb.submitScript(ctx, sub, live, where, out, hot)
 	}
-	return lb.submitScript(ctx, sub, live, where, out)
+	if err != nil || lb.hot == nil || dup {
+		return dup, err
+	}
+	return false, wrap("submit", lb.hotFollow(ctx, live, where, out, hot))
 }
 
 // txSubmits reports whether sub can be a MULTI/EXEC of plain commands:
@@ -293,7 +312,7 @@ func (lb *plainBackend) txSubmits(sub submission) bool {
 }
 
 // submitTx runs a submission as one MULTI/EXEC; see txSubmits.
-func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult, hot []target) error {
 	member, score := sub.member, sub.stored // Submit has made -0 into 0
 	b := lb.client.B()
 	cmds := make(rueidis.Commands, 0, 2+txPerWindow*len(live))
@@ -323,7 +342,20 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 		cmds, extra = append(cmds, b.Hset().Key(lb.keys.Data()).FieldValue().FieldValue(member, sub.data).Build()), 1
 	}
 	cmds = append(cmds, b.Exec().Build())
-	replies, err := execResult(lb.client.DoMulti(ctx, cmds...))
+	var res []rueidis.RedisResult
+	if len(hot) == 0 {
+		res = lb.client.DoMulti(ctx, cmds...)
+	} else {
+		calls := make([]scripts.Call, len(cmds))
+		for i, cmd := range cmds {
+			calls[i] = scripts.Call{Cmd: func() rueidis.Completed { return cmd }}
+		}
+		var err error
+		if res, err = lb.withHot(ctx, calls, hot); err != nil {
+			return wrap("submit", err)
+		}
+	}
+	replies, err := execResult(res)
 	if err != nil {
 		return wrap("submit", err)
 	}
@@ -387,11 +419,21 @@ func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.Redis
 
 // submitScript runs a submission that must branch on what is stored (see
 // txSubmits and internal/scripts/submit.lua).
-func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
+func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, out []WindowResult, hot []target) (bool, error) {
 	member := sub.member
 	ks, expires := keysOf(live)
 	call := scripts.SubmitCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.Data(), lb.keys.IDs(), member, lb.scriptValue(sub.score), expires)
-	replies, err := call.Exec(ctx, lb.client).ToArray()
+	var res rueidis.RedisResult
+	if len(hot) == 0 {
+		res = call.Exec(ctx, lb.client)
+	} else {
+		rs, err := lb.withHot(ctx, []scripts.Call{call}, hot)
+		if err != nil {
+			return false, wrap("submit", err)
+		}
+		res = rs[0]
+	}
+	replies, err := res.ToArray()
 	if err != nil {
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, member))
 	}
@@ -416,7 +458,7 @@ func (lb *plainBackend) submitManyIncr(ctx context.Context, scores map[string]fl
 			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
 		}
 	}
-	cmds = append(cmds, b.Exec().Build())
+	cmds = append(append(cmds, lb.hotDrop(live)...), b.Exec().Build())
 	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
 	return wrap("submit many", err)
 }
@@ -430,7 +472,7 @@ func (lb *plainBackend) submitManyScript(ctx context.Context, scores map[string]
 	for m, s := range scores {
 		members, values = append(members, m), append(values, lb.scriptValue(s))
 	}
-	err := scripts.ManyCall(lb.writeHeader(slot, nil), ks, expires, members, values).Exec(ctx, lb.client).Error()
+	err := lb.execThenDrop(ctx, scripts.ManyCall(lb.writeHeader(slot, nil), ks, expires, members, values), live).Error()
 	return lb.scriptErr("submit many", err, "a total")
 }
 
@@ -472,7 +514,7 @@ func (lb *plainBackend) submitMany(ctx context.Context, scores map[string]float6
 			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
 		}
 	}
-	cmds = append(cmds, b.Exec().Build())
+	cmds = append(append(cmds, lb.hotDrop(live)...), b.Exec().Build())
 	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
 	return wrap("submit many", err)
 }
@@ -485,9 +527,24 @@ func (lb *plainBackend) remove(ctx context.Context, live []target, members []str
 	for _, tg := range live {
 		cmds = append(cmds, b.Zrem().Key(tg.key).Member(members...).Build())
 	}
-	cmds = append(cmds, b.Hdel().Key(lb.keys.Data()).Field(members...).Build(), b.Exec().Build())
-	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
+	cmds = append(append(cmds, b.Hdel().Key(lb.keys.Data()).Field(members...).Build()), lb.hotDrop(live)...)
+	_, err := execResult(lb.client.DoMulti(ctx, append(cmds, b.Exec().Build())...))
 	return wrap("remove", err)
+}
+
+// execThenDrop runs a write's script, then deletes the top mirrors of tgs
+// (WithHotTop) that it may have changed, in one round trip; again after a
+// script the server had to load, which ran after the first delete.
+func (lb *plainBackend) execThenDrop(ctx context.Context, call scripts.Call, tgs []target) rueidis.RedisResult {
+	drop := lb.hotDrop(tgs)
+	if len(drop) == 0 {
+		return call.Exec(ctx, lb.client)
+	}
+	res, again := scripts.ExecMultiAgain(ctx, lb.client, []scripts.Call{call, {Cmd: func() rueidis.Completed { return drop[0] }}})
+	if len(again) > 0 {
+		lb.client.Do(ctx, lb.hotDrop(tgs)[0])
+	}
+	return res[0]
 }
 
 func (lb *plainBackend) idSet(string) string { return lb.keys.IDs() }
@@ -563,6 +620,11 @@ func (lb *plainBackend) clear(ctx context.Context, tgs []target, board bool) err
 	}
 	if board {
 		ks = append(ks, lb.keys.IDs(), lb.keys.Data(), lb.keys.Marker())
+	}
+	if lb.hot != nil {
+		for _, tg := range tgs {
+			ks = append(ks, lb.hotKey(tg))
+		}
 	}
 	return lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
 }

@@ -26,7 +26,7 @@ func (lb *plainBackend) countBetween(ctx context.Context, tg target, r scoreRang
 
 // dropBetween removes one chunk of a score range with remove_between.lua.
 func (lb *plainBackend) dropBetween(ctx context.Context, tg target, r scoreRange, n int) (int64, bool, error) {
-	v, err := scripts.RemoveBetweenCall(lb.readHeader(), tg.key, r.storedLo, r.storedHi, n).Exec(ctx, lb.client).ToArray()
+	v, err := lb.execThenDrop(ctx, scripts.RemoveBetweenCall(lb.readHeader(), tg.key, r.storedLo, r.storedHi, n), []target{tg}).ToArray()
 	if err != nil {
 		return 0, false, err
 	}
@@ -43,7 +43,13 @@ func (lb *plainBackend) dropBetween(ctx context.Context, tg target, r scoreRange
 
 // evict removes members from one period, their data kept.
 func (lb *plainBackend) evict(ctx context.Context, tg target, members []string) error {
-	return lb.client.Do(ctx, lb.client.B().Zrem().Key(tg.key).Member(members...).Build()).Error()
+	cmds := append(rueidis.Commands{lb.client.B().Zrem().Key(tg.key).Member(members...).Build()}, lb.hotDrop([]target{tg})...)
+	for _, r := range lb.client.DoMulti(ctx, cmds...) {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // aroundScore reads AroundScore's place and slice with range.lua

@@ -13,7 +13,8 @@ import (
 // Top returns the best n entries (1 <= n <= MaxN) of the default window's
 // current period, or of the one the queries pick. One round trip; on a
 // sharded board two when it finds the best shard holding fewer than n
-// members where it last held n or more (see WithShards).
+// members where it last held n or more (see WithShards). With WithHotTop
+// and n <= k, from the client's memory while the top is unchanged.
 func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, error) {
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
@@ -84,7 +85,9 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 // page past the end has no entries and no error. One round trip; the entries
 // and the total are read atomically. On a sharded board one for a page
 // inside the best shard (under Competition ranks, the first page only),
-// else two (see WithShards).
+// else two (see WithShards). With WithHotTop a page within the first k
+// positions takes its entries from the client's memory (see WithHotTop)
+// and its total from Redis, not in one moment.
 func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (Page, error) {
 	if size < 1 || size > MaxN {
 		return Page{}, fmt.Errorf("%w: page size = %d, want 1..%d", ErrInvalidArgument, size, MaxN)
@@ -96,7 +99,7 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	if err != nil {
 		return Page{}, err
 	}
-	p, err := lb.be.page(ctx, tg, int64(number-1)*int64(size), size)
+	p, err := lb.be.page(ctx, tg, int64(number-1)*int64(size), size, true)
 	if err != nil {
 		return Page{}, wrap("page", err)
 	}
@@ -141,7 +144,9 @@ func cutoffPosition(total int64, percent float64) int64 {
 // (to-from+1), else ErrInvalidArgument. Past the end it returns what
 // exists, possibly none. It reads as Page does, one round trip, the
 // entries read atomically; on a sharded board one inside the best shard,
-// else two (see WithShards); with IncludeData see IncludeData.
+// else two (see WithShards); with IncludeData see IncludeData. With
+// WithHotTop, entries within the first k positions come from the client's
+// memory while the top is unchanged.
 func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([]Entry, error) {
 	if from < 1 || to < from || to-from >= MaxN {
 		return nil, fmt.Errorf("%w: range %d..%d, want 1 <= from <= to, at most %d entries", ErrInvalidArgument, from, to, MaxN)
@@ -150,7 +155,7 @@ func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([
 	if err != nil {
 		return nil, err
 	}
-	p, err := lb.be.page(ctx, tg, from-1, int(to-from+1))
+	p, err := lb.be.page(ctx, tg, from-1, int(to-from+1), false)
 	if err != nil {
 		return nil, wrap("range", err)
 	}

@@ -414,5 +414,10 @@ func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) error
 			return err
 		}
 	}
+	if lb.hot != nil {
+		// The period's top mirror (WithHotTop) goes with the old period;
+		// the next read builds it from the new one.
+		return lb.client.Do(ctx, b.Unlink().Key(lb.keys.HotOf(key)).Build()).Error()
+	}
 	return nil
 }

@@ -789,7 +789,7 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 // than its first entry, which takes its score.
 // With IncludeData, the entries' data from their partitions after, in one
 // more round trip; on one node the page is then one script (pageLocal).
-func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int) (Page, error) {
+func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int, _ bool) (Page, error) {
 	if tg.data && !lb.cluster {
 		return lb.pageLocal(ctx, tg, start, size)
 	}

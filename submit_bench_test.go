@@ -36,9 +36,11 @@ func BenchmarkSubmitPaths(b *testing.B) {
 	}
 	plain := board.be.(*plainBackend)
 	paths := map[string]func(context.Context, submission, []target, []int, []WindowResult) error{
-		"tx": plain.submitTx,
+		"tx": func(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
+			return plain.submitTx(ctx, sub, live, where, out, nil)
+		},
 		"script": func(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
-			_, err := plain.submitScript(ctx, sub, live, where, out)
+			_, err := plain.submitScript(ctx, sub, live, where, out, nil)
 			return err
 		},
 	}

@@ -465,10 +465,15 @@ type tieCombo struct {
 	rank   lb.RankMode
 	enc    tieEncoding
 	seed   uint64
+	hot    int // WithHotTop's k; 0 for none
 }
 
 func (c tieCombo) name() string {
-	return fmt.Sprintf("%v/%v/%s/%v/%s", c.policy, c.order, tieRuleName(c.later), c.rank, c.enc.name)
+	name := fmt.Sprintf("%v/%v/%s/%v/%s", c.policy, c.order, tieRuleName(c.later), c.rank, c.enc.name)
+	if c.hot > 0 {
+		name += fmt.Sprintf("/hot%d", c.hot)
+	}
+	return name
 }
 
 // tieCombos is every policy × order × rule × rank mode; each policy, order
@@ -484,6 +489,7 @@ func tieCombos() []tieCombo {
 						policy: p, order: o, later: later, rank: r,
 						enc:  tieEncodings[i%len(tieEncodings)],
 						seed: uint64(7000 + i),
+						hot:  4 * ((pi + oi + li) % 2),
 					})
 				}
 			}
@@ -811,8 +817,12 @@ func TestTieBreakModel(t *testing.T) {
 func runTieModel(t *testing.T, b *testredis.Backend, c tieCombo) {
 	t.Logf("tie-break model run %s: seed=%d", c.name(), c.seed)
 	clock := &testClock{now: c.enc.order.Epoch.Add(c.enc.start)}
-	board, _ := newBoard(t, b, lb.WithPolicy(c.policy), lb.WithOrder(c.order), lb.WithRanking(c.rank),
-		lb.WithTieBreak(tieNew(t, c.later, c.enc.order)), lb.WithClock(clock.Now))
+	opts := []lb.Option{lb.WithPolicy(c.policy), lb.WithOrder(c.order), lb.WithRanking(c.rank),
+		lb.WithTieBreak(tieNew(t, c.later, c.enc.order)), lb.WithClock(clock.Now)}
+	if c.hot > 0 {
+		opts = append(opts, lb.WithHotTop(c.hot))
+	}
+	board, _ := newBoard(t, b, opts...)
 	r := &tieRun{
 		modelHarness: newModelHarness(t, fmt.Sprintf("combo=%s seed=%d", c.name(), c.seed), c.seed, 0x9e3779b97f4a7c15),
 		board:        board, clock: clock, c: c,

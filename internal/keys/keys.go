@@ -65,6 +65,18 @@ func (b Board) Period(window, period string) string {
 	return b.base + ":" + window + ":" + period
 }
 
+// Hot returns the key of a period's top mirror (WithHotTop), a sorted set
+// of its best members: "lb:{name}::top:weekly:2026-W49". The empty segment
+// keeps it apart from every period's key, whatever the windows' names.
+func (b Board) Hot(window, period string) string {
+	return b.HotOf(b.Period(window, period))
+}
+
+// HotOf is Hot of the period whose key is key.
+func (b Board) HotOf(key string) string {
+	return b.base + "::top" + strings.TrimPrefix(key, b.base)
+}
+
 // ValidName reports whether s may appear in a key: non-empty, printable, with
 // no whitespace and no braces (a brace would move the hash tag).
 func ValidName(s string) bool {

@@ -318,3 +318,9 @@ func ShardAfterCall(h Header, key, value, member string, n int) Call {
 func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
 	return Call{Script: RemoveBetween, Keys: []string{key}, Args: append(h.args(3), lo, hi, strconv.Itoa(n))}
 }
+
+// HotTopCall rewrites mirror, the top mirror of the period key, with its
+// first k entries, expiring ttl milliseconds later. See hot_top.lua.
+func HotTopCall(h Header, mirror, key string, k int, ttl int64) Call {
+	return Call{Script: HotTop, Keys: []string{mirror, key}, Args: append(h.args(2), strconv.Itoa(k), itoa(ttl))}
+}

@@ -63,6 +63,8 @@ var (
 	shardPageSrc string
 	//go:embed remove_between.lua
 	removeBetweenSrc string
+	//go:embed hot_top.lua
+	hotTopSrc string
 )
 
 var (
@@ -96,6 +98,8 @@ var (
 	// RemoveBetween removes one chunk of a score range from an unsharded
 	// board; see remove_between.lua.
 	RemoveBetween = newScript(removeBetweenSrc)
+	// HotTop rewrites a period's top mirror; see hot_top.lua.
+	HotTop = newScript(hotTopSrc, order)
 )
 
 // Script is one embedded script.
@@ -136,8 +140,15 @@ type Call struct {
 // does not have yet are sent again with EVAL in one more DoMulti, which
 // happens once per script and node. No calls make no round trip.
 func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.RedisResult {
+	res, _ := ExecMultiAgain(ctx, c, calls)
+	return res
+}
+
+// ExecMultiAgain is ExecMulti that also reports which calls it sent again
+// (scripts a node had to load): the calls after them ran before them.
+func ExecMultiAgain(ctx context.Context, c rueidis.Client, calls []Call) ([]rueidis.RedisResult, []int) {
 	if len(calls) == 0 {
-		return nil
+		return nil, nil
 	}
 	cmds := make(rueidis.Commands, len(calls))
 	for i, call := range calls {
@@ -154,7 +165,7 @@ func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.Re
 		}
 	}
 	if len(again) == 0 {
-		return res
+		return res, nil
 	}
 	cmds = cmds[:0]
 	for _, i := range again {
@@ -163,7 +174,7 @@ func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.Re
 	for j, r := range c.DoMulti(ctx, cmds...) {
 		res[again[j]] = r
 	}
-	return res
+	return res, again
 }
 
 func (call Call) build(c rueidis.Client, eval bool) rueidis.Completed {

@@ -13,7 +13,7 @@ import (
 // an operation costs one round trip. Every method that talks to Redis counts.
 type CountingClient struct {
 	rueidis.Client
-	calls atomic.Int64
+	calls, hits atomic.Int64
 }
 
 // Calls returns how many calls reached Redis so far.
@@ -31,11 +31,19 @@ func (c *CountingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed
 	return c.Client.DoMulti(ctx, multi...)
 }
 
-// DoCache counts one round trip.
+// DoCache counts one round trip, unless the client's cache answered.
 func (c *CountingClient) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
-	c.calls.Add(1)
-	return c.Client.DoCache(ctx, cmd, ttl)
+	res := c.Client.DoCache(ctx, cmd, ttl)
+	if res.IsCacheHit() {
+		c.hits.Add(1)
+	} else {
+		c.calls.Add(1)
+	}
+	return res
 }
+
+// CacheHits returns how many DoCache calls the client's cache answered.
+func (c *CountingClient) CacheHits() int64 { return c.hits.Load() }
 
 // DoMultiCache counts one round trip.
 func (c *CountingClient) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {

@@ -259,3 +259,29 @@ func (b *Backend) Snapshot(t testing.TB, board string) map[string]string {
 	}
 	return out
 }
+
+// Caching is a second client to the backend's real Redis or Cluster with
+// rueidis's client-side caching on (Redis tracks the keys it reads and
+// tells it when they change), or nil on miniredis, which does not track.
+func (b *Backend) Caching(t testing.TB) *CountingClient {
+	t.Helper()
+	var opt rueidis.ClientOption
+	switch b.Name {
+	case "redis":
+		var err error
+		if opt, err = redisurl.Parse(URL()); err != nil {
+			t.Fatalf("REDIS_URL: %v", err)
+		}
+	case "cluster":
+		opt = rueidis.ClientOption{InitAddress: ClusterAddrs()}
+	default:
+		return nil
+	}
+	opt.DisableCache = false
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatalf("%s client with caching: %v", b.Name, err)
+	}
+	t.Cleanup(c.Close)
+	return &CountingClient{Client: c}
+}

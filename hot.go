@@ -1,0 +1,241 @@
+package leaderboard
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// A hot top (WithHotTop) is a mirror of a period's best k members, a small
+// sorted set beside the period's, that Top and Range read through rueidis's
+// client-side caching. Redis invalidates a cached read when its key
+// changes; the period's key changes on every write, the mirror only when a
+// write reaches its top k, which is when the mirror is rewritten: a copy of
+// the period's first k (ZRANGESTORE) sent after the write, in the same
+// round trip when this process expects the write to reach the top (hotSnap)
+// and in one more when the write's own reply shows that it did. A rewrite
+// copies what the period holds when it runs, so rewrites never undo one
+// another. Every other write that may change the top (SubmitMany, Remove,
+// RemoveBetween, Reset, Delete, Rebuild) deletes the mirror after it, and
+// the next read builds it again. The mirror expires hotTTL after its last
+// rewrite: a process that dies between a write and its rewrite leaves it
+// behind the period for that long at most.
+
+// hotTTL is how long a mirror lives after its last rewrite, and how long
+// this process keeps a read of it (rueidis's client-side cache): the bound
+// on how far behind the period a cached Top can be.
+const hotTTL = 10 * time.Second
+
+// hotSnap is what this process last saw of a period's mirror: whether a
+// write may reach the top, guessed before it is sent.
+type hotSnap struct {
+	members map[string]bool
+	floor   float64 // the k-th stored value
+	full    bool    // the mirror held k members
+}
+
+// hotTop is a board's mirror state: k, and the last snapshot of each
+// period's mirror, by mirror key.
+type hotTop struct {
+	k     int
+	snaps sync.Map // string -> *hotSnap
+}
+
+func (lb *Leaderboard) hotKey(tg target) string { return lb.keys.Hot(tg.window.Name(), tg.period.ID) }
+
+// hotServes reports whether a read of count entries from position start
+// (0-based) of tg comes from the mirror.
+func (lb *Leaderboard) hotServes(tg target, start int64, count int) bool {
+	return lb.hot != nil && !tg.data && start+int64(count) <= int64(lb.hot.k)
+}
+
+// hotEntries reads tg's mirror, ranked, through the client-side cache;
+// a missing mirror (expired, deleted by a write, never built) is built
+// from the period by hot_top.lua, which also answers it.
+func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, error) {
+	key := lb.hotKey(tg)
+	b := lb.client.B()
+	read := b.Zrange().Key(key).Min("0").Max("-1")
+	var cached rueidis.Cacheable
+	if lb.high() {
+		cached = read.Rev().Withscores().Cache()
+	} else {
+		cached = read.Withscores().Cache()
+	}
+	res := lb.client.DoCache(ctx, cached, hotTTL)
+	es, err := lb.zEntries(&res)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) == 0 {
+		if es, err = lb.hotRewritten([]target{tg}, scripts.ExecMulti(ctx, lb.client, lb.hotCalls([]target{tg}))); err != nil {
+			return nil, err
+		}
+	} else {
+		lb.hotSeen(key, es)
+	}
+	lb.rankEntries(es, 0, 1)
+	return es, nil
+}
+
+// hotCalls are the rewrites of tgs' mirrors (hot_top.lua), each of which
+// answers the mirror's entries.
+func (lb *Leaderboard) hotCalls(tgs []target) []scripts.Call {
+	calls := make([]scripts.Call, len(tgs))
+	for i, tg := range tgs {
+		calls[i] = scripts.HotTopCall(lb.readHeader(), lb.hotKey(tg), tg.key, lb.hot.k, hotTTL.Milliseconds())
+	}
+	return calls
+}
+
+// hotRewritten records what hotCalls' replies show of the mirrors, and
+// returns the entries of the last one.
+func (lb *Leaderboard) hotRewritten(tgs []target, res []rueidis.RedisResult) ([]Entry, error) {
+	var es []Entry
+	for i, tg := range tgs {
+		v, err := res[i].ToArray()
+		if err != nil {
+			return nil, err
+		}
+		if es, err = lb.entries(v); err != nil {
+			return nil, err
+		}
+		lb.hotSeen(lb.hotKey(tg), es)
+	}
+	return es, nil
+}
+
+// withHot runs a write's calls and then the rewrites of the mirrors of hot,
+// in one round trip, and returns the write's results. A write the server
+// had to load ran after the rewrites: they run again after it.
+func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot []target) ([]rueidis.RedisResult, error) {
+	res, again := scripts.ExecMultiAgain(ctx, lb.client, append(writes, lb.hotCalls(hot)...))
+	rewrites := res[len(writes):]
+	if len(hot) > 0 && len(again) > 0 && again[0] < len(writes) {
+		rewrites = scripts.ExecMulti(ctx, lb.client, lb.hotCalls(hot))
+	}
+	if _, err := lb.hotRewritten(hot, rewrites); err != nil {
+		return nil, err
+	}
+	return res[:len(writes)], nil
+}
+
+// hotFollow rewrites, in one more round trip, the mirrors of the windows
+// whose results show the write in their top k where it was not expected
+// (rewritten holds those rewritten with the write).
+func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int, out []WindowResult, rewritten []target) error {
+	var late []target
+	for j, tg := range live {
+		if lb.hotReached(out[where[j]]) && !holdsTarget(rewritten, tg) {
+			late = append(late, tg)
+		}
+	}
+	if len(late) == 0 {
+		return nil
+	}
+	_, err := lb.hotRewritten(late, scripts.ExecMulti(ctx, lb.client, lb.hotCalls(late)))
+	return err
+}
+
+func holdsTarget(tgs []target, tg target) bool {
+	for _, t := range tgs {
+		if t.key == tg.key {
+			return true
+		}
+	}
+	return false
+}
+
+// hotExpected lists the live windows whose mirrors a submission is
+// expected to change (hotLikely): they are rewritten after the write, in
+// its round trip.
+func (lb *Leaderboard) hotExpected(live []target, sub submission) []target {
+	if lb.hot == nil {
+		return nil
+	}
+	var out []target
+	for _, tg := range live {
+		if lb.hotLikely(tg, sub.member, sub.stored) {
+			out = append(out, tg)
+		}
+	}
+	return out
+}
+
+// hotSeen records what a read or a rewrite saw of a mirror.
+func (lb *Leaderboard) hotSeen(key string, es []Entry) {
+	s := &hotSnap{members: make(map[string]bool, len(es)), full: len(es) >= lb.hot.k}
+	for _, e := range es {
+		s.members[e.Member] = true
+	}
+	if s.full {
+		s.floor = es[len(es)-1].Score
+	}
+	lb.hot.snaps.Store(key, s)
+}
+
+// hotLikely guesses, before a write is sent, whether it reaches tg's top
+// k: when this process has not seen the mirror full, when the member is
+// in it, or when the stored value the write brings is at least the k-th.
+// An Accumulate total is unknown before the write: only the member's
+// presence counts. A wrong guess costs a rewrite, or a round trip; never
+// an answer.
+func (lb *Leaderboard) hotLikely(tg target, member string, stored float64) bool {
+	v, ok := lb.hot.snaps.Load(lb.hotKey(tg))
+	if !ok {
+		return true
+	}
+	s := v.(*hotSnap)
+	switch {
+	case !s.full || s.members[member]:
+		return true
+	case lb.policy == Accumulate:
+		return false
+	case lb.high():
+		return lb.plain(stored) >= s.floor
+	}
+	return lb.plain(stored) <= s.floor
+}
+
+// hotReached reports whether a write's window result shows it in the top k,
+// before or after: then the mirror must be rewritten. A competition rank
+// is at most the position, so it may say yes where the position would not,
+// never the other way.
+func (lb *Leaderboard) hotReached(wr WindowResult) bool {
+	k := int64(lb.hot.k)
+	return (wr.Previous.Rank > 0 && wr.Previous.Rank <= k) || (wr.Standing.Rank > 0 && wr.Standing.Rank <= k)
+}
+
+// hotDrop deletes the mirrors of tgs: after a write that may change their
+// tops and does not rewrite them.
+func (lb *Leaderboard) hotDrop(tgs []target) rueidis.Commands {
+	if lb.hot == nil || len(tgs) == 0 {
+		return nil
+	}
+	ks := make([]string, len(tgs))
+	for i, tg := range tgs {
+		ks[i] = lb.hotKey(tg)
+		lb.hot.snaps.Delete(ks[i])
+	}
+	return rueidis.Commands{lb.client.B().Unlink().Key(ks...).Build()}
+}
+
+// hotPage is a page within the top k: its entries from the mirror, and
+// with total the period's count from the period (one ZCARD).
+func (lb *plainBackend) hotPage(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
+	es, err := lb.hotEntries(ctx, tg)
+	if err != nil {
+		return Page{}, err
+	}
+	lo := min(start, int64(len(es)))
+	p := Page{Entries: slices.Clone(es[lo:min(lo+int64(size), int64(len(es)))])}
+	if total {
+		p.Total, err = lb.client.Do(ctx, lb.client.B().Zcard().Key(tg.key).Build()).AsInt64()
+	}
+	return p, err
+}
