@@ -23,6 +23,8 @@ type backend interface {
 	// submitMany writes a checked bulk load; slot is the tie-break's time
 	// slot of the board's clock.
 	submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error
+	// set stores sub's value (Set: whatever the policy) in tg alone.
+	set(ctx context.Context, tg target, sub submission) error
 	// remove deletes members from the live periods.
 	remove(ctx context.Context, live []target, members []string) error
 	// dropBetween removes up to n members within r from tg, and reports
@@ -50,7 +52,7 @@ type backend interface {
 	// slice, given the score's stored bound toward the better end (edge).
 	between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error)
 	countBetween(ctx context.Context, tg target, r scoreRange) (int64, error)
-	aroundScore(ctx context.Context, tg target, edge string, radius int) (int64, []Entry, error)
+	aroundScore(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error)
 	// walk reads All's chunk of up to n entries after the cursor, and
 	// where the next resumes.
 	walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error)

@@ -2,7 +2,6 @@ package leaderboard
 
 import (
 	"context"
-	"fmt"
 )
 
 // Set is an operator's correction: member's stored score in the current
@@ -39,9 +38,5 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 			return storeErr("set", err)
 		}
 	}
-	_, err = lb.be.submit(ctx, sub, []target{tg}, []int{0}, make([]WindowResult, 1))
-	if err != nil && lb.store == nil {
-		return fmt.Errorf("leaderboard: set: %w", err)
-	}
-	return lb.afterStore(ctx, "set", err, nil)
+	return lb.afterStore(ctx, "set", wrap("set", lb.be.set(ctx, tg, sub)), nil)
 }

@@ -170,6 +170,19 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 		p.Total = total
 		return p, nil
 	}
+	if !total {
+		// Range: the entries alone, one ZRANGE.
+		res := lb.client.Do(ctx, lb.rangeCmd(key, start, start+int64(size)-1))
+		es, err := lb.zEntries(&res)
+		if err != nil {
+			return Page{}, err
+		}
+		lb.rankEntries(es, start, 0)
+		if len(es) > 0 {
+			p.Entries = es
+		}
+		return p, nil
+	}
 	b := lb.client.B()
 	replies, err := execResult(lb.client.DoMulti(ctx,
 		b.Multi().Build(),

@@ -3,6 +3,7 @@ package leaderboard
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/redis/rueidis"
 
@@ -12,12 +13,47 @@ import (
 // between reads Between's entries with range.lua ('between'): the members
 // better than the range, the entries and their data in one script.
 func (lb *plainBackend) between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
+	if lb.ranking == Ordinal && !tg.data {
+		return lb.betweenTx(ctx, tg, r, n)
+	}
 	res := scripts.BetweenCall(lb.readHeader(), tg.key, lb.dataOf(tg), r.storedLo, r.storedHi, n).Exec(ctx, lb.client)
 	es, _, err := lb.rangeReply(res, tg.data)
 	if es == nil && err == nil {
 		es = []Entry{}
 	}
 	return es, err
+}
+
+// betweenTx is Between under Ordinal ranks without data, where nothing
+// needs the script: one MULTI of the count better than the range (the
+// first entry's position) and the range by score.
+func (lb *plainBackend) betweenTx(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
+	b := lb.client.B()
+	var better, in rueidis.Completed
+	if lb.high() {
+		better = b.Zcount().Key(tg.key).Min("(" + r.storedHi).Max("+inf").Build()
+		in = b.Zrange().Key(tg.key).Min(r.storedHi).Max(r.storedLo).Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
+	} else {
+		better = b.Zcount().Key(tg.key).Min("-inf").Max("(" + r.storedLo).Build()
+		in = b.Zrange().Key(tg.key).Min(r.storedLo).Max(r.storedHi).Byscore().Limit(0, int64(n)).Withscores().Build()
+	}
+	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(), better, in, b.Exec().Build()))
+	if err != nil {
+		return nil, err
+	}
+	start, err := replies[0].AsInt64()
+	if err != nil {
+		return nil, err
+	}
+	es, err := lb.zMessageEntries(&replies[1])
+	if err != nil {
+		return nil, err
+	}
+	if es == nil {
+		es = []Entry{}
+	}
+	lb.rankEntries(es, start, 0)
+	return es, nil
 }
 
 func (lb *plainBackend) countBetween(ctx context.Context, tg target, r scoreRange) (int64, error) {
@@ -55,7 +91,7 @@ func (lb *plainBackend) evict(ctx context.Context, tg target, members []string) 
 // aroundScore reads AroundScore's place and slice with range.lua
 // ('score'), which answers the members better than the score in place of
 // the count.
-func (lb *plainBackend) aroundScore(ctx context.Context, tg target, edge string, radius int) (int64, []Entry, error) {
+func (lb *plainBackend) aroundScore(ctx context.Context, tg target, edge string, _ float64, radius int) (int64, []Entry, error) {
 	res := scripts.ScoreCall(lb.readHeader(), tg.key, lb.dataOf(tg), edge, radius).Exec(ctx, lb.client)
 	es, better, err := lb.rangeReply(res, tg.data)
 	if err != nil {
@@ -67,18 +103,97 @@ func (lb *plainBackend) aroundScore(ctx context.Context, tg target, edge string,
 	return better + 1, es, nil
 }
 
-// walk reads All's next chunk with range.lua ('after').
+// walk reads All's next chunk: without IncludeData first as the raw walk
+// would (walkTx), by position, checking in the same MULTI that the last
+// entry yielded still stands where it stood; else, or when it moved, with
+// range.lua ('after'), which finds where the walk resumes.
 func (lb *plainBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
+	if !tg.data {
+		es, next, ok, err := lb.walkTx(ctx, tg, at, n)
+		if err != nil || ok {
+			return es, next, err
+		}
+	}
 	res := scripts.AfterCall(lb.readHeader(), tg.key, lb.dataOf(tg), at.value, at.member, n).Exec(ctx, lb.client)
 	es, _, err := lb.rangeReply(res, tg.data)
 	if err != nil {
 		return nil, at, err
 	}
+	return lb.walkNext(es, n, func() (string, error) { return lastStored(res, tg.data) })
+}
+
+// walkNext is the cursor after a chunk es of a walk that asked n: done
+// when it held fewer, else after its last entry, whose stored value last
+// gives.
+func (lb *plainBackend) walkNext(es []Entry, n int, last func() (string, error)) ([]Entry, walkCursor, error) {
 	if len(es) < n {
 		return es, walkCursor{done: true}, nil
 	}
-	last, err := lastStored(res, tg.data)
-	return es, walkCursor{value: last, member: es[len(es)-1].Member}, err
+	value, err := last()
+	e := es[len(es)-1]
+	return es, walkCursor{value: value, member: e.Member, pos: e.Rank, rank: e.Rank, score: e.Score}, err
+}
+
+// walkTx reads a chunk by position, the last entry's value and place
+// beside it in one MULTI: ok when that entry still holds the value at the
+// place the cursor knows (Ordinal: the position is its rank), so that the
+// chunk starts right after it.
+func (lb *plainBackend) walkTx(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, bool, error) {
+	if lb.ranking == Competition && at.value != "" {
+		return nil, at, false, nil // the cursor's rank is no position
+	}
+	b := lb.client.B()
+	read := lb.rangeCmd(tg.key, at.pos, at.pos+int64(n)-1)
+	cmds := rueidis.Commands{read}
+	if at.value != "" {
+		cmds = rueidis.Commands{b.Multi().Build(), b.Zscore().Key(tg.key).Member(at.member).Build(), lb.rankCmd(tg.key, at.member), read, b.Exec().Build()}
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	chunk := res[0]
+	if at.value != "" {
+		replies, err := execResult(res)
+		if err != nil {
+			return nil, at, false, err
+		}
+		v, had, err := optFloat(&replies[0])
+		want, perr := strconv.ParseFloat(at.value, 64)
+		if err != nil || perr != nil || !had || v != want {
+			return nil, at, false, err
+		}
+		if p, ok, err := optInt(&replies[1]); err != nil || !ok || p+1 != at.pos {
+			return nil, at, false, err
+		}
+		es, err := lb.zMessageEntries(&replies[2])
+		if err != nil {
+			return nil, at, false, err
+		}
+		lb.rankEntries(es, at.pos, 0)
+		es, next, err := lb.walkNext(es, n, func() (string, error) { return lastZScore(&replies[2]) })
+		return es, next, true, err
+	}
+	es, err := lb.zEntries(&chunk)
+	if err != nil {
+		return nil, at, false, err
+	}
+	lb.rankEntries(es, 0, 1)
+	es, next, err := lb.walkNext(es, n, func() (string, error) {
+		m, err := chunk.ToMessage()
+		if err != nil {
+			return "", err
+		}
+		return lastZScore(&m)
+	})
+	return es, next, true, err
+}
+
+// lastZScore is the stored value of a ZRANGE reply's last entry, as the
+// 'after' script reads it back.
+func lastZScore(m *rueidis.RedisMessage) (string, error) {
+	zs, err := m.AsZScores()
+	if err != nil || len(zs) == 0 {
+		return "", fmt.Errorf("a chunk of %d entries: %v", len(zs), err)
+	}
+	return formatScore(zs[len(zs)-1].Score), nil
 }
 
 // lastStored is the stored value (a string, as Redis printed it) of the
@@ -96,4 +211,18 @@ func lastStored(res rueidis.RedisResult, data bool) (string, error) {
 		return "", fmt.Errorf("range script returned %d values for a chunk", len(v))
 	}
 	return v[i].ToString()
+}
+
+// set is Set on an unsharded board: the stored value, whatever the policy,
+// needs no branch on what is stored: one MULTI of ZADD and the expiry
+// (and the top mirror dropped, WithHotTop).
+func (lb *plainBackend) set(ctx context.Context, tg target, sub submission) error {
+	b := lb.client.B()
+	cmds := rueidis.Commands{b.Multi().Build(), b.Zadd().Key(tg.key).ScoreMember().ScoreMember(sub.stored, sub.member).Build()}
+	if tg.expire != 0 {
+		cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
+	}
+	cmds = append(append(cmds, lb.hotDrop([]target{tg})...), b.Exec().Build())
+	_, err := execResult(lb.client.DoMulti(ctx, cmds...))
+	return err
 }

@@ -3,6 +3,7 @@ package leaderboard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/redis/rueidis"
@@ -97,10 +98,18 @@ func (lb *shardedBackend) countBetween(ctx context.Context, tg target, r scoreRa
 	return sum(counts), err
 }
 
-// dropBetween reads a chunk's members, then removes them as Remove does,
-// their data kept.
+// evictPiece is how many members one script of a sharded removal takes:
+// each costs the script about 20 µs on one node (every shard and the
+// member's partition; BENCHMARKS.md), so that a piece stays a few
+// milliseconds of Redis's time, where a chunk of MaxN would stall it for
+// 20 or more.
+const evictPiece = 200
+
+// dropBetween reads a chunk's members, at most evictPiece, then removes
+// them as Remove does, their data kept.
 func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRange, n int) (int64, bool, error) {
 	tg.data = false
+	n = min(n, evictPiece)
 	es, err := lb.between(ctx, tg, r, n)
 	if err != nil || len(es) == 0 {
 		return 0, false, err
@@ -117,23 +126,37 @@ func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRan
 
 // evict removes members from one period, as Remove does but for their
 // data, which stays.
+// In pieces of evictPiece members: on one node one script a piece, in one
+// round trip; on a Cluster each piece's two steps in turn.
 func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string) error {
 	live := []target{tg}
 	if !lb.cluster {
-		return lb.manyLocal(ctx, "evict", live, members, nil, 0)
+		var calls []scripts.Call
+		for piece := range slices.Chunk(members, evictPiece) {
+			calls = append(calls, lb.withShadowLocal([]scripts.Call{lb.manyLocalCall("evict", live, piece, nil, 0)}, live, piece)...)
+		}
+		return firstErr(scripts.ExecMulti(ctx, lb.client, calls))
 	}
-	rows, err := lb.partWrite(ctx, "evict", live, members, nil, 0)
-	if err != nil {
-		return err
+	for piece := range slices.Chunk(members, evictPiece) {
+		rows, err := lb.partWrite(ctx, "evict", live, piece, nil, 0)
+		if err != nil {
+			return err
+		}
+		if err := lb.applyRows(ctx, "evict", live, piece, rows, true); err != nil {
+			return err
+		}
 	}
-	return lb.applyRows(ctx, "evict", live, members, rows, true)
+	return nil
 }
 
 // aroundScore reads, from every shard, its count, its members strictly
 // better than the score and the radius entries either side of that place;
 // the slice is the last radius of the better entries and the first radius
 // of the others, in the shards' order.
-func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge string, radius int) (int64, []Entry, error) {
+func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
+	if lb.ranking == Ordinal {
+		return lb.aroundScoreOrdinal(ctx, tg, edge, score, radius)
+	}
 	calls := make([]scripts.Call, len(lb.bestFirst))
 	for k, i := range lb.bestFirst {
 		calls[k] = scripts.ShardScoreCall(lb.readHeader(), lb.shardKey(i, tg), edge, radius)
@@ -285,4 +308,98 @@ func (lb *shardedBackend) walkPlan(at walkCursor, n int) []walkAsk {
 		left -= take
 	}
 	return asked
+}
+
+// set is Set on a sharded board: a Submit of the one window whose policy
+// is "SET" (sub.set), through the partition, which orders it with every
+// other write to the member.
+func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) error {
+	_, err := lb.submit(ctx, sub, []target{tg}, []int{0}, make([]WindowResult, 1))
+	return err
+}
+
+// aroundScoreOrdinal is aroundScore under Ordinal ranks, where no entry's
+// rank needs a count of its ties: the score's own shard answers its
+// script, the better shards a ZCARD and their last radius entries, the
+// worse ones their first radius, as plain commands.
+func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
+	own := lb.shardOfPlain(score)
+	var calls []scripts.Call
+	for _, i := range lb.bestFirst {
+		key := lb.shardKey(i, tg)
+		switch {
+		case i == own:
+			calls = append(calls, scripts.ShardScoreCall(lb.readHeader(), key, edge, radius))
+		case lb.betterShard(i, own):
+			calls = append(calls, lb.zcardCall(key))
+			if radius > 0 {
+				calls = append(calls, lb.rangeCall(key, -int64(radius), -1))
+			}
+		case radius > 0:
+			calls = append(calls, lb.rangeCall(key, 0, int64(radius)-1))
+		}
+	}
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	var before, after []Entry
+	var better int64
+	for _, i := range lb.bestFirst {
+		var err error
+		switch {
+		case i == own:
+			var p int64
+			p, before, after, err = lb.ownShard(res[0], before, after)
+			better, res = better+p, res[1:]
+		case lb.betterShard(i, own):
+			var card int64
+			if card, err = res[0].AsInt64(); err == nil && radius > 0 {
+				before, err = lb.appendEntries(before, res[1])
+				res = res[1:]
+			}
+			better, res = better+card, res[1:]
+		case radius > 0:
+			after, err = lb.appendEntries(after, res[0])
+			res = res[1:]
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	before = before[max(0, len(before)-radius):]
+	es := onceEach(append(append([]Entry{}, before...), after[:min(len(after), radius)]...))
+	lb.rankEntries(es, better-int64(len(before)), 0)
+	return better + 1, es, lb.dataIf(ctx, tg, es)
+}
+
+// ownShard splits the score's own shard's 'score' stretch into the
+// entries better than the score and the others, and returns its count of
+// the better ones.
+func (lb *shardedBackend) ownShard(r rueidis.RedisResult, before, after []Entry) (int64, []Entry, []Entry, error) {
+	v, err := r.ToArray()
+	if err != nil || len(v) < 1 {
+		return 0, nil, nil, fmt.Errorf("shard read: %d values (%v)", len(v), err)
+	}
+	p, st, err := lb.countAndStretch(v[1:])
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	for j, e := range st.es {
+		if st.lo+int64(j) < p {
+			before = append(before, e)
+		} else {
+			after = append(after, e)
+		}
+	}
+	return p, before, after, nil
+}
+
+// rangeCall is a ZRANGE of positions start..stop in the board's order, as
+// a call.
+func (lb *shardedBackend) rangeCall(key string, start, stop int64) scripts.Call {
+	return scripts.Call{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, start, stop) }}
+}
+
+// appendEntries appends a ZRANGE's entries to es.
+func (lb *shardedBackend) appendEntries(es []Entry, r rueidis.RedisResult) ([]Entry, error) {
+	got, err := lb.zEntries(&r)
+	return append(es, got...), err
 }

@@ -2117,3 +2117,40 @@ func TestShardedHintedReads(t *testing.T) {
 		}
 	})
 }
+
+// TestShardedRemoveBetweenPieces: a sharded board removes a range in
+// pieces of a few hundred members (short scripts), all of them, with or
+// without a store that records removals, and its layout checks clean.
+func TestShardedRemoveBetweenPieces(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, withStore := range []bool{false, true} {
+			opts := []lb.Option{lb.WithShards(shardBounds...)}
+			if withStore {
+				opts = append(opts, lb.WithStore(newMemStore()))
+			}
+			board, err := lb.New(b.Client, shardName(t, b), opts...)
+			require.NoError(t, err)
+			scores := map[string]float64{}
+			for i := range 1450 {
+				scores[fmt.Sprintf("m%04d", i)] = float64(i%9) - 4
+			}
+			require.NoError(t, board.SubmitMany(ctx, scores))
+			n, err := board.RemoveBetween(ctx, -3, 2)
+			require.NoError(t, err)
+			left, err := board.Count(ctx)
+			require.NoError(t, err)
+			want := int64(0)
+			for _, s := range scores {
+				if s >= -3 && s <= 2 {
+					want++
+				}
+			}
+			require.Equal(t, want, n, "store %v", withStore)
+			require.Equal(t, int64(1450)-want, left, "store %v", withStore)
+			reps, err := board.Check(ctx, false)
+			require.NoError(t, err)
+			requireCleanReport(t, reps[0], left, fmt.Sprintf("store %v", withStore))
+		}
+	})
+}

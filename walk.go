@@ -12,11 +12,15 @@ type walkCursor struct {
 	shard         int
 	value, member string
 	done          bool
-	// pos is the cursor's position in its shard, cards every shard's
-	// count when the last chunk was read (nil before): what a sharded
-	// board plans the next chunk by.
+	// pos is the position right after the cursor's entry (in its shard, on
+	// a sharded board); cards every shard's count when the last chunk was
+	// read (nil before): what a sharded board plans the next chunk by.
 	pos   int64
 	cards []int64
+	// rank and score are the cursor's entry's (an unsharded board checks
+	// that it still stands there).
+	rank  int64
+	score float64
 }
 
 // All walks every entry of the period best first, each with its rank at
