@@ -363,6 +363,18 @@ func (b *bench) operation(name string) operation {
 		return b.amongOp()
 	case "count":
 		return b.countOp()
+	case "range":
+		return b.rangeOp()
+	case "between":
+		return b.betweenOp()
+	case "count-between":
+		return b.countBetweenOp()
+	case "around-score":
+		return b.aroundScoreOp()
+	case "cutoff":
+		return b.cutoffOp()
+	case "set":
+		return b.setOp()
 	case "top-data":
 		return b.topDataOp()
 	case "rank-data":

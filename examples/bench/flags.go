@@ -45,10 +45,17 @@ type config struct {
 	// data is how many bytes of data each loaded member gets (data.go);
 	// 0 for none.
 	data int
+	// walk asks for the All walk (walk.go) instead of the operations.
+	walk bool
+	// removeBetween asks for the RemoveBetween stall report (stall.go)
+	// instead of the operations, removing remove members a round.
+	removeBetween bool
+	remove        int
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
-var allOps = []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count", "top-data", "rank-data"}
+var allOps = []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count",
+	"range", "between", "count-between", "around-score", "cutoff", "set", "top-data", "rank-data"}
 
 // Without REDIS_URL the tool runs on miniredis, whose figures mean nothing:
 // smaller defaults make that run a check that the tool works, in seconds.
@@ -89,6 +96,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 			cfg.duration = miniDuration
 		}
 	}
+	if !isSet(fs, "remove") {
+		cfg.remove = min(defaultRemove, cfg.members/10)
+	}
 	for _, check := range []func(*config, listFlags) error{checkBoard, checkRun, checkLimits} {
 		if err := check(&cfg, lists); err != nil {
 			return cfg, err
@@ -118,11 +128,14 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the keys it wrote")
 	fs.BoolVar(&cfg.noAutoPipelining, "no-auto-pipelining", false, "build the rueidis client with DisableAutoPipelining: each call takes a pooled connection of its own, as go-redis does, instead of sharing one pipelined connection (lower latency at low concurrency, lower throughput at high)")
 	fs.BoolVar(&cfg.compare, "compare", true, "measure the raw rueidis and go-redis versions beside the SDK")
-	fs.BoolVar(&cfg.commandStats, "commandstats", false, "also report, per figure, the server time of each command per call (INFO commandstats; the INFO calls themselves show up as info)")
+	fs.BoolVar(&cfg.commandStats, "commandstats", false, "also report, per figure, the server time of each command per call (INFO commandstats; the INFO calls themselves show up as info); with -walk, per 1,000 entries walked")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the measured part to this file")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the members' scores and the operations' arguments")
 	fs.BoolVar(&cfg.layout, "layout", false, "instead of the operations, report where a sharded board's bytes and Submits go (with -shards): it loads the members into the sharded board and into an unsharded one, sizes their keys by structure and node (MEMORY USAGE), and reads each node's CPU across -layout-submits random Submits to each, at the highest -c; then it measures a move of the sharded board to new bounds (FillShadow's time, the second layout's memory, the CPU of Submits that keep it)")
 	fs.IntVar(&cfg.layoutSubmits, "layout-submits", 20_000, "random Submits per board in the -layout report")
+	fs.BoolVar(&cfg.walk, "walk", false, "instead of the operations, walk the whole board with All beside a raw ZRANGE walk in chunks of 1,000 by rank offsets, -rounds times each, and report entries/s, the ratio and the Go heap in use during each walk")
+	fs.BoolVar(&cfg.removeBetween, "remove-between", false, "instead of the operations, time RemoveBetween of the -remove best-scored members beside one ZREMRANGEBYSCORE of the same members in the raw set, -rounds times each (the members put back between rounds), and report the longest Redis stall during each: a PING every 1 ms from a connection of its own per node, the latency monitor (latency-monitor-threshold 1, restored afterwards) and the longest command on the board's keys (SLOWLOG, its settings restored afterwards)")
+	fs.IntVar(&cfg.remove, "remove", defaultRemove, "members -remove-between removes a round (default a tenth of -members when that is fewer)")
 	fs.IntVar(&cfg.data, "data", 0, "bytes of member data (SetData) each loaded member gets, for top-data and rank-data and the -layout report's member data; 0: none")
 	return fs
 }
@@ -143,7 +156,9 @@ Environment:
 
 It writes only keys under -prefix and a board name of its own, deletes them
 at the end (unless -keep), and loads Redis hard for minutes: point it at a
-Redis you may load. -h connects to nothing.
+Redis you may load. -remove-between also sets latency-monitor-threshold,
+slowlog-log-slower-than and slowlog-max-len on every node for its run and
+sets them back at the end. -h connects to nothing.
 
 Flags:
 `)
@@ -246,7 +261,35 @@ func checkLimits(cfg *config, _ listFlags) error {
 	if cfg.layoutSubmits < 1 || cfg.layoutSubmits > 10_000_000 {
 		return fmt.Errorf("-layout-submits %d: want 1..10000000", cfg.layoutSubmits)
 	}
+	return checkModes(cfg)
+}
+
+// checkModes refuses two modes at once and a -remove the board cannot hold.
+func checkModes(cfg *config) error {
+	modes := 0
+	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return fmt.Errorf("-layout, -walk and -remove-between are modes of their own: give one")
+	}
+	if cfg.remove < 1 || cfg.remove > cfg.members {
+		return fmt.Errorf("-remove %d: want 1..-members (%d)", cfg.remove, cfg.members)
+	}
 	return nil
+}
+
+// defaultRemove is how many members -remove-between removes a round,
+// unless -members is under ten times as many.
+const defaultRemove = 100_000
+
+// isSet reports whether the flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 func windowByName(name string) (leaderboard.Window, bool) {

@@ -21,8 +21,14 @@
 //
 // Every key it writes is under -prefix and a board name of its own
 // ("lbbench:{bench-<random>}..."), and it deletes them at the end unless
-// -keep is given. It reads INFO and writes nothing else, but a full run
-// loads Redis hard for minutes: point it at a Redis you may load.
+// -keep is given. It reads INFO and writes nothing else, except that
+// -remove-between sets the latency monitor's and SLOWLOG's settings for its
+// run and sets them back at the end. A full run loads Redis hard for
+// minutes: point it at a Redis you may load.
+//
+// -layout, -walk (All against a raw ZRANGE walk) and -remove-between
+// (RemoveBetween's Redis stalls against one ZREMRANGEBYSCORE) are reports
+// of their own instead of the operations.
 package main
 
 import (
@@ -81,6 +87,9 @@ type conn struct {
 	where string
 	mini  bool
 	close func()
+	// opt is the rueidis options the client was built with: -remove-between
+	// builds a client of its own per node from them (stall.go).
+	opt rueidis.ClientOption
 }
 
 // connect connects both clients to url, or to an embedded miniredis when
@@ -111,7 +120,7 @@ func connect(url string, pool int, noAutoPipelining bool) (*conn, error) {
 		gc = redis.NewClient(&redis.Options{Addr: opt.InitAddress[0], Username: opt.Username,
 			Password: opt.Password, DB: opt.SelectDB, TLSConfig: opt.TLSConfig, PoolSize: pool})
 	}
-	return &conn{rue: rc, goRed: gc, where: redisurl.Redact(url), close: func() { gc.Close(); rc.Close() }}, nil
+	return &conn{rue: rc, goRed: gc, where: redisurl.Redact(url), opt: opt, close: func() { gc.Close(); rc.Close() }}, nil
 }
 
 func connectMini(pool int, noAutoPipelining bool) (*conn, error) {
@@ -121,14 +130,15 @@ func connectMini(pool int, noAutoPipelining bool) (*conn, error) {
 	}
 	// ForceSingleClient: miniredis answers CLUSTER commands, which would
 	// make rueidis treat it as a one-node cluster.
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true, ForceSingleClient: true,
-		DisableAutoPipelining: noAutoPipelining})
+	opt := rueidis.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true, ForceSingleClient: true,
+		DisableAutoPipelining: noAutoPipelining}
+	rc, err := rueidis.NewClient(opt)
 	if err != nil {
 		mr.Close()
 		return nil, fmt.Errorf("connect to miniredis: %w", err)
 	}
 	gc := redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: pool})
-	return &conn{rue: rc, goRed: gc, where: "embedded miniredis at " + mr.Addr(), mini: true,
+	return &conn{rue: rc, goRed: gc, where: "embedded miniredis at " + mr.Addr(), mini: true, opt: opt,
 		close: func() { gc.Close(); rc.Close(); mr.Close() }}, nil
 }
 
@@ -169,8 +179,13 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 	}
 	fmt.Fprintf(progress.w, "bench: %s, %s; board %s:{%s}\n", c.where, env.redis, cfg.prefix, b.name)
 
-	if cfg.layout {
+	switch {
+	case cfg.layout:
 		return runLayout(ctx, b, env, out, progress)
+	case cfg.walk:
+		return runWalk(ctx, b, env, out, progress)
+	case cfg.removeBetween:
+		return runRemoveBetween(ctx, b, env, out, progress)
 	}
 	ld, err := b.load(ctx, progress)
 	if err != nil {

@@ -95,8 +95,9 @@ func TestRun(t *testing.T) {
 	for _, backend := range []string{"miniredis", "redis", "cluster"} {
 		for _, args := range [][]string{
 			{"-members", "500", "-d", "50ms", "-c", "1,3", "-format", "md", "-commandstats"},
-			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later", "-ops", "submit,submit-many,around,among", "-rounds", "1"},
-			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count", "-rounds", "2", "-no-auto-pipelining"},
+			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later",
+				"-ops", "submit,submit-many,around,among,range,between,count-between,around-score,cutoff,set", "-rounds", "1"},
+			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count,range,between,count-between,around-score,cutoff,set", "-rounds", "2", "-no-auto-pipelining"},
 		} {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, noEnv, io.Discard)
@@ -178,6 +179,74 @@ func TestLayout(t *testing.T) {
 	}
 }
 
+// TestModes runs -walk and -remove-between at a small size on miniredis, a
+// real Redis and a Cluster, unsharded and sharded: every round is
+// reported with its figures, the latency monitor and SLOWLOG settings are
+// as they were before, and no key is left behind.
+func TestModes(t *testing.T) {
+	for _, backend := range []string{"miniredis", "redis", "cluster"} {
+		for _, args := range [][]string{
+			{"-walk", "-members", "2500", "-rounds", "2", "-commandstats"},
+			{"-walk", "-members", "2500", "-rounds", "1", "-shards", "4", "-order", "lowest", "-tiebreak", "earlier"},
+			{"-remove-between", "-members", "3000", "-remove", "1200", "-rounds", "2"},
+			{"-remove-between", "-members", "3000", "-rounds", "1", "-shards", "4", "-policy", "accumulate"},
+		} {
+			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
+				cfg, err := parseFlags(args, noEnv, io.Discard)
+				require.NoError(t, err)
+				cfg.redisURL = backendURL(t, backend)
+				cfg.name = randomName()
+				before := monitorSettings(t, cfg.redisURL)
+				var out, progress bytes.Buffer
+				require.NoError(t, run(context.Background(), cfg, &out, console{w: &progress}), progress.String())
+				report := out.String()
+				require.NotContains(t, report, "NaN")
+				require.Contains(t, report, fmt.Sprintf("median of %d round(s)", cfg.rounds), report)
+				if cfg.walk {
+					require.Contains(t, report, "**All walk**", report)
+					require.Contains(t, report, fmt.Sprintf("| %d | ", cfg.rounds), report)
+					require.Contains(t, report, "All: entries/s >= 0.8x a raw ZRANGE walk", report)
+					if cfg.commandStats && backend != "miniredis" {
+						// Server-wide counts: other clients' commands may show too.
+						require.Regexp(t, `- All: [a-z]+ \d+\.\d\d×`, report)
+						require.Regexp(t, `- raw ZRANGE walk: .*zrange \d+\.\d\d×`, report)
+					}
+				} else {
+					require.Contains(t, report, "**RemoveBetween**", report)
+					removed := thousands(float64(cfg.remove))
+					require.Contains(t, report, fmt.Sprintf("| %d | RemoveBetween | %s |", cfg.rounds, removed), report)
+					require.Contains(t, report, fmt.Sprintf("| %d | one ZREMRANGEBYSCORE | %s |", cfg.rounds, removed), report)
+					if backend != "miniredis" {
+						require.NotContains(t, report, "n/a", report)
+					}
+				}
+				require.Equal(t, before, monitorSettings(t, cfg.redisURL), "settings not restored")
+				if backend != "miniredis" {
+					requireNoKeys(t, cfg.redisURL, cfg.prefix+":{"+cfg.name)
+				}
+			})
+		}
+	}
+}
+
+// monitorSettings are every node's latency monitor and SLOWLOG settings;
+// nil on miniredis.
+func monitorSettings(t *testing.T, url string) []map[string]string {
+	if url == "" {
+		return nil
+	}
+	c, err := connect(url, 1, false)
+	require.NoError(t, err)
+	defer c.close()
+	var out []map[string]string
+	for _, n := range c.nodes() {
+		m, err := n.Do(context.Background(), n.B().ConfigGet().Parameter("latency-monitor-threshold", "slowlog-log-slower-than", "slowlog-max-len").Build()).AsStrMap()
+		require.NoError(t, err)
+		out = append(out, m)
+	}
+	return out
+}
+
 // requireNoKeys checks that no key starts with prefix (and deletes any).
 func requireNoKeys(t *testing.T, url, prefix string) {
 	c, err := connect(url, 1, false)
@@ -193,8 +262,9 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1_000_000, cfg.members)
 	require.Equal(t, []int{1, 64}, cfg.concurrency)
-	require.Equal(t, []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count"}, cfg.ops,
-		"all, without -data: no data operations")
+	require.Equal(t, []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count",
+		"range", "between", "count-between", "around-score", "cutoff", "set"}, cfg.ops, "all, without -data: no data operations")
+	require.Equal(t, 100_000, cfg.remove)
 	require.Equal(t, []string{"alltime"}, cfg.windows)
 	require.Equal(t, 2*time.Second, cfg.duration)
 	require.Equal(t, 3, cfg.rounds)
@@ -228,6 +298,10 @@ func TestParseFlags(t *testing.T) {
 		{"-ops", "top-data"},
 		{"-data", "-1"},
 		{"-data", "4097"},
+		{"-walk", "-remove-between"},
+		{"-walk", "-layout", "-shards", "4"},
+		{"-remove-between", "-remove", "0"},
+		{"-remove-between", "-members", "1000", "-remove", "1001"},
 		{"extra"},
 	} {
 		_, err := parseFlags(bad, realEnv, io.Discard)
@@ -290,6 +364,7 @@ func TestMiniredisDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, miniMembers, cfg.members)
 	require.Equal(t, miniDuration, cfg.duration)
+	require.Equal(t, miniMembers/10, cfg.remove)
 	cfg, err = parseFlags([]string{"-members", "500", "-d", "1s"}, noEnv, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 500, cfg.members)
