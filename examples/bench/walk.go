@@ -55,7 +55,7 @@ func runWalk(ctx context.Context, b *bench, env environment, out io.Writer, prog
 		fmt.Fprintf(progress.w, "bench: walk: round %d/%d: All, then the raw ZRANGE walk\n", r+1, b.cfg.rounds)
 		s, err := b.timeWalk(ctx, b.walkAll)
 		if err != nil {
-			return fmt.Errorf("All: %w", err)
+			return fmt.Errorf("the walk with All: %w", err)
 		}
 		w, err := b.timeWalk(ctx, b.walkRaw)
 		if err != nil {
