@@ -50,7 +50,9 @@ type config struct {
 	// removeBetween asks for the RemoveBetween stall report (stall.go)
 	// instead of the operations, removing remove members a round.
 	removeBetween bool
-	remove        int
+	// delete asks for the Delete stall report (delete.go).
+	delete bool
+	remove int
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
@@ -135,6 +137,7 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.layoutSubmits, "layout-submits", 20_000, "random Submits per board in the -layout report")
 	fs.BoolVar(&cfg.walk, "walk", false, "instead of the operations, walk the whole board with All beside a raw ZRANGE walk in chunks of 1,000 by rank offsets, -rounds times each, and report entries/s, the ratio and the Go heap in use during each walk")
 	fs.BoolVar(&cfg.removeBetween, "remove-between", false, "instead of the operations, time RemoveBetween of the -remove best-scored members beside one ZREMRANGEBYSCORE of the same members in the raw set, -rounds times each (the members put back between rounds), and report the longest Redis stall during each: a PING every 1 ms from a connection of its own per node, the latency monitor (latency-monitor-threshold 1, restored afterwards) and the longest command on the board's keys (SLOWLOG, its settings restored afterwards)")
+	fs.BoolVar(&cfg.delete, "delete", false, "instead of the operations, time Delete of the whole board beside one DEL of the raw set holding the same members, -rounds times (both loaded again between rounds), and report the longest Redis stall during each, measured as -remove-between measures it")
 	fs.IntVar(&cfg.remove, "remove", defaultRemove, "members -remove-between removes a round (default a tenth of -members when that is fewer)")
 	fs.IntVar(&cfg.data, "data", 0, "bytes of member data (SetData) each loaded member gets, for top-data and rank-data and the -layout report's member data; 0: none")
 	return fs
@@ -267,13 +270,13 @@ func checkLimits(cfg *config, _ listFlags) error {
 // checkModes refuses two modes at once and a -remove the board cannot hold.
 func checkModes(cfg *config) error {
 	modes := 0
-	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween} {
+	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween, cfg.delete} {
 		if on {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return fmt.Errorf("-layout, -walk and -remove-between are modes of their own: give one")
+		return fmt.Errorf("-layout, -walk, -remove-between and -delete are modes of their own: give one")
 	}
 	if cfg.remove < 1 || cfg.remove > cfg.members {
 		return fmt.Errorf("-remove %d: want 1..-members (%d)", cfg.remove, cfg.members)

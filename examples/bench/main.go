@@ -22,13 +22,14 @@
 // Every key it writes is under -prefix and a board name of its own
 // ("lbbench:{bench-<random>}..."), and it deletes them at the end unless
 // -keep is given. It reads INFO and writes nothing else, except that
-// -remove-between sets the latency monitor's and SLOWLOG's settings for its
-// run and sets them back at the end. A full run loads Redis hard for
+// -remove-between and -delete set the latency monitor's and SLOWLOG's
+// settings for their run and set them back at the end. A full run loads Redis hard for
 // minutes: point it at a Redis you may load.
 //
-// -layout, -walk (All against a raw ZRANGE walk) and -remove-between
-// (RemoveBetween's Redis stalls against one ZREMRANGEBYSCORE) are reports
-// of their own instead of the operations.
+// -layout, -walk (All against a raw ZRANGE walk), -remove-between
+// (RemoveBetween's Redis stalls against one ZREMRANGEBYSCORE) and -delete
+// (Delete's against one DEL) are reports of their own instead of the
+// operations.
 package main
 
 import (
@@ -186,6 +187,8 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 		return runWalk(ctx, b, env, out, progress)
 	case cfg.removeBetween:
 		return runRemoveBetween(ctx, b, env, out, progress)
+	case cfg.delete:
+		return runDelete(ctx, b, env, out, progress)
 	}
 	ld, err := b.load(ctx, progress)
 	if err != nil {

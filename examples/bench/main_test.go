@@ -190,6 +190,7 @@ func TestModes(t *testing.T) {
 			{"-walk", "-members", "2500", "-rounds", "1", "-shards", "4", "-order", "lowest", "-tiebreak", "earlier"},
 			{"-remove-between", "-members", "3000", "-remove", "1200", "-rounds", "2"},
 			{"-remove-between", "-members", "3000", "-rounds", "1", "-shards", "4", "-policy", "accumulate"},
+			{"-delete", "-members", "2000", "-rounds", "2", "-windows", "alltime,daily,weekly,monthly"},
 		} {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, noEnv, io.Discard)
@@ -211,6 +212,10 @@ func TestModes(t *testing.T) {
 						require.Regexp(t, `- All: [a-z]+ \d+\.\d\d×`, report)
 						require.Regexp(t, `- raw ZRANGE walk: .*zrange \d+\.\d\d×`, report)
 					}
+				} else if cfg.delete {
+					require.Contains(t, report, "**Delete**", report)
+					require.Contains(t, report, fmt.Sprintf("| %d | Delete | %s |", cfg.rounds, thousands(float64(cfg.members))), report)
+					require.Contains(t, report, fmt.Sprintf("| %d | one DEL of the raw set | 1 |", cfg.rounds), report)
 				} else {
 					require.Contains(t, report, "**RemoveBetween**", report)
 					removed := thousands(float64(cfg.remove))
@@ -299,6 +304,7 @@ func TestParseFlags(t *testing.T) {
 		{"-data", "-1"},
 		{"-data", "4097"},
 		{"-walk", "-remove-between"},
+		{"-delete", "-walk"},
 		{"-walk", "-layout", "-shards", "4"},
 		{"-remove-between", "-remove", "0"},
 		{"-remove-between", "-members", "1000", "-remove", "1001"},
