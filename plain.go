@@ -25,8 +25,16 @@ func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, err
 		return es[:min(n, len(es))], nil
 	}
 	if tg.data {
-		es, _, err := lb.rangeReply(scripts.PageCall(lb.readHeader(), tg.key, lb.keys.Data(), 0, n).Exec(ctx, lb.client), true)
-		return es, wrap("top", err)
+		v, err := scripts.TopDataCall(lb.readHeader(), tg.key, lb.keys.Data(), n).Exec(ctx, lb.client).ToArray()
+		if err != nil {
+			return nil, wrap("top", err)
+		}
+		es, err := lb.entriesWith(v, true)
+		if err != nil {
+			return nil, wrap("top", err)
+		}
+		lb.rankEntries(es, 0, 1)
+		return es, nil
 	}
 	res := lb.client.Do(ctx, lb.rangeCmd(tg.key, 0, int64(n)-1))
 	es, err := lb.zEntries(&res)

@@ -324,3 +324,9 @@ func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
 func HotTopCall(h Header, mirror, key string, k int, ttl int64) Call {
 	return Call{Script: HotTop, Keys: []string{mirror, key}, Args: append(h.args(2), strconv.Itoa(k), itoa(ttl))}
 }
+
+// TopDataCall reads the first n entries of key and their members' data from
+// the hash data. See top_data.lua.
+func TopDataCall(h Header, key, data string, n int) Call {
+	return Call{Script: TopData, Keys: []string{key, data}, Args: append(h.args(1), strconv.Itoa(n))}
+}

@@ -65,6 +65,8 @@ var (
 	removeBetweenSrc string
 	//go:embed hot_top.lua
 	hotTopSrc string
+	//go:embed top_data.lua
+	topDataSrc string
 )
 
 var (
@@ -100,6 +102,8 @@ var (
 	RemoveBetween = newScript(removeBetweenSrc)
 	// HotTop rewrites a period's top mirror; see hot_top.lua.
 	HotTop = newScript(hotTopSrc, order)
+	// TopData reads Top with IncludeData; see top_data.lua.
+	TopData = newScript(topDataSrc)
 )
 
 // Script is one embedded script.
