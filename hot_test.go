@@ -40,10 +40,24 @@ func TestHotTopCache(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "m99", want[0].Member)
 
-		// The first read found no mirror and built it; the next reads it
-		// from Redis into the cache.
-		_, err = board.Top(ctx, 10)
-		require.NoError(t, err)
+		// The first read found no mirror and built it; the next ones read
+		// it from Redis into the cache, once the invalidations of the
+		// writes before have arrived.
+		// An invalidation that arrives late drops a copy filled after it:
+		// warm up twice, a moment apart.
+		for round := 0; caching && round < 2; round++ {
+			time.Sleep(100 * time.Millisecond)
+			for tries := 0; ; tries++ {
+				hits := c.CacheHits()
+				_, err = board.Top(ctx, 10)
+				require.NoError(t, err)
+				if c.CacheHits() > hits {
+					break
+				}
+				require.Less(t, tries, 1000, "Top(10) never came from the cache")
+				time.Sleep(time.Millisecond)
+			}
+		}
 		served := func(what string, read func() error) {
 			t.Helper()
 			before, hits := c.Calls(), c.CacheHits()
