@@ -318,7 +318,7 @@ func (lb *plainBackend) submit(ctx context.Context, sub submission, live []targe
 // script doing the same costs (BENCHMARKS.md).
 func (lb *plainBackend) txSubmits(sub submission) bool {
 	switch {
-	case sub.id != "" || sub.set || lb.ranking != Ordinal:
+	case sub.id != "" || lb.ranking != Ordinal:
 		return false
 	case lb.policy == Replace:
 		return true

@@ -131,7 +131,7 @@ func (lb *plainBackend) walkNext(es []Entry, n int, last func() (string, error))
 	}
 	value, err := last()
 	e := es[len(es)-1]
-	return es, walkCursor{value: value, member: e.Member, pos: e.Rank, rank: e.Rank, score: e.Score}, err
+	return es, walkCursor{value: value, member: e.Member, pos: e.Rank}, err
 }
 
 // walkTx reads a chunk by position, the last entry's value and place

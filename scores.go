@@ -99,8 +99,9 @@ func (c *composite) atMost(x float64) int64 {
 // ("everyone between 1,000 and 1,999"). -Inf and +Inf are open ends; NaN
 // or lo > hi is ErrInvalidArgument. Under a tie-break the bounds take
 // every tie of a score, and the entries carry plain scores. One round trip,
-// read atomically; on a sharded board one too (each shard it spans read
-// atomically, one script a shard), two with IncludeData.
+// read atomically (a MULTI under Ordinal ranks, a script under Competition
+// or with IncludeData); on a sharded board one too (each shard it spans
+// read atomically, one script a shard), two with IncludeData.
 func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...Query) ([]Entry, error) {
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
@@ -138,8 +139,10 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // r-radius .. r+radius-1 (fewer at either end of the board; radius 0: r
 // and no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or
 // ±Inf score is ErrInvalidArgument. One round trip, read atomically; on a
-// sharded board one script a shard in one round trip (each shard read
-// atomically), two with IncludeData.
+// sharded board one round trip too, each shard read atomically: under
+// Ordinal ranks one script on the score's shard and plain ZCARD and ZRANGE
+// on the others, under Competition one script a shard; two with
+// IncludeData.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)

@@ -17,10 +17,6 @@ type walkCursor struct {
 	// read (nil before): what a sharded board plans the next chunk by.
 	pos   int64
 	cards []int64
-	// rank and score are the cursor's entry's (an unsharded board checks
-	// that it still stands there).
-	rank  int64
-	score float64
 }
 
 // All walks every entry of the period best first, each with its rank at
