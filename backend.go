@@ -20,6 +20,11 @@ type backend interface {
 	// its WithID id was applied before (nothing written then). It takes the
 	// windows, not the Result, so that Submit's Result stays on its stack.
 	submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (duplicate bool, err error)
+	// submitBatch writes a Batcher's folded writes, each as submit writes
+	// one (all its windows or none), reporting each into its out and a
+	// refusal or failure of its own into its err; the error is the batch's
+	// when it may have written none of them.
+	submitBatch(ctx context.Context, ws []*batchWrite) error
 	// submitMany writes a checked bulk load; slot is the tie-break's time
 	// slot of the board's clock.
 	submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error

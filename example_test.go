@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -503,4 +504,37 @@ func ExampleLeaderboard_All() {
 	// exported 1000/2500 (40%), last #1000 p0375
 	// exported 2000/2500 (80%), last #2000 p0125
 	// exported 2500/2500 (100%), last #2500 p0000
+}
+
+// A Batcher folds the submissions of a burst into one write per member:
+// here 300 kills scored by three players within the batch's window cost
+// Redis one script, and every caller gets its own Result.
+func ExampleBatcher() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "kills", lb.WithPolicy(lb.Accumulate))
+	batcher, _ := board.NewBatcher(lb.WithBatchWindow(20 * time.Millisecond))
+	defer batcher.Close(ctx)
+
+	var wg sync.WaitGroup
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			player := []string{"ana", "ben", "cy"}[i%3]
+			if _, err := batcher.Submit(ctx, player, 1); err != nil {
+				panic(err)
+			}
+		}()
+	}
+	wg.Wait()
+	top, _ := board.Top(ctx, 3)
+	for _, e := range top {
+		fmt.Println(e.Member, e.Score)
+	}
+	// Output:
+	// cy 100
+	// ben 100
+	// ana 100
 }

@@ -853,7 +853,7 @@ func runModel(t *testing.T, b *testredis.Backend, c modelCombo) {
 			}
 		},
 		ops: []modelOp{{80, r.submit}, {11, r.submitMany}, {5, r.remove}, {4, r.setData}, {1, r.reset},
-			{3, r.set}, {1, r.removeBetween},
+			{3, r.set}, {1, r.removeBetween}, {6, r.batchSubmit},
 			{1, func() {
 				if r.rng.IntN(3) == 0 { // rarer still: a board that empties often checks little
 					r.deleteBoard()

@@ -914,7 +914,7 @@ func runShardModel(t *testing.T, b *testredis.Backend, c shardCombo) {
 	}
 	p.run(modelLoop{
 		steps: steps, checkEvery: shardCheckEvery,
-		ops: []modelOp{{76, p.submitAny}, {12, p.submitBatch}, {8, func() {
+		ops: []modelOp{{76, p.submitAny}, {12, p.submitBatch}, {5, p.batcherPair}, {8, func() {
 			p.remove(p.members(shardPool, modelUnknown, 3)...)
 		}}, {4, p.setData}, {1, p.reset}, {3, p.set}, {1, p.removeBetween}},
 		check: func(last bool) {

@@ -33,6 +33,11 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	if err != nil {
 		return Result{}, err
 	}
+	return lb.submitChecked(ctx, sub)
+}
+
+// submitChecked is Submit of a checked submission.
+func (lb *Leaderboard) submitChecked(ctx context.Context, sub submission) (Result, error) {
 	res := Result{Windows: make([]WindowResult, len(lb.windows))}
 	live, where, err := lb.submitTargets(sub, res.Windows)
 	if err != nil {

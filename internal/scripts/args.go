@@ -132,6 +132,33 @@ func ManyCall(h Header, keys []string, expires []int64, members, values []string
 	return Call{Script: Many, Keys: keys, Args: args}
 }
 
+// BatchWrite is one folded submission of a BatchCall: Keys index the
+// call's keys, one expiry each.
+type BatchWrite struct {
+	Member, Value string
+	Slot          int64
+	Data          string
+	Keys          []int
+	Expires       []int64
+}
+
+// BatchCall applies writes to the window period keys they index, then
+// data the board's data hash. See batch.lua.
+func BatchCall(h Header, keys []string, data string, writes []BatchWrite) Call {
+	n := 0
+	for _, w := range writes {
+		n += 5 + 2*len(w.Keys)
+	}
+	args := h.writeArgs(n)
+	for _, w := range writes {
+		args = append(args, w.Member, w.Value, itoa(w.Slot), w.Data, itoa(int64(len(w.Keys))))
+		for j, k := range w.Keys {
+			args = append(args, itoa(int64(k+1)), itoa(w.Expires[j]))
+		}
+	}
+	return Call{Script: Batch, Keys: append(keys[:len(keys):len(keys)], data), Args: args}
+}
+
 // RankCall reads the competition standings of members, and with a data
 // hash (not "") their data. See rank.lua.
 func RankCall(h Header, key, data string, members ...string) Call {

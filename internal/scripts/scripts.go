@@ -67,6 +67,8 @@ var (
 	hotTopSrc string
 	//go:embed top_data.lua
 	topDataSrc string
+	//go:embed batch.lua
+	batchSrc string
 )
 
 var (
@@ -74,6 +76,9 @@ var (
 	Submit = newScript(submitSrc, order, ranks, writes)
 	// Many applies a batch of submissions to every window; see many.lua.
 	Many = newScript(manySrc, writes)
+	// Batch applies a Batcher's folded submissions, each reporting its
+	// standings; see batch.lua.
+	Batch = newScript(batchSrc, order, ranks, writes)
 	// Rank reads a competition standing; see rank.lua.
 	Rank = newScript(rankSrc, order)
 	// Range reads a slice around a member or a competition page; see range.lua.

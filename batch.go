@@ -1,0 +1,458 @@
+package leaderboard
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrClosed is returned by a Batcher's Submit after Close.
+var ErrClosed = errors.New("leaderboard: batcher closed")
+
+// Batcher coalesces Submits that arrive within a short window into one
+// write: a member's submissions to the same window periods fold into one
+// by the board's policy (KeepBest: the best; Replace: the last; Accumulate:
+// the sum), and each batch goes to Redis as one script, in one round trip
+// on an unsharded board. Every caller waits for the batch that carries its
+// submission and gets its own Result: the member's standings before and
+// after the folded write that applied it (so two callers folded together
+// see the same standings, and Changed says whether that write changed the
+// stored score). A hot board's players that submit several times a second
+// then cost Redis one write a batch, not one a submission.
+//
+// A batch is sent when its window (WithBatchWindow) has passed since its
+// first submission, or when it holds WithBatchSize writes; batches reach
+// Redis one after another, in the order they were opened, so a later
+// submission is never applied before an earlier one. Close sends what is
+// pending and waits for it.
+//
+// Bad input returns its error at once and joins no batch. A submission
+// WithID is written on its own, as Submit writes it (its id is checked and
+// recorded with it), and is not folded. Under Accumulate a fold whose sum
+// would leave the range starts a write of its own; and so that one
+// submission's refusal is never another's, a folded write Redis refuses
+// (its sum out of range with what is stored) is written again one
+// submission at a time, after the rest of its batch, at one round trip
+// each. Sums are added once: totals of scores that are not whole numbers
+// may differ in the last bit from adding them one by one (a store's
+// aggregation adds them one by one).
+//
+// With a store, every submission of a batch reaches the store (in one call
+// when it is a BatchAppender) before the batch reaches Redis: a store
+// failure fails every caller of the batch and leaves Redis untouched, a
+// Redis failure after it returns ErrPending to every caller, and a
+// submission Redis refuses is retracted as Submit retracts it.
+//
+// On an unsharded board a batch is one script (batch.lua): each write is
+// atomic across its windows, and the batch as a whole too, the first time
+// a server runs the script excepted. On a sharded board (WithShards) the
+// folded writes are sent at once, each a Submit of its own (atomic per
+// member as Submit is, not as a batch). A caller whose ctx ends before its
+// batch is written gets ctx's error; its submission may still be written,
+// as a Submit that times out may have been. The batch's write runs with
+// the values, not the deadline, of the ctx of the first submission in it:
+// it is bounded by the client's own timeouts.
+//
+// A Batcher is safe for concurrent use.
+type Batcher struct {
+	lb     *Leaderboard
+	window time.Duration
+	size   int
+
+	mu     sync.Mutex
+	cur    *batch        // the batch collecting submissions, nil when none
+	last   chan struct{} // closed when the batch sent last is written
+	closed bool
+	joined int // submissions that joined a batch, ever
+}
+
+// BatchOption configures a Batcher.
+type BatchOption func(*batchConfig)
+
+type batchConfig struct {
+	window time.Duration
+	size   int
+}
+
+// Batch defaults and bounds (see WithBatchWindow, WithBatchSize).
+const (
+	defaultBatchWindow = 100 * time.Millisecond
+	maxBatchWindow     = time.Minute
+	defaultBatchSize   = 256
+)
+
+// WithBatchWindow sets how long a batch collects submissions after its
+// first one before it is sent: a caller waits up to this long more than a
+// Submit takes. Default 100 ms; 0 < d <= 1 minute.
+func WithBatchWindow(d time.Duration) BatchOption {
+	return func(c *batchConfig) { c.window = d }
+}
+
+// WithBatchSize sets how many folded writes (distinct members, or members
+// with submissions in distinct periods) a batch holds at most: a full
+// batch is sent at once. It bounds how long one batch's script holds
+// Redis (a few tens of µs a write). Default 256; 1 <= n <= MaxN.
+func WithBatchSize(n int) BatchOption {
+	return func(c *batchConfig) { c.size = n }
+}
+
+// NewBatcher returns a Batcher for the board. Bad options return
+// ErrInvalidArgument.
+func (lb *Leaderboard) NewBatcher(opts ...BatchOption) (*Batcher, error) {
+	c := batchConfig{window: defaultBatchWindow, size: defaultBatchSize}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil batch option", ErrInvalidArgument)
+		}
+		opt(&c)
+	}
+	if c.window <= 0 || c.window > maxBatchWindow {
+		return nil, fmt.Errorf("%w: batch window %v, want over 0 and at most %v", ErrInvalidArgument, c.window, maxBatchWindow)
+	}
+	if c.size < 1 || c.size > MaxN {
+		return nil, fmt.Errorf("%w: batch size %d, want 1..%d", ErrInvalidArgument, c.size, MaxN)
+	}
+	return &Batcher{lb: lb, window: c.window, size: c.size}, nil
+}
+
+// batch is the submissions a Batcher collects and writes together.
+type batch struct {
+	writes  []*batchWrite
+	open    map[string]*batchWrite // by foldKey: the write a submission folds into
+	records []Submission           // for the store: every submission, in arrival order
+	ctx     context.Context        // the first submission's, without its cancel
+	timer   *time.Timer
+	done    chan struct{} // closed when written; err is set before
+	err     error         // the whole batch's
+}
+
+// batchWrite is one folded write of a batch: sub, with every submission
+// folded into it, to the periods live (reporting live[j] into out[where[j]]).
+type batchWrite struct {
+	sub   submission
+	live  []target
+	where []int
+	out   []WindowResult
+	err   error // its own: a refusal, or a failure of its write alone
+	joins []*batchJoin
+}
+
+// batchJoin is one caller's submission in a write. A write that Redis
+// refused is written again one submission at a time (see writeAlone):
+// then each caller's answer is its own (alone).
+type batchJoin struct {
+	sub    submission
+	record []Submission // as the store has it; nil without a store
+	alone  bool
+	out    []WindowResult // with alone: this submission's own answer (as submitTargets filled it until then)
+	err    error
+}
+
+// Submit submits as the board's Submit does, through the next batch; it
+// returns when that batch is written (see Batcher).
+func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (Result, error) {
+	lb := b.lb
+	sub, err := lb.newSubmission(member, score, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	if sub.id != "" {
+		if b.isClosed() {
+			return Result{}, ErrClosed
+		}
+		return lb.submitChecked(ctx, sub)
+	}
+	res := Result{Windows: make([]WindowResult, len(lb.windows))}
+	live, where, err := lb.submitTargets(sub, res.Windows)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(live) > 0 {
+		bt, w, j, err := b.join(ctx, sub, live, where, res.Windows)
+		if err != nil {
+			return Result{}, err
+		}
+		select {
+		case <-bt.done:
+		case <-ctx.Done():
+			return Result{}, fmt.Errorf("leaderboard: batch submit: %w", ctx.Err())
+		}
+		out, err := w.out, w.err
+		if j.alone {
+			out, err = j.out, j.err
+		}
+		if bt.err != nil || err != nil {
+			return Result{}, cmp.Or(bt.err, err)
+		}
+		for _, i := range where {
+			res.Windows[i] = out[i]
+		}
+	}
+	first := res.Windows[0]
+	res.Standing, res.Previous, res.Changed = first.Standing, first.Previous, first.Changed
+	return res, nil
+}
+
+func (b *Batcher) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// join adds sub to the batch collecting, folded into the member's write to
+// the same periods when it can be, and returns the batch and the write (a
+// new one reports into a copy of windows, as submitTargets filled it).
+func (b *Batcher) join(ctx context.Context, sub submission, live []target, where []int, windows []WindowResult) (*batch, *batchWrite, *batchJoin, error) {
+	lb := b.lb
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, nil, nil, ErrClosed
+	}
+	bt := b.cur
+	if bt == nil {
+		bt = &batch{open: map[string]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+		bt.timer = time.AfterFunc(b.window, func() { b.sendIfCurrent(bt) })
+		b.cur = bt
+	}
+	b.joined++
+	j := &batchJoin{sub: sub, out: slices.Clone(windows)}
+	if lb.store != nil {
+		j.record = []Submission{lb.storeSubmission(sub.member, sub.score, "", sub.reached, sub.at, live)}
+		bt.records = append(bt.records, j.record...)
+	}
+	key := foldKey(sub.member, live)
+	if w := bt.open[key]; w != nil && lb.foldInto(&w.sub, sub) {
+		w.joins = append(w.joins, j)
+		return bt, w, j, nil
+	}
+	w := &batchWrite{sub: sub, live: live, where: where, out: slices.Clone(windows), joins: []*batchJoin{j}}
+	bt.writes = append(bt.writes, w)
+	bt.open[key] = w
+	if len(bt.writes) >= b.size {
+		b.send(bt)
+	}
+	return bt, w, j, nil
+}
+
+// foldKey names a member's write to the periods live.
+func foldKey(member string, live []target) string {
+	var sb strings.Builder
+	sb.WriteString(strconv.Itoa(len(member)))
+	sb.WriteByte(':')
+	sb.WriteString(member)
+	for _, tg := range live {
+		sb.WriteByte(0)
+		sb.WriteString(tg.key)
+	}
+	return sb.String()
+}
+
+// foldInto folds next into w, an earlier submission of the same member to
+// the same periods, so that writing w does what writing both one after the
+// other would; false when it cannot (an Accumulate sum out of range).
+func (lb *Leaderboard) foldInto(w *submission, next submission) bool {
+	data := next.data
+	if data == "" {
+		data = w.data // a later submission without data leaves it
+	}
+	switch lb.policy {
+	case Replace:
+		*w = next
+	case KeepBest:
+		if lb.beats(next, *w) {
+			*w = next
+		}
+	case Accumulate:
+		if !lb.addInto(w, next) {
+			return false
+		}
+	}
+	w.data = data
+	return true
+}
+
+// beats reports whether KeepBest keeps a over b: a better score, or under
+// a tie-break the same score reached in an earlier time slot (as apply in
+// writes.lua decides).
+func (lb *Leaderboard) beats(a, b submission) bool {
+	if lb.tb == nil {
+		if lb.high() {
+			return a.stored > b.stored
+		}
+		return a.stored < b.stored
+	}
+	if a.s != b.s {
+		return (a.s > b.s) == lb.high()
+	}
+	return a.t < b.t
+}
+
+// addInto adds next's score to w's (Accumulate), stamped with next's time
+// as the script stamps a total; false when the sum leaves the range.
+func (lb *Leaderboard) addInto(w *submission, next submission) bool {
+	if lb.tb == nil {
+		sum := w.score + next.score
+		if checkScore(sum) != nil {
+			return false
+		}
+		w.score, w.stored = sum, sum
+	} else {
+		s := w.s + next.s
+		if s > lb.tb.maxS || s < -lb.tb.maxS {
+			return false
+		}
+		w.s, w.t = s, next.t
+		w.score = float64(s) / lb.tb.scale
+		w.stored = lb.tb.encode(s, next.t, lb.high())
+	}
+	w.at, w.reached = next.at, next.reached
+	return true
+}
+
+// sendIfCurrent sends bt when it is still the batch collecting (its
+// window is over).
+func (b *Batcher) sendIfCurrent(bt *batch) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == bt {
+		b.send(bt)
+	}
+}
+
+// send closes the batch collecting to new submissions and writes it once
+// the batch sent before it is written. Called with b.mu held.
+func (b *Batcher) send(bt *batch) {
+	bt.timer.Stop()
+	b.cur = nil
+	prev := b.last
+	b.last = bt.done
+	go func() {
+		if prev != nil {
+			<-prev
+		}
+		b.write(bt)
+	}()
+}
+
+// write sends a batch to the store, then to Redis, and answers its callers.
+func (b *Batcher) write(bt *batch) {
+	defer close(bt.done)
+	lb, ctx := b.lb, bt.ctx
+	if lb.store != nil {
+		if err := lb.appendRecords(ctx, bt.records); err != nil {
+			bt.err = storeErr("batch submit", err)
+			return
+		}
+	}
+	if err := lb.be.submitBatch(ctx, bt.writes); err != nil {
+		bt.err = lb.afterStore(ctx, "batch submit", wrap("batch submit", err), nil)
+		return
+	}
+	for _, w := range bt.writes {
+		switch {
+		case w.err == nil:
+		case len(w.joins) > 1 && isRefusal(w.err):
+			b.writeAlone(ctx, w)
+		default:
+			var records []Submission
+			for _, j := range w.joins {
+				records = append(records, j.record...)
+			}
+			w.err = lb.afterStore(ctx, "batch submit", w.err, records)
+		}
+	}
+}
+
+// isRefusal reports whether err is Redis refusing a write's value (an
+// Accumulate total out of range), which says nothing of the submissions
+// folded into it one by one.
+func isRefusal(err error) bool {
+	return errors.Is(err, ErrInvalidScore) || errors.Is(err, ErrPrecision)
+}
+
+// writeAlone writes again, one at a time and in order, the submissions of
+// a folded write Redis refused (its sum left the range where some of them
+// alone may not): each caller then gets its own answer, and a refused one
+// alone is retracted from the store. Only a refused write pays these
+// round trips.
+func (b *Batcher) writeAlone(ctx context.Context, w *batchWrite) {
+	lb := b.lb
+	for _, j := range w.joins {
+		j.alone = true
+		_, err := lb.be.submit(ctx, j.sub, w.live, w.where, j.out)
+		j.err = lb.afterStore(ctx, "batch submit", err, j.record)
+	}
+}
+
+// appendRecords records submissions in the store, in one call when it
+// takes batches.
+func (lb *Leaderboard) appendRecords(ctx context.Context, subs []Submission) error {
+	if ba, ok := lb.store.(BatchAppender); ok {
+		_, err := ba.AppendBatch(ctx, subs)
+		return err
+	}
+	for _, s := range subs {
+		if _, err := lb.store.Append(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush sends the batch collecting now, without waiting for its window,
+// and waits until every batch sent so far is written, or ctx ends.
+func (b *Batcher) Flush(ctx context.Context) error {
+	b.mu.Lock()
+	if b.cur != nil {
+		b.send(b.cur)
+	}
+	last := b.last
+	b.mu.Unlock()
+	return waitFor(ctx, last)
+}
+
+// Close sends what is pending, refuses further submissions (ErrClosed) and
+// waits until every batch is written, or ctx ends (the batches are still
+// written then). Closing twice is harmless.
+func (b *Batcher) Close(ctx context.Context) error {
+	b.mu.Lock()
+	b.closed = true
+	if b.cur != nil {
+		b.send(b.cur)
+	}
+	last := b.last
+	b.mu.Unlock()
+	return waitFor(ctx, last)
+}
+
+func waitFor(ctx context.Context, done chan struct{}) error {
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("leaderboard: batcher: %w", ctx.Err())
+	}
+}
+
+// batchRefusal is the error of a write batch.lua refused: code is its
+// refusal ("LBOVERFLOW key", "LBRANGE key").
+func (lb *Leaderboard) batchRefusal(code string, w *batchWrite) error {
+	what := fmt.Sprintf("adding %v to %q", w.sub.score, w.sub.member)
+	switch {
+	case strings.HasPrefix(code, "LBOVERFLOW"):
+		return fmt.Errorf("%w: %s would overflow (%s)", ErrInvalidScore, what, code)
+	case strings.HasPrefix(code, "LBRANGE"):
+		return fmt.Errorf("%w: %s would pass MaxScore %v (%s)", ErrPrecision, what, lb.tb.order.MaxScore, code)
+	}
+	return fmt.Errorf("leaderboard: batch submit: %s: %s", what, code)
+}

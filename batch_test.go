@@ -1,0 +1,305 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// batchCall is one submission of the model test's batch step.
+type batchCall struct {
+	member string
+	score  float64
+	data   string
+	res    lb.Result
+	err    error
+	done   chan struct{}
+}
+
+// batchSubmit is the model test's Batcher step: up to eight submissions
+// from as many goroutines, joining one after another (BatchJoined), into
+// batches of a random size; the model folds them as the Batcher promises
+// (per member and batch, by the policy, the writes in the order their
+// first submission joined) and every caller's Result must be its write's.
+func (r *modelRun) batchSubmit() {
+	t, ctx := r.t, r.ctx
+	size := pick(r.modelHarness, []int{1, 2, 3, 100})
+	b, err := r.board.NewBatcher(lb.WithBatchWindow(time.Minute), lb.WithBatchSize(size))
+	require.NoError(t, err)
+	calls := make([]*batchCall, 1+r.rng.IntN(8))
+	for i := range calls {
+		c := &batchCall{member: r.member(), score: r.score(), done: make(chan struct{})}
+		if r.rng.IntN(3) == 0 {
+			c.data = pick(r.modelHarness, append([]string{""}, modelData...))
+		}
+		calls[i] = c
+	}
+	r.logf("Batcher(size %d): %s", size, batchCallsString(calls))
+	for _, c := range calls {
+		before := lb.BatchJoined(b)
+		go func() {
+			defer close(c.done)
+			c.res, c.err = b.Submit(ctx, c.member, c.score, lb.WithData(c.data))
+		}()
+		waitJoined(b, before, c.done)
+	}
+	if r.rng.IntN(4) == 0 { // bad input joins no batch and writes nothing
+		_, err := b.Submit(ctx, "bad", math.NaN())
+		require.ErrorIs(t, err, lb.ErrInvalidScore, r.where())
+	}
+	require.NoError(t, b.Close(ctx), r.where())
+	for _, c := range calls {
+		<-c.done
+		require.NoError(t, c.err, "%s batch submit %q %v", r.where(), c.member, c.score)
+	}
+	_, err = b.Submit(ctx, "late", 1)
+	require.ErrorIs(t, err, lb.ErrClosed, r.where())
+	r.foldBatch(calls, size)
+}
+
+// foldBatch applies calls to the model as batches of size writes fold
+// them, and checks each caller's Result against its write's.
+func (r *modelRun) foldBatch(calls []*batchCall, size int) {
+	type write struct {
+		member, data string
+		score        float64
+		calls        []*batchCall
+	}
+	var writes []*write
+	open := map[string]*write{}
+	for _, c := range calls {
+		w := open[c.member]
+		switch {
+		case w == nil:
+			w = &write{member: c.member, score: c.score}
+			writes = append(writes, w)
+			open[c.member] = w
+			if len(open) == size {
+				open = map[string]*write{} // the batch is full: sent
+			}
+		case r.m.policy == lb.Replace:
+			w.score = c.score
+		case r.m.policy == lb.Accumulate:
+			w.score += c.score
+		case r.m.better(c.score, w.score):
+			w.score = c.score
+		}
+		if c.data != "" {
+			w.data = c.data
+		}
+		w.calls = append(w.calls, c)
+	}
+	now := r.clock.Now()
+	for _, w := range writes {
+		want := r.m.apply(now, w.member, w.score)
+		if w.data != "" {
+			r.m.data[w.member] = w.data
+		}
+		for _, c := range w.calls {
+			msg := fmt.Sprintf("%s batch submit %q %v", r.where(), c.member, c.score)
+			require.Len(r.t, c.res.Windows, len(want), msg)
+			for i, ww := range want {
+				g := c.res.Windows[i]
+				require.Equal(r.t, ww.Previous, g.Previous, "%s window %d Previous", msg, i)
+				requireStanding(r.t, ww.Standing, g.Standing, fmt.Sprintf("%s window %d Standing", msg, i))
+				require.Equal(r.t, ww.Changed, g.Changed, "%s window %d Changed", msg, i)
+			}
+			requireStanding(r.t, want[0].Standing, c.res.Standing, msg+" Result.Standing")
+		}
+	}
+}
+
+func batchCallsString(calls []*batchCall) string {
+	s := ""
+	for _, c := range calls {
+		s += fmt.Sprintf("(%q, %v, data %.12q) ", c.member, c.score, c.data)
+	}
+	return s
+}
+
+// TestBatcherOptions: bad options are refused with ErrInvalidArgument.
+func TestBatcherOptions(t *testing.T) {
+	board, err := lb.New(testredis.Mini(t).Client, "b")
+	require.NoError(t, err)
+	for _, opt := range []lb.BatchOption{nil, lb.WithBatchWindow(0), lb.WithBatchWindow(-time.Second),
+		lb.WithBatchWindow(2 * time.Minute), lb.WithBatchSize(0), lb.WithBatchSize(lb.MaxN + 1)} {
+		_, err := board.NewBatcher(opt)
+		require.True(t, errors.Is(err, lb.ErrInvalidArgument), "%v", err)
+	}
+	b, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond), lb.WithBatchSize(lb.MaxN))
+	require.NoError(t, err)
+	require.NoError(t, b.Close(context.Background()))
+	require.NoError(t, b.Close(context.Background()), "closing twice")
+}
+
+// batcherPair is the sharded model's Batcher step: the same submissions
+// through a Batcher on each board of the pair, joining in the same order
+// (now, the day before, or with data); tie-broken boards and scores at the
+// edge of the range included, so that folds that would leave the range
+// and refusals meet. Each caller must get the same error on both boards
+// and, on success, the same scores and Changed; ranks and totals are not
+// compared, as a sharded board writes a batch's members at once, each at
+// its own moment. The pair's checks compare the boards after.
+func (p *shardPair) batcherPair() {
+	size := pick(p.modelHarness, []int{1, 3, 100})
+	calls := make([]*batchCall, 1+p.rng.IntN(8))
+	at := make([]time.Time, len(calls))
+	for i := range calls {
+		calls[i] = &batchCall{member: pick(p.modelHarness, shardPool[:8]), score: p.score()}
+		switch p.rng.IntN(4) {
+		case 0:
+			at[i] = shardEpoch.Add(time.Duration(p.rng.Int64N(int64(24 * time.Hour))))
+		case 1:
+			calls[i].data = pick(p.modelHarness, modelData)
+		}
+	}
+	p.logf("Batcher(size %d): %s (times %v)", size, batchCallsString(calls), at)
+	want := runBatcher(p.t, p.plain, size, calls, at)
+	got := runBatcher(p.t, p.sharded, size, calls, at)
+	for i, c := range calls {
+		what := fmt.Sprintf("%s batch submit %q %v", p.where(), c.member, c.score)
+		requireSameErr(p.t, want[i].err, got[i].err, what)
+		p.count(want[i].res, want[i].err)
+		require.Len(p.t, got[i].res.Windows, len(want[i].res.Windows), what)
+		for j, w := range want[i].res.Windows {
+			g := got[i].res.Windows[j]
+			msg := fmt.Sprintf("%s window %d", what, j)
+			require.Equal(p.t, w.Previous.Score, g.Previous.Score, msg+" Previous.Score")
+			require.Equal(p.t, w.Previous.Rank == 0, g.Previous.Rank == 0, msg+" was ranked")
+			require.Equal(p.t, w.Standing.Score, g.Standing.Score, msg+" Standing.Score")
+			require.Equal(p.t, w.Changed, g.Changed, msg+" Changed")
+			require.Equal(p.t, w.Closed, g.Closed, msg+" Closed")
+		}
+	}
+}
+
+// runBatcher submits calls (at[i] their WithTime, zero for none) through
+// a new Batcher of board, joining in order, and returns each caller's
+// answer once the Batcher is closed.
+func runBatcher(t *testing.T, board *lb.Leaderboard, size int, calls []*batchCall, at []time.Time) []batchCall {
+	b, err := board.NewBatcher(lb.WithBatchWindow(time.Minute), lb.WithBatchSize(size))
+	require.NoError(t, err)
+	return runBatcherAt(t, b, calls, at)
+}
+
+// waitJoined waits until a submission has joined a batch of b (which held
+// before), or has returned without joining one (bad input).
+func waitJoined(b *lb.Batcher, before int, fin <-chan struct{}) {
+	for lb.BatchJoined(b) == before {
+		select {
+		case <-fin:
+			return
+		case <-time.After(50 * time.Microsecond):
+		}
+	}
+}
+
+// TestBatcherRefusals: on an Accumulate board with a store, a folded write
+// whose sum Redis refuses is written again one submission at a time, so
+// that each caller gets its own answer: the refused submission alone
+// fails (and leaves the store), the others land. Bad input, and a
+// submission after Close, write nothing: not in Redis, not in the store.
+// On every backend, unsharded and sharded, with and without a tie-break.
+func TestBatcherRefusals(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []struct {
+			name  string
+			big   float64 // one submission alone fits; two overflow
+			limit error
+			opts  []lb.Option
+		}{
+			{"plain", math.MaxFloat64, lb.ErrInvalidScore, nil},
+			{"sharded", math.MaxFloat64, lb.ErrInvalidScore, []lb.Option{lb.WithShards(0, 10)}},
+			{"tiebreak", 600, lb.ErrPrecision, []lb.Option{lb.WithTieBreak(batchTieBreak(t))}},
+			{"tiebreak-sharded", 600, lb.ErrPrecision, []lb.Option{lb.WithTieBreak(batchTieBreak(t)), lb.WithShards(0, 10)}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				ctx := context.Background()
+				store := newMemStore()
+				name := b.BoardName(t)
+				board, err := lb.New(b.Client, name, append(c.opts, lb.WithPolicy(lb.Accumulate), lb.WithStore(store))...)
+				require.NoError(t, err)
+				_, err = board.Submit(ctx, "a", c.big)
+				require.NoError(t, err)
+				before, stored := b.Snapshot(t, name), store.count()
+
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				for _, bad := range []float64{math.NaN(), math.Inf(1)} {
+					_, err := bt.Submit(ctx, "a", bad)
+					require.ErrorIs(t, err, lb.ErrInvalidScore)
+				}
+				_, err = bt.Submit(ctx, "", 1)
+				require.ErrorIs(t, err, lb.ErrInvalidMember)
+				require.NoError(t, bt.Flush(ctx))
+				require.Equal(t, before, b.Snapshot(t, name), "bad input wrote to Redis")
+				require.Equal(t, stored, store.count(), "bad input reached the store")
+
+				// "a" holds big: 1 more fits, big more does not. Both fold
+				// into one write, which Redis refuses; written again alone,
+				// 1 lands and big is refused (and retracted).
+				calls := []*batchCall{{member: "a", score: 1}, {member: "b", score: 2}, {member: "a", score: c.big}}
+				got := runBatcherOn(t, bt, calls)
+				require.NoError(t, got[0].err)
+				require.NoError(t, got[1].err)
+				require.ErrorIs(t, got[2].err, c.limit)
+				require.Equal(t, c.big+1, got[0].res.Score, "a after +1")
+				require.Equal(t, c.big, got[0].res.Previous.Score)
+				require.Equal(t, 2.0, got[1].res.Score)
+				st, err := board.Rank(ctx, "a")
+				require.NoError(t, err)
+				require.Equal(t, c.big+1, st.Score)
+				require.Equal(t, stored+2, store.count(), "the refused submission stays in the store")
+
+				_, err = bt.Submit(ctx, "a", 1)
+				require.ErrorIs(t, err, lb.ErrClosed)
+				require.Equal(t, stored+2, store.count())
+			})
+		}
+	})
+}
+
+// batchTieBreak holds scores up to 1,000 with no decimals.
+func batchTieBreak(t *testing.T) lb.TieBreak {
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Now().Add(-time.Hour), Resolution: time.Second, MaxScore: 1000})
+	require.NoError(t, err)
+	return tb
+}
+
+// runBatcherOn is runBatcherAt without WithTime.
+func runBatcherOn(t *testing.T, b *lb.Batcher, calls []*batchCall) []batchCall {
+	return runBatcherAt(t, b, calls, make([]time.Time, len(calls)))
+}
+
+// runBatcherAt submits calls (at[i] their WithTime, zero for none) through
+// b, joining in order, closes it, and returns each caller's answer.
+func runBatcherAt(t *testing.T, b *lb.Batcher, calls []*batchCall, at []time.Time) []batchCall {
+	out := make([]batchCall, len(calls))
+	fins := make([]chan struct{}, len(calls))
+	for i, c := range calls {
+		opts := []lb.SubmitOption{lb.WithData(c.data)}
+		if !at[i].IsZero() {
+			opts = append(opts, lb.WithTime(at[i]))
+		}
+		fins[i] = make(chan struct{})
+		before := lb.BatchJoined(b)
+		go func() {
+			defer close(fins[i])
+			out[i].res, out[i].err = b.Submit(context.Background(), c.member, c.score, opts...)
+		}()
+		waitJoined(b, before, fins[i])
+	}
+	require.NoError(t, b.Close(context.Background()))
+	for _, fin := range fins {
+		<-fin
+	}
+	return out
+}

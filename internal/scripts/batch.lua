@@ -1,0 +1,57 @@
+-- Applies a Batcher's folded submissions to an unsharded board in one
+-- script: each submission to its window periods as submit.lua applies one
+-- (every window worked out before the first write, so that a refused one
+-- leaves all of its windows untouched), one after another, and reports
+-- each one's standings before and after. A submission Redis refuses (a
+-- total out of range) is reported and skipped; the others are written.
+--
+-- KEYS      the window periods the batch writes (all in the board's hash
+--           slot), then the board's data hash
+-- ARGV      the whole header (common.lua: its time slot, id and data
+--           unused), then per submission: member, value (as submit.lua
+--           takes it), its time slot, its data ('' to leave it), the number
+--           n of its window periods, then n pairs of a key's index in KEYS
+--           and that period's absolute expiry in unix ms ('0' for none)
+--
+-- Returns per submission 'ok' and six values a window period (see
+-- window_reply in writes.lua), or the refusal's code and key alone.
+write_header()
+local dkey = KEYS[#KEYS]
+local out = {}
+local at = REST
+while at <= #ARGV do
+  local member, value, data, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4])
+  TSLOT = num(ARGV[at + 2])
+  local ks, exps = {}, {}
+  for j = 1, n do
+    ks[j], exps[j] = KEYS[num(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j]
+  end
+  at = at + 5 + 2 * n
+
+  local prev, store, refused = {}, {}, nil
+  for j = 1, n do
+    prev[j] = redis.call('ZSCORE', ks[j], member)
+    local v, code = apply(prev[j], value)
+    if v == false then
+      refused = code .. ' ' .. ks[j]
+      break
+    end
+    store[j] = v
+  end
+  if refused then
+    out[#out + 1] = refused
+  else
+    out[#out + 1] = 'ok'
+    if data ~= '' then redis.call('HSET', dkey, member, data) end
+    for j = 1, n do
+      local key, p = ks[j], prev[j]
+      local prank = 0
+      if p then prank = rank_of(key, member, p) end
+      if store[j] then redis.call('ZADD', key, store[j], member) end
+      if exps[j] ~= '0' then redis.call('PEXPIREAT', key, exps[j]) end
+      local v = redis.call('ZSCORE', key, member)
+      window_reply(out, p, prank, v, rank_of(key, member, v), redis.call('ZCARD', key), worse_comp(key, v))
+    end
+  end
+end
+return out

@@ -1,0 +1,94 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// submitBatch writes a Batcher's batch as one script (batch.lua), and with
+// a hot top rewrites the mirrors of every period it wrote after it, in the
+// same round trip (hot_top.lua leaves a mirror the batch did not change
+// untouched, so its cached reads stay).
+func (lb *plainBackend) submitBatch(ctx context.Context, ws []*batchWrite) error {
+	var ks []string
+	var tgs []target
+	index := map[string]int{}
+	bw := make([]scripts.BatchWrite, len(ws))
+	for i, w := range ws {
+		at := make([]int, len(w.live))
+		for j, tg := range w.live {
+			k, ok := index[tg.key]
+			if !ok {
+				k = len(ks)
+				index[tg.key] = k
+				ks, tgs = append(ks, tg.key), append(tgs, tg)
+			}
+			at[j] = k
+		}
+		bw[i] = scripts.BatchWrite{Member: w.sub.member, Value: lb.batchValue(w.sub), Slot: w.sub.t,
+			Data: w.sub.data, Keys: at, Expires: expiresOf(w.live)}
+	}
+	call := scripts.BatchCall(lb.writeHeader(0, nil), ks, lb.keys.Data(), bw)
+	var res rueidis.RedisResult
+	if lb.hot == nil {
+		res = call.Exec(ctx, lb.client)
+	} else {
+		rs, err := lb.withHot(ctx, []scripts.Call{call}, tgs)
+		if err != nil {
+			return err
+		}
+		res = rs[0]
+	}
+	v, err := res.ToArray()
+	if err != nil {
+		return err
+	}
+	return lb.batchReplies(v, ws)
+}
+
+// batchValue is a folded submission's value as the write scripts take it:
+// its score, or under a tie-break its scaled score (a folded Accumulate
+// carries the sum in s, which the score may not hold exactly).
+func (lb *Leaderboard) batchValue(sub submission) string {
+	if lb.tb == nil {
+		return formatScore(sub.score)
+	}
+	return strconv.FormatInt(sub.s, 10)
+}
+
+// batchReplies decodes batch.lua's reply into each write's out, or its
+// refusal into its err.
+func (lb *Leaderboard) batchReplies(v []rueidis.RedisMessage, ws []*batchWrite) error {
+	const perWindow = 6
+	for _, w := range ws {
+		if len(v) == 0 {
+			return fmt.Errorf("batch script returned too few values")
+		}
+		status, err := v[0].ToString()
+		if err != nil {
+			return err
+		}
+		v = v[1:]
+		if status != "ok" {
+			w.err = lb.batchRefusal(status, w)
+			continue
+		}
+		n := perWindow * len(w.live)
+		if len(v) < n {
+			return fmt.Errorf("batch script returned %d values for %d windows", len(v), len(w.live))
+		}
+		if _, err := lb.submitReplies(v[:n], w.sub.member, w.live, w.where, w.out); err != nil {
+			return err
+		}
+		v = v[n:]
+	}
+	if len(v) != 0 {
+		return fmt.Errorf("batch script returned %d values more than its writes", len(v))
+	}
+	return nil
+}
