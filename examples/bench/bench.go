@@ -33,8 +33,8 @@ type bench struct {
 	c     *conn
 	name  string
 	board *leaderboard.Leaderboard
-	// plainOpts are the board's options without WithShards.
-	plainOpts []leaderboard.Option
+	// opts are the board's options; plainOpts the same without WithShards.
+	opts, plainOpts []leaderboard.Option
 	// bounds are the board's WithShards bounds (-shards); none unsharded.
 	bounds  []float64
 	windows []leaderboard.Window
@@ -67,7 +67,7 @@ func newBench(cfg config, c *conn) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.board = board
+	b.board, b.opts = board, opts
 	b.drawPools()
 	return b, nil
 }

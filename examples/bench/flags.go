@@ -53,6 +53,14 @@ type config struct {
 	// delete asks for the Delete stall report (delete.go).
 	delete bool
 	remove int
+	// batch asks for the coalescing report (coalesce.go): bursts of burst
+	// Submits to batchMembers members, through a Batcher of batchWindow
+	// and batchSize, and plain.
+	batch        bool
+	burst        int
+	batchMembers int
+	batchWindow  time.Duration
+	batchSize    int
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
@@ -138,6 +146,11 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.walk, "walk", false, "instead of the operations, walk the whole board with All beside a raw ZRANGE walk in chunks of 1,000 by rank offsets, -rounds times each, and report entries/s, the ratio and the Go heap in use during each walk")
 	fs.BoolVar(&cfg.removeBetween, "remove-between", false, "instead of the operations, time RemoveBetween of the -remove best-scored members beside one ZREMRANGEBYSCORE of the same members in the raw set, -rounds times each (the members put back between rounds), and report the longest Redis stall during each: a PING every 1 ms from a connection of its own per node, the latency monitor (latency-monitor-threshold 1, restored afterwards) and the longest command on the board's keys (SLOWLOG, its settings restored afterwards)")
 	fs.BoolVar(&cfg.delete, "delete", false, "instead of the operations, time Delete of the whole board beside one DEL of the raw set holding the same members, -rounds times (both loaded again between rounds), and report the longest Redis stall during each, measured as -remove-between measures it")
+	fs.BoolVar(&cfg.batch, "batch", false, "instead of the operations, the coalescing report: the highest -c goroutines each send bursts of -burst Submits at once to -batch-members members and wait for them, -d through a Batcher, then -d as plain Submits, -rounds times; submissions/s, each submission's latency, commands sent and Redis CPU per submission")
+	fs.IntVar(&cfg.burst, "burst", 100, "Submits each goroutine of -batch sends at once")
+	fs.IntVar(&cfg.batchMembers, "batch-members", 1000, "members -batch submits to")
+	fs.DurationVar(&cfg.batchWindow, "batch-window", 100*time.Millisecond, "the Batcher's WithBatchWindow in -batch")
+	fs.IntVar(&cfg.batchSize, "batch-size", 512, "the Batcher's WithBatchSize in -batch")
 	fs.IntVar(&cfg.remove, "remove", defaultRemove, "members -remove-between removes a round (default a tenth of -members when that is fewer)")
 	fs.IntVar(&cfg.data, "data", 0, "bytes of member data (SetData) each loaded member gets, for top-data and rank-data and the -layout report's member data; 0: none")
 	return fs
@@ -270,13 +283,16 @@ func checkLimits(cfg *config, _ listFlags) error {
 // checkModes refuses two modes at once and a -remove the board cannot hold.
 func checkModes(cfg *config) error {
 	modes := 0
-	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween, cfg.delete} {
+	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween, cfg.delete, cfg.batch} {
 		if on {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return fmt.Errorf("-layout, -walk, -remove-between and -delete are modes of their own: give one")
+		return fmt.Errorf("-layout, -walk, -remove-between, -delete and -batch are modes of their own: give one")
+	}
+	if cfg.burst < 1 || cfg.batchMembers < 1 || cfg.batchMembers > poolSize {
+		return fmt.Errorf("-burst %d, -batch-members %d: want at least 1, and -batch-members at most %d", cfg.burst, cfg.batchMembers, poolSize)
 	}
 	if cfg.remove < 1 || cfg.remove > cfg.members {
 		return fmt.Errorf("-remove %d: want 1..-members (%d)", cfg.remove, cfg.members)

@@ -180,21 +180,6 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 	}
 	fmt.Fprintf(progress.w, "bench: %s, %s; board %s:{%s}\n", c.where, env.redis, cfg.prefix, b.name)
 
-	switch {
-	case cfg.layout:
-		return runLayout(ctx, b, env, out, progress)
-	case cfg.walk:
-		return runWalk(ctx, b, env, out, progress)
-	case cfg.removeBetween:
-		return runRemoveBetween(ctx, b, env, out, progress)
-	case cfg.delete:
-		return runDelete(ctx, b, env, out, progress)
-	}
-	ld, err := b.load(ctx, progress)
-	if err != nil {
-		return err
-	}
-	rep := &report{cfg: cfg, env: env, load: ld, board: b.describe()}
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
@@ -206,6 +191,23 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 		}
 		defer pprof.StopCPUProfile()
 	}
+	switch {
+	case cfg.layout:
+		return runLayout(ctx, b, env, out, progress)
+	case cfg.walk:
+		return runWalk(ctx, b, env, out, progress)
+	case cfg.removeBetween:
+		return runRemoveBetween(ctx, b, env, out, progress)
+	case cfg.delete:
+		return runDelete(ctx, b, env, out, progress)
+	case cfg.batch:
+		return runCoalesce(ctx, b, env, out, progress)
+	}
+	ld, err := b.load(ctx, progress)
+	if err != nil {
+		return err
+	}
+	rep := &report{cfg: cfg, env: env, load: ld, board: b.describe()}
 	if err := b.measureAll(ctx, rep, progress.w); err != nil {
 		return err
 	}
