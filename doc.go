@@ -20,7 +20,10 @@
 // finds a copy a crashed write left behind or reaches a shard late, a read
 // that finds a member in two shards while it moves, a SubmitMany run dry
 // first; with IncludeData, the reads IncludeData names).
-// Rebuild, Verify, Seal and Check take as many as their data needs.
+// Rebuild, Verify, Seal and Check take as many as their data needs. A
+// Batcher (NewBatcher) writes a batch of folded Submits as one script, in
+// one round trip on an unsharded board (a folded Accumulate write Redis
+// refuses takes one more a submission in it).
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction
 // of plain commands, or in one Lua script where the write must branch on
@@ -64,7 +67,8 @@
 // scripts live in internal/scripts, each behind a typed Go builder; every
 // script's arguments open with one header that common.lua reads in one
 // place. Replies are decoded in reply.go. With a store (WithStore), Submit,
-// SubmitMany, Set, Remove, RemoveBetween, Reset and Delete write the store
+// a Batcher's batches, SubmitMany, Set, Remove, RemoveBetween, Reset and
+// Delete write the store
 // first and Redis second; a Redis
 // refusal retracts what the store took, any other Redis failure returns
 // ErrPending. Rebuild (rebuild.go, pipeline.go), Verify (verify.go) and
