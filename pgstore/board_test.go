@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiprank/leaderboard"
@@ -157,5 +161,61 @@ func TestRemoveBetweenOnStore(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(leaderboard.MaxN+200+50), day, "RemoveBetween cleans one window: the daily board keeps them")
 		requireVerify(t, board, true)
+	})
+}
+
+// TestBatcherOnStore: a Batcher's batches reach the store first, every
+// submission of a member folded in Redis one row of its own in the store
+// (AppendBatch with repeated members), so that Verify finds the store, its
+// kept standings and Redis in agreement and a Rebuild gives the same board;
+// a submission Redis refuses leaves no row.
+func TestBatcherOnStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		for _, policy := range []leaderboard.Policy{leaderboard.KeepBest, leaderboard.Replace, leaderboard.Accumulate} {
+			name := b.BoardName(t) + "-" + policy.String()
+			board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithPolicy(policy),
+				leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily()))
+			require.NoError(t, err)
+			_, err = board.Submit(ctx, "big", 1.5e308) // keeps the store's standings kept from here on
+			require.NoError(t, err)
+			bt, err := board.NewBatcher(leaderboard.WithBatchWindow(20 * time.Millisecond))
+			require.NoError(t, err)
+			var wg sync.WaitGroup
+			var refused atomic.Int64
+			for i := range 300 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					m, score := fmt.Sprintf("m%d", i%7), float64(i%13)
+					if i%50 == 0 {
+						m, score = "big", 1.5e308 // Accumulate: over the range with what is stored
+					}
+					_, err := bt.Submit(ctx, m, score)
+					if err != nil {
+						assert.ErrorIs(t, err, leaderboard.ErrInvalidScore)
+						refused.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, bt.Close(ctx))
+			if policy == leaderboard.Accumulate {
+				require.Equal(t, int64(6), refused.Load())
+			} else {
+				require.Zero(t, refused.Load())
+			}
+			require.Equal(t, 1+300-int(refused.Load()), boardRows(t, s, name), "one row a submission, none for a refused one")
+			requireVerify(t, board, true)
+			before, err := board.Top(ctx, 20)
+			require.NoError(t, err)
+			b.Wipe(t, name)
+			_, err = board.Rebuild(ctx)
+			require.NoError(t, err)
+			after, err := board.Top(ctx, 20)
+			require.NoError(t, err)
+			require.Equal(t, before, after, "%v", policy)
+		}
 	})
 }
