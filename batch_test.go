@@ -303,3 +303,34 @@ func runBatcherAt(t *testing.T, b *lb.Batcher, calls []*batchCall, at []time.Tim
 	}
 	return out
 }
+
+// TestBatcherRoundTrips: on an unsharded board a batch is one call to Redis
+// (once its script is loaded), whatever it holds: 40 submissions of 10
+// members, with data, under every policy and rank mode, with a hot top
+// (the mirror's rewrite rides in the same call).
+func TestBatcherRoundTrips(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, policy := range []lb.Policy{lb.KeepBest, lb.Replace, lb.Accumulate} {
+			for _, rank := range []lb.RankMode{lb.Ordinal, lb.Competition} {
+				cc := &testredis.CountingClient{Client: b.Client}
+				board, err := lb.New(cc, b.BoardName(t), lb.WithPolicy(policy), lb.WithRanking(rank),
+					lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithHotTop(5))
+				require.NoError(t, err)
+				calls := make([]*batchCall, 40)
+				for i := range calls {
+					calls[i] = &batchCall{member: fmt.Sprintf("m%d", i%10), score: float64(i % 7), data: fmt.Sprint(i)}
+				}
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				runBatcherOn(t, bt, calls[:1]) // loads the scripts
+				bt, err = board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				before := cc.Calls()
+				for _, r := range runBatcherOn(t, bt, calls) {
+					require.NoError(t, r.err)
+				}
+				require.Equal(t, int64(1), cc.Calls()-before, "%v %v", policy, rank)
+			}
+		}
+	})
+}
