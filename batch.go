@@ -67,9 +67,14 @@ type Batcher struct {
 
 	mu     sync.Mutex
 	cur    *batch        // the batch collecting submissions, nil when none
+	queued []*batch      // sent, waiting for the batch before: still folding
 	last   chan struct{} // closed when the batch sent last is written
 	closed bool
 	joined int // submissions that joined a batch, ever
+	writes int // writes made, ever: the next one's seq
+	// traced, when set (tests), learns the seq of the write each
+	// submission joined, in the order they joined.
+	traced func(seq int)
 }
 
 // BatchOption configures a Batcher.
@@ -137,6 +142,7 @@ type batch struct {
 // batchWrite is one folded write of a batch: sub, with every submission
 // folded into it, to the periods live (reporting live[j] into out[where[j]]).
 type batchWrite struct {
+	seq   int // the Batcher's writes are applied in this order
 	sub   submission
 	live  []target
 	where []int
@@ -207,9 +213,12 @@ func (b *Batcher) isClosed() bool {
 	return b.closed
 }
 
-// join adds sub to the batch collecting, folded into the member's write to
-// the same periods when it can be, and returns the batch and the write (a
-// new one reports into a copy of windows, as submitTargets filled it).
+// join adds sub to a batch, and returns the batch, the write and the
+// caller's join: folded into the member's newest write to the same
+// periods while that write's batch has not started writing (a batch sent
+// and waiting for the one before it still folds), else as a new write of
+// the batch collecting (a new write reports into a copy of windows, as
+// submitTargets filled it).
 func (b *Batcher) join(ctx context.Context, sub submission, live []target, where []int, windows []WindowResult) (*batch, *batchWrite, *batchJoin, error) {
 	lb := b.lb
 	b.mu.Lock()
@@ -217,30 +226,60 @@ func (b *Batcher) join(ctx context.Context, sub submission, live []target, where
 	if b.closed {
 		return nil, nil, nil, ErrClosed
 	}
+	b.joined++
+	j := &batchJoin{sub: sub, out: slices.Clone(windows)}
+	key := foldKey(sub.member, live)
+	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, sub) {
+		w.joins = append(w.joins, j)
+		b.record(bt, j, w)
+		return bt, w, j, nil
+	}
 	bt := b.cur
 	if bt == nil {
 		bt = &batch{open: map[string]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 		bt.timer = time.AfterFunc(b.window, func() { b.sendIfCurrent(bt) })
 		b.cur = bt
 	}
-	b.joined++
-	j := &batchJoin{sub: sub, out: slices.Clone(windows)}
-	if lb.store != nil {
-		j.record = []Submission{lb.storeSubmission(sub.member, sub.score, "", sub.reached, sub.at, live)}
-		bt.records = append(bt.records, j.record...)
-	}
-	key := foldKey(sub.member, live)
-	if w := bt.open[key]; w != nil && lb.foldInto(&w.sub, sub) {
-		w.joins = append(w.joins, j)
-		return bt, w, j, nil
-	}
-	w := &batchWrite{sub: sub, live: live, where: where, out: slices.Clone(windows), joins: []*batchJoin{j}}
+	w := &batchWrite{seq: b.writes, sub: sub, live: live, where: where, out: slices.Clone(windows), joins: []*batchJoin{j}}
+	b.writes++
 	bt.writes = append(bt.writes, w)
 	bt.open[key] = w
+	b.record(bt, j, w)
 	if len(bt.writes) >= b.size {
 		b.send(bt)
 	}
 	return bt, w, j, nil
+}
+
+// newestWrite finds the member's newest write under key in a batch that
+// has not started writing: the batch collecting, then the batches sent,
+// newest first. Called with b.mu held.
+func (b *Batcher) newestWrite(key string) (*batch, *batchWrite) {
+	if b.cur != nil {
+		if w := b.cur.open[key]; w != nil {
+			return b.cur, w
+		}
+	}
+	for i := len(b.queued) - 1; i >= 0; i-- {
+		if w := b.queued[i].open[key]; w != nil {
+			return b.queued[i], w
+		}
+	}
+	return nil, nil
+}
+
+// record adds j's submission, which joined w, to bt's records for the
+// store.
+func (b *Batcher) record(bt *batch, j *batchJoin, w *batchWrite) {
+	if b.traced != nil {
+		b.traced(w.seq)
+	}
+	if b.lb.store == nil {
+		return
+	}
+	sub := j.sub
+	j.record = []Submission{b.lb.storeSubmission(sub.member, sub.score, "", sub.reached, sub.at, w.live)}
+	bt.records = append(bt.records, j.record...)
 }
 
 // foldKey names a member's write to the periods live.
@@ -328,19 +367,29 @@ func (b *Batcher) sendIfCurrent(bt *batch) {
 	}
 }
 
-// send closes the batch collecting to new submissions and writes it once
-// the batch sent before it is written. Called with b.mu held.
+// send closes the batch collecting to new writes and writes it once the
+// batch sent before it is written; until then its writes still take the
+// submissions that fold into them. Called with b.mu held.
 func (b *Batcher) send(bt *batch) {
 	bt.timer.Stop()
 	b.cur = nil
+	b.queued = append(b.queued, bt)
 	prev := b.last
 	b.last = bt.done
 	go func() {
 		if prev != nil {
 			<-prev
 		}
+		b.seal(bt)
 		b.write(bt)
 	}()
+}
+
+// seal takes bt, about to be written, out of the batches that still fold.
+func (b *Batcher) seal(bt *batch) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.queued = slices.DeleteFunc(b.queued, func(q *batch) bool { return q == bt })
 }
 
 // write sends a batch to the store, then to Redis, and answers its callers.

@@ -7,3 +7,13 @@ func BatchJoined(b *Batcher) int {
 	defer b.mu.Unlock()
 	return b.joined
 }
+
+// TraceBatch makes b report, for each submission that joins a batch from
+// now on, the sequence number of the write it joined (writes are applied
+// in that order): a test cannot tell from outside whether a submission
+// folded into a batch sent and still waiting.
+func TraceBatch(b *Batcher, fn func(seq int)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.traced = fn
+}
