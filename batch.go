@@ -158,7 +158,7 @@ type batchJoin struct {
 	sub    submission
 	record []Submission // as the store has it; nil without a store
 	alone  bool
-	out    []WindowResult // with alone: this submission's own answer (as submitTargets filled it until then)
+	out    []WindowResult // the caller's Result.Windows: with alone, where its own answer goes
 	err    error
 }
 
@@ -191,15 +191,17 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		case <-ctx.Done():
 			return Result{}, fmt.Errorf("leaderboard: batch submit: %w", ctx.Err())
 		}
-		out, err := w.out, w.err
+		err = w.err
 		if j.alone {
-			out, err = j.out, j.err
+			err = j.err // written alone: into res.Windows itself
 		}
 		if bt.err != nil || err != nil {
 			return Result{}, cmp.Or(bt.err, err)
 		}
-		for _, i := range where {
-			res.Windows[i] = out[i]
+		if !j.alone {
+			for _, i := range where {
+				res.Windows[i] = w.out[i]
+			}
 		}
 	}
 	first := res.Windows[0]
@@ -227,7 +229,7 @@ func (b *Batcher) join(ctx context.Context, sub submission, live []target, where
 		return nil, nil, nil, ErrClosed
 	}
 	b.joined++
-	j := &batchJoin{sub: sub, out: slices.Clone(windows)}
+	j := &batchJoin{sub: sub, out: windows}
 	key := foldKey(sub.member, live)
 	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, sub) {
 		w.joins = append(w.joins, j)
