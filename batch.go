@@ -186,10 +186,8 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		if err != nil {
 			return Result{}, err
 		}
-		select {
-		case <-bt.done:
-		case <-ctx.Done():
-			return Result{}, fmt.Errorf("leaderboard: batch submit: %w", ctx.Err())
+		if err := waitFor(ctx, bt.done); err != nil {
+			return Result{}, err
 		}
 		err = w.err
 		if j.alone {
@@ -485,8 +483,14 @@ func (b *Batcher) Close(ctx context.Context) error {
 	return waitFor(ctx, last)
 }
 
+// waitFor waits until done is closed (nil: at once) or ctx ends; a ctx
+// that cannot end takes a plain receive, cheaper than a select.
 func waitFor(ctx context.Context, done chan struct{}) error {
 	if done == nil {
+		return nil
+	}
+	if ctx.Done() == nil {
+		<-done
 		return nil
 	}
 	select {

@@ -71,12 +71,9 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 	if score == 0 {
 		score = 0 // -0 would be stored as "-0"
 	}
-	var sc submitConfig
-	for _, opt := range opts {
-		if opt == nil {
-			return submission{}, fmt.Errorf("%w: nil submit option", ErrInvalidArgument)
-		}
-		opt(&sc)
+	sc, err := submitOptions(opts)
+	if err != nil {
+		return submission{}, err
 	}
 	if sc.hasID && (sc.id == "" || len(sc.id) > MaxIDLen) {
 		return submission{}, fmt.Errorf("%w: WithID id of %d bytes, want 1..%d", ErrInvalidArgument, len(sc.id), MaxIDLen)
@@ -97,9 +94,24 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 		// Within the skew: another server's clock a little ahead of ours;
 		// the score was reached now.
 	}
-	var err error
 	sub.stored, sub.s, sub.t, err = lb.storedOf(score, sub.reached)
 	return sub, err
+}
+
+// submitOptions applies opts. The config they write escapes to the heap
+// (an option is a function value), so a Submit without options skips it.
+func submitOptions(opts []SubmitOption) (submitConfig, error) {
+	if len(opts) == 0 {
+		return submitConfig{}, nil
+	}
+	sc := new(submitConfig)
+	for _, opt := range opts {
+		if opt == nil {
+			return submitConfig{}, fmt.Errorf("%w: nil submit option", ErrInvalidArgument)
+		}
+		opt(sc)
+	}
+	return *sc, nil
 }
 
 // submitTargets resolves the period of every window holding the
