@@ -167,8 +167,8 @@ func (b *bench) burst(ctx context.Context, w *worker, submit func(context.Contex
 func writeCoalesce(out io.Writer, b *bench, env environment, ld loadReport, conc int, batched, plain []coalescePhase) {
 	var w strings.Builder
 	cfg := b.cfg
-	fmt.Fprintf(&w, "**Coalescing** %s: `%s -c %d -burst %d -batch-members %d -batch-window %v -batch-size %d -d %v -rounds %d`\n\n",
-		env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(cfg, "-batch"), conc, cfg.burst, cfg.batchMembers, cfg.batchWindow, cfg.batchSize, cfg.duration, cfg.rounds)
+	fmt.Fprintf(&w, "**Coalescing** %s: `%s -c %d -burst %d -batch-members %d -batch-window %v -batch-size %d -d %v`\n\n",
+		env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(cfg, "-batch"), conc, cfg.burst, cfg.batchMembers, cfg.batchWindow, cfg.batchSize, cfg.duration)
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n- Board: %s\n", env.cpus, env.procs, env.goVersion, env.redis, b.describe())
 	(&report{cfg: cfg, load: ld}).writeLoad(&w, true)
 	fmt.Fprintf(&w, "- Each round: %d goroutines, each sending bursts of %d Submits at once to %s members and waiting for them, for %v through a Batcher, then %v as plain Submits\n\n",
