@@ -61,6 +61,11 @@ type config struct {
 	batchMembers int
 	batchWindow  time.Duration
 	batchSize    int
+	// hot asks for the hot top report (hottop.go): a writer of hotRate
+	// submissions a second, hotTrials staleness trials a round.
+	hot       bool
+	hotRate   int
+	hotTrials int
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
@@ -151,6 +156,9 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.batchMembers, "batch-members", 1000, "members -batch submits to")
 	fs.DurationVar(&cfg.batchWindow, "batch-window", 100*time.Millisecond, "the Batcher's WithBatchWindow in -batch")
 	fs.IntVar(&cfg.batchSize, "batch-size", 512, "the Batcher's WithBatchSize in -batch")
+	fs.BoolVar(&cfg.hot, "hot", false, "instead of the operations, the hot top report: Top(10) at the highest -c without and with WithHotTop(10) (a client of its own with client-side caching) while a writer submits -hot-rate random scores a second, Submits below the top without and with it, and -hot-trials staleness trials a round")
+	fs.IntVar(&cfg.hotRate, "hot-rate", 2000, "submissions a second the writer of -hot sends")
+	fs.IntVar(&cfg.hotTrials, "hot-trials", 200, "staleness trials a round in -hot")
 	fs.IntVar(&cfg.remove, "remove", defaultRemove, "members -remove-between removes a round (default a tenth of -members when that is fewer)")
 	fs.IntVar(&cfg.data, "data", 0, "bytes of member data (SetData) each loaded member gets, for top-data and rank-data and the -layout report's member data; 0: none")
 	return fs
@@ -283,13 +291,16 @@ func checkLimits(cfg *config, _ listFlags) error {
 // checkModes refuses two modes at once and a -remove the board cannot hold.
 func checkModes(cfg *config) error {
 	modes := 0
-	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween, cfg.delete, cfg.batch} {
+	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween, cfg.delete, cfg.batch, cfg.hot} {
 		if on {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return fmt.Errorf("-layout, -walk, -remove-between, -delete and -batch are modes of their own: give one")
+		return fmt.Errorf("-layout, -walk, -remove-between, -delete, -batch and -hot are modes of their own: give one")
+	}
+	if cfg.hotRate < 1 || cfg.hotRate > 1_000_000 || cfg.hotTrials < 1 {
+		return fmt.Errorf("-hot-rate %d, -hot-trials %d: want 1..1000000 and at least 1", cfg.hotRate, cfg.hotTrials)
 	}
 	if cfg.burst < 1 || cfg.batchMembers < 1 || cfg.batchMembers > poolSize {
 		return fmt.Errorf("-burst %d, -batch-members %d: want at least 1, and -batch-members at most %d", cfg.burst, cfg.batchMembers, poolSize)

@@ -202,6 +202,8 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 		return runDelete(ctx, b, env, out, progress)
 	case cfg.batch:
 		return runCoalesce(ctx, b, env, out, progress)
+	case cfg.hot:
+		return runHot(ctx, b, env, out, progress)
 	}
 	ld, err := b.load(ctx, progress)
 	if err != nil {
