@@ -33,10 +33,23 @@ const hotTTL = 10 * time.Second
 
 // hotSnap is what this process last saw of a period's mirror: whether a
 // write may reach the top, guessed before it is sent.
+// A snapshot from a cached read also keeps that read's reply and its
+// entries: rueidis answers every hit on one cached reply with the same
+// values, so the next read that gets them back (the same first element:
+// the snapshot keeps them alive, so the address names them) takes the
+// entries decoded already and records nothing.
 type hotSnap struct {
 	members map[string]bool
 	floor   float64 // the k-th stored value
 	full    bool    // the mirror held k members
+	reply   []rueidis.RedisMessage
+	es      []Entry // reply's entries, ranked
+}
+
+// sameReply reports whether vals are the values of the reply s was taken
+// from.
+func (s *hotSnap) sameReply(vals []rueidis.RedisMessage) bool {
+	return len(vals) > 0 && len(vals) == len(s.reply) && &vals[0] == &s.reply[0]
 }
 
 // hotTop is a board's mirror state: k, and the last snapshot of each
@@ -68,6 +81,13 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, erro
 		cached = read.Withscores().Cache()
 	}
 	res := lb.client.DoCache(ctx, cached, hotTTL)
+	vals, err := res.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := lb.hot.snaps.Load(key); ok && v.(*hotSnap).sameReply(vals) {
+		return slices.Clone(v.(*hotSnap).es), nil
+	}
 	es, err := lb.zEntries(&res)
 	if err != nil {
 		return nil, err
@@ -76,10 +96,11 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, erro
 		if es, err = lb.hotRewritten([]target{tg}, scripts.ExecMulti(ctx, lb.client, lb.hotCalls([]target{tg}))); err != nil {
 			return nil, err
 		}
-	} else {
-		lb.hotSeen(key, es)
+		lb.rankEntries(es, 0, 1)
+		return es, nil
 	}
 	lb.rankEntries(es, 0, 1)
+	lb.hotSeenReply(key, es, vals)
 	return es, nil
 }
 
@@ -169,7 +190,16 @@ func (lb *Leaderboard) hotExpected(live []target, sub submission) []target {
 
 // hotSeen records what a read or a rewrite saw of a mirror.
 func (lb *Leaderboard) hotSeen(key string, es []Entry) {
+	lb.hotSeenReply(key, es, nil)
+}
+
+// hotSeenReply is hotSeen of a cached read's reply (vals) and its ranked
+// entries es.
+func (lb *Leaderboard) hotSeenReply(key string, es []Entry, vals []rueidis.RedisMessage) {
 	s := &hotSnap{members: make(map[string]bool, len(es)), full: len(es) >= lb.hot.k}
+	if vals != nil {
+		s.reply, s.es = vals, slices.Clone(es)
+	}
 	for _, e := range es {
 		s.members[e.Member] = true
 	}
