@@ -59,7 +59,12 @@ type hotTop struct {
 	snaps sync.Map // string -> *hotSnap
 }
 
-func (lb *Leaderboard) hotKey(tg target) string { return lb.keys.Hot(tg.window.Name(), tg.period.ID) }
+func (lb *Leaderboard) hotKey(tg target) string {
+	if tg.hot != "" {
+		return tg.hot // resolved once per period
+	}
+	return lb.keys.Hot(tg.window.Name(), tg.period.ID)
+}
 
 // hotServes reports whether a read of count entries from position start
 // (0-based) of tg comes from the mirror.

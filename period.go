@@ -13,7 +13,8 @@ type target struct {
 	window Window
 	period Period
 	key    string
-	expire int64 // unix ms when the key expires; 0 for never
+	hot    string // the hot top's mirror key (WithHotTop); "" without one
+	expire int64  // unix ms when the key expires; 0 for never
 	// data is a read's IncludeData: fill each entry's Data.
 	data bool
 }
@@ -71,6 +72,9 @@ func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
 		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID)
 	}
 	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID)}
+	if lb.hot != nil {
+		tg.hot = lb.keys.Hot(w.Name(), p.ID)
+	}
 	if p.End.IsZero() {
 		return tg, nil
 	}
