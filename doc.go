@@ -45,7 +45,9 @@
 // script only when that entry moved. So a rank
 // and a total always come from the same moment. Around reads the member's rank and the slice around it in one
 // script, never rank-then-range. A sharded board's operations are atomic
-// per step; see WithShards.
+// per step; see WithShards. With WithReplicaReads no read sends a MULTI
+// (those reads run their script instead) and read scripts run as
+// EVALSHA_RO, so that a client may send every read to a replica.
 //
 // # How it is built
 //

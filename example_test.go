@@ -538,3 +538,18 @@ func ExampleBatcher() {
 	// ben 100
 	// ana 100
 }
+
+// WithReplicaReads makes every read fit for a client that sends read-only
+// commands to replicas (rueidis's SendToReplicas): here the embedded
+// server has none, and the reads run as they would on a replica.
+func ExampleWithReplicaReads() {
+	client, done := exampleClient() // in production: a client with SendToReplicas
+	defer done()
+	ctx := context.Background()
+	board, _ := lb.New(client, "arena", lb.WithReplicaReads())
+	board.SubmitMany(ctx, map[string]float64{"ana": 30, "ben": 20, "cy": 10})
+	st, _ := board.Rank(ctx, "ben") // one EVALSHA_RO: rank, score and total from one moment
+	fmt.Println(st.Rank, st.Score, st.Total)
+	// Output:
+	// 2 20 3
+}

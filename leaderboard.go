@@ -76,6 +76,7 @@ type Leaderboard struct {
 	dedupe       time.Duration
 	skew         time.Duration
 	hot          *hotTop // WithHotTop; nil for none
+	replicaReads bool    // WithReplicaReads
 	// current holds, per window (in windows' order), the newest period
 	// resolved: nearly every call resolves the current period, which only
 	// changes at a reset, so the period, key and expiry are built once per
@@ -191,6 +192,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		dedupe:       c.dedupe,
 		skew:         c.skew,
 		current:      make([]atomic.Pointer[target], len(c.windows)),
+		replicaReads: c.replicaReads,
 	}
 	if c.hotTop > 0 {
 		lb.hot = &hotTop{k: c.hotTop}

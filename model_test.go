@@ -62,6 +62,8 @@ type modelCombo struct {
 	seed       uint64
 	// hot is WithHotTop's k; 0 for none.
 	hot int
+	// replica: WithReplicaReads.
+	replica bool
 }
 
 func modelCombos() []modelCombo {
@@ -93,6 +95,9 @@ func modelCombos() []modelCombo {
 					// Half the combos keep a hot top of 5 (WithHotTop): every
 					// Top, Range and Page within it reads the mirror.
 					hot: 5 * (i % 2),
+					// A quarter more read as for replicas (WithReplicaReads),
+					// with and without a hot top.
+					replica: (i/2)%2 == 1,
 				})
 			}
 		}
@@ -108,6 +113,9 @@ func (c modelCombo) name() string {
 	name := c.policyName + "/" + c.orderName + "/" + c.rankName + "/" + day
 	if c.hot > 0 {
 		name += fmt.Sprintf("/hot%d", c.hot)
+	}
+	if c.replica {
+		name += "/replicaReads"
 	}
 	return name
 }
@@ -815,6 +823,9 @@ func newModelBoard(t *testing.T, b *testredis.Backend, c modelCombo, clock *test
 	}
 	if c.hot > 0 {
 		opts = append(opts, lb.WithHotTop(c.hot))
+	}
+	if c.replica {
+		opts = append(opts, lb.WithReplicaReads())
 	}
 	board, err := lb.New(b.Client, b.BoardName(t), opts...)
 	require.NoError(t, err)

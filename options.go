@@ -104,6 +104,7 @@ type config struct {
 	dedupe       time.Duration
 	skew         time.Duration
 	hotTop       int // WithHotTop; 0 for none
+	replicaReads bool
 	errs         []error
 }
 
@@ -155,6 +156,23 @@ func WithHotTop(k int) Option {
 		}
 		c.hotTop = k
 	}
+}
+
+// WithReplicaReads makes every read fit for a client that sends read-only
+// commands to replicas (rueidis's SendToReplicas, on a Cluster or with a
+// standalone primary's ReplicaAddress): the read scripts run as
+// EVALSHA_RO, and the reads that are a MULTI of plain commands on an
+// unsharded board (Rank, Ranks, Page, Between, a chunk of All) read
+// through a script instead, as a MULTI always reaches the primary. Each
+// answer stays from one moment of the node that serves it (a script runs
+// atomically on a replica too); Among with IncludeData reads the scores
+// and the data in one pipeline, two moments. Writes always reach the
+// primary. It takes Redis 7.0 or newer (EVALSHA_RO; an older server
+// refuses the first read). A replica trails its primary: a read may not
+// show a write that returned moments before (see README, "Read
+// replicas"). Default: off (EVALSHA and MULTI, Redis 6.2 or newer).
+func WithReplicaReads() Option {
+	return func(c *config) { c.replicaReads = true }
 }
 
 // WithStore makes a Store the board's durable source of truth: Submit

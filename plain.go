@@ -63,16 +63,18 @@ func (lb *plainBackend) ranks(ctx context.Context, tg target, members []string) 
 }
 
 // standings reads members' standings atomically: under Competition ranks
-// with one script (rank.lua: it counts the members strictly better than
-// each score), else with a MULTI of ZCARD and each member's ZSCORE and
-// Z(REV)RANK; with IncludeData, their data in the same call (also of a
-// member without a score). found[i] reports that members[i] has a score;
+// (and with WithReplicaReads, where a MULTI would reach the primary) with
+// one script (rank.lua: it counts the members strictly better than each
+// score, or reads the position), else with a MULTI of ZCARD and each
+// member's ZSCORE and Z(REV)RANK; with IncludeData, their data in the
+// same call (also of a member without a score). found[i] reports that members[i] has a score;
 // else its Standing holds its Member, the Total and its Data alone.
 func (lb *plainBackend) standings(ctx context.Context, tg target, members []string) (out []Standing, found []bool, err error) {
 	out, found = make([]Standing, len(members)), make([]bool, len(members))
 	per := 2 // replies a member
 	var replies []rueidis.RedisMessage
-	if lb.ranking == Competition {
+	script := lb.ranking == Competition || lb.replicaReads
+	if script {
 		per = 3
 		replies, err = scripts.RankCall(lb.readHeader(), tg.key, lb.dataOf(tg), members...).Exec(ctx, lb.client).ToArray()
 	} else {
@@ -92,7 +94,7 @@ func (lb *plainBackend) standings(ctx context.Context, tg target, members []stri
 	}
 	var data []rueidis.RedisMessage
 	if tg.data {
-		if data, replies, err = splitData(replies, len(members), lb.ranking == Ordinal); err != nil {
+		if data, replies, err = splitData(replies, len(members), !script); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -159,14 +161,15 @@ func (lb *plainBackend) around(ctx context.Context, tg target, member string, ra
 // page reads a page and the total atomically: a MULTI of ZRANGE and
 // ZCARD, or range.lua under Competition ranks (the first entry's rank
 // counts the members strictly better than it, which only the server can do
-// in the same step) and with IncludeData (the data of the members read).
+// in the same step), with IncludeData (the data of the members read) and
+// with WithReplicaReads (a MULTI would reach the primary).
 func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
 	if lb.hotServes(tg, start, size) {
 		return lb.hotPage(ctx, tg, start, size, total)
 	}
 	key := tg.key
 	p := Page{Entries: []Entry{}}
-	if lb.ranking == Competition || tg.data {
+	if lb.ranking == Competition || tg.data || (total && lb.replicaReads) {
 		res := scripts.PageCall(lb.readHeader(), key, lb.dataOf(tg), start, size).Exec(ctx, lb.client)
 		es, total, err := lb.rangeReply(res, tg.data)
 		if err != nil {
@@ -250,12 +253,21 @@ func (lb *plainBackend) among(ctx context.Context, tg target, members []string) 
 }
 
 // storedWithData reads members' stored values and their data in one
-// transaction.
+// transaction; with WithReplicaReads in one pipeline of the two reads,
+// which a replica can serve (a MULTI reaches the primary).
 func (lb *plainBackend) storedWithData(ctx context.Context, tg target, members []string) (stored, data []rueidis.RedisMessage, err error) {
 	b := lb.client.B()
-	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(),
-		b.Zmscore().Key(tg.key).Member(members...).Build(), b.Hmget().Key(lb.keys.Data()).Field(members...).Build(), b.Exec().Build()))
-	if err != nil {
+	read := rueidis.Commands{b.Zmscore().Key(tg.key).Member(members...).Build(), b.Hmget().Key(lb.keys.Data()).Field(members...).Build()}
+	var replies []rueidis.RedisMessage
+	if lb.replicaReads {
+		for _, r := range lb.client.DoMulti(ctx, read...) {
+			v, err := r.ToMessage()
+			if err != nil {
+				return nil, nil, err
+			}
+			replies = append(replies, v)
+		}
+	} else if replies, err = execResult(lb.client.DoMulti(ctx, append(append(rueidis.Commands{b.Multi().Build()}, read...), b.Exec().Build())...)); err != nil {
 		return nil, nil, err
 	}
 	if stored, err = replies[0].ToArray(); err != nil {

@@ -11,9 +11,10 @@ import (
 )
 
 // between reads Between's entries with range.lua ('between'): the members
-// better than the range, the entries and their data in one script.
+// better than the range, the entries and their data in one script; under
+// Ordinal ranks without data and without WithReplicaReads, one MULTI.
 func (lb *plainBackend) between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
-	if lb.ranking == Ordinal && !tg.data {
+	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
 		return lb.betweenTx(ctx, tg, r, n)
 	}
 	res := scripts.BetweenCall(lb.readHeader(), tg.key, lb.dataOf(tg), r.storedLo, r.storedHi, n).Exec(ctx, lb.client)
@@ -105,10 +106,11 @@ func (lb *plainBackend) aroundScore(ctx context.Context, tg target, edge string,
 
 // walk reads All's next chunk: without IncludeData first as the raw walk
 // would (walkTx), by position, checking in the same MULTI that the last
-// entry yielded still stands where it stood; else, or when it moved, with
-// range.lua ('after'), which finds where the walk resumes.
+// entry yielded still stands where it stood; else (with IncludeData or
+// WithReplicaReads), or when it moved, with range.lua ('after'), which
+// finds where the walk resumes.
 func (lb *plainBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
-	if !tg.data {
+	if !tg.data && !lb.replicaReads {
 		es, next, ok, err := lb.walkTx(ctx, tg, at, n)
 		if err != nil || ok {
 			return es, next, err

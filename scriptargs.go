@@ -29,7 +29,7 @@ func (lb *Leaderboard) scriptValue(score float64) string {
 // readHeader is the scripts' argument header for a read: the board's
 // order, ranking and tie-break slots.
 func (lb *Leaderboard) readHeader() scripts.Header {
-	h := scripts.Header{High: lb.high(), Competition: lb.ranking == Competition}
+	h := scripts.Header{High: lb.high(), Competition: lb.ranking == Competition, ReadOnly: lb.replicaReads}
 	if lb.tb != nil {
 		h.Slots = lb.tb.slots
 	}

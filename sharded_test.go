@@ -336,6 +336,9 @@ func (c shardCombo) name() string {
 	if c.shadow != nil {
 		s += fmt.Sprintf("/shadow_of_%d_bounds", len(c.shadow))
 	}
+	if c.replicaReads() {
+		s += "/replicaReads"
+	}
 	return s
 }
 
@@ -357,8 +360,15 @@ func (c shardCombo) options(t *testing.T) []lb.Option {
 	if c.shadow != nil {
 		opts = append(opts, lb.WithShadowShards(c.shadow...))
 	}
+	if c.replicaReads() {
+		opts = append(opts, lb.WithReplicaReads())
+	}
 	return opts
 }
+
+// replicaReads: the combos of odd seeds read as for replicas
+// (WithReplicaReads), on both boards of the pair.
+func (c shardCombo) replicaReads() bool { return c.seed%2 == 1 }
 
 // shardPair is a sharded board and an unsharded one with the same options.
 type shardPair struct {

@@ -8,9 +8,12 @@
 # will do before doing it:
 #   - Redis: installs Debian's redis-server with apt-get when redis-server is
 #     missing (as root); starts a throwaway, memory-only redis-server on
-#     REDIS_URL's port (default 127.0.0.1:6379) when none answers there, and
-#     three on 127.0.0.1:7000-7002 made into a Cluster when no Cluster
-#     answers; they run from a temp dir and stop when this script ends.
+#     REDIS_URL's port (default 127.0.0.1:6379) when none answers there, a
+#     replica of it on REDIS_REPLICA_ADDR (default 127.0.0.1:6380) when
+#     none answers there, and six on 127.0.0.1:7000-7005 made into a
+#     Cluster of three masters (REDIS_CLUSTER_ADDRS) with a replica each
+#     (each master's port + 3) when no Cluster answers; they run from a
+#     temp dir and stop when this script ends.
 #   - PostgreSQL: installs Debian's postgresql with apt-get when missing (as
 #     root); starts the machine's PostgreSQL cluster when none answers on
 #     127.0.0.1:5432 (it keeps running); and when the database "test" does
@@ -43,6 +46,7 @@ cd "$(dirname "$0")/.."
 
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export REDIS_CLUSTER_ADDRS="${REDIS_CLUSTER_ADDRS:-127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002}"
+export REDIS_REPLICA_ADDR="${REDIS_REPLICA_ADDR:-127.0.0.1:6380}"
 export PGSTORE_DSN="${PGSTORE_DSN:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
 FUZZTIME="${FUZZTIME:-50000x}"
 NO_INSTALL="${NO_INSTALL:-}"
@@ -123,6 +127,7 @@ start_redis() {
 # The plan: what answers, and what this run will install, start or change.
 plan_redis=""    # "": answers; start; remote: not ours to start; none: no redis-server
 plan_cluster=""  # "": answers; start; none: no redis-server
+plan_replica=""  # "": answers; start; none: not ours to start, or no redis-server
 redis_install="" # 1: apt-get install redis-server first
 plan_pg=""       # "": answers; install; start; none
 plan_pg_db=""    # "": lets us in; trust: will edit pg_hba.conf; maybe: will see; none
@@ -135,12 +140,16 @@ make_plan() {
     if local_url "$REDIS_URL"; then plan_redis=start; else plan_redis=remote; fi
   fi
   cluster_ok "${first%:*}" "${first#*:}" || plan_cluster=start
-  if [ $server = 0 ] && { [ "$plan_redis" = start ] || [ "$plan_cluster" = start ]; }; then
+  if ! redis_up "redis://$REDIS_REPLICA_ADDR"; then
+    if local_url "$REDIS_URL" && is_local "${REDIS_REPLICA_ADDR%:*}"; then plan_replica=start; else plan_replica=none; fi
+  fi
+  if [ $server = 0 ] && { [ "$plan_redis" = start ] || [ "$plan_cluster" = start ] || [ "$plan_replica" = start ]; }; then
     if may_install; then
       redis_install=1
     else
       [ "$plan_redis" = start ] && plan_redis=none
       [ "$plan_cluster" = start ] && plan_cluster=none
+      [ "$plan_replica" = start ] && plan_replica=none
     fi
   fi
   if ! pg_up; then
@@ -173,8 +182,13 @@ print_plan() {
     none) echo "  Redis: nothing answers at $(redact "$REDIS_URL"), and redis-server is not installed, and will not be (NO_INSTALL, or not root)" ;;
     *) echo "  Redis: answers at $(redact "$REDIS_URL")" ;;
   esac
+  case "$plan_replica" in
+    start) echo "  Redis replica: will start a throwaway redis-server on $REDIS_REPLICA_ADDR replicating $(redact "$REDIS_URL") (stopped at the end)" ;;
+    none) echo "  Redis replica: nothing answers at $REDIS_REPLICA_ADDR, and none will be started (REDIS_URL or the address is not on this machine, or no redis-server)" ;;
+    *) echo "  Redis replica: answers at $REDIS_REPLICA_ADDR" ;;
+  esac
   case "$plan_cluster" in
-    start) echo "  Redis Cluster: will start three throwaway redis-servers on $REDIS_CLUSTER_ADDRS (stopped at the end)" ;;
+    start) echo "  Redis Cluster: will start six throwaway redis-servers, the masters on $REDIS_CLUSTER_ADDRS and a replica of each on its port + 3 (stopped at the end)" ;;
     none) echo "  Redis Cluster: nothing answers at $REDIS_CLUSTER_ADDRS, and redis-server is not installed, and will not be" ;;
     *) echo "  Redis Cluster: answers at $REDIS_CLUSTER_ADDRS" ;;
   esac
@@ -209,6 +223,10 @@ setup_redis() {
     remote) missing_part "Redis at $(redact "$REDIS_URL") (not on this machine, so not ours to start)" ;;
     none) missing_part "Redis at $(redact "$REDIS_URL") (no redis-server; Debian: apt-get install redis-server)" ;;
   esac
+  case "$plan_replica" in
+    start) setup_replica ;;
+    none) missing_part "a replica of $(redact "$REDIS_URL") at $REDIS_REPLICA_ADDR (the replica-read tests)" ;;
+  esac
   case "$plan_cluster" in
     start) setup_cluster ;;
     none) missing_part "Redis Cluster at $REDIS_CLUSTER_ADDRS (no redis-server to start one)" ;;
@@ -216,9 +234,24 @@ setup_redis() {
   return 0
 }
 
-# A 3-master Redis Cluster for the tests that need one.
+# A replica of the tests' standalone Redis, for the replica-read tests.
+setup_replica() {
+  local_url "$REDIS_URL" # sets BASH_REMATCH
+  local primary=${BASH_REMATCH[2]} port=${REDIS_REPLICA_ADDR#*:}
+  echo "starting a replica of port $primary on port $port"
+  start_redis "$port" --replicaof 127.0.0.1 "$primary"
+  for _ in $(seq 100); do
+    inline 127.0.0.1 "$port" "INFO replication" | grep -q 'master_link_status:up' && return
+    sleep 0.1
+  done
+  echo "the replica on port $port did not reach its primary" >&2
+  exit 1
+}
+
+# A 3-master Redis Cluster with a replica each (on each master's port + 3)
+# for the tests that need one.
 setup_cluster() {
-  local nodes=() addr host port
+  local nodes=() replicas=() addr host port
   for addr in ${REDIS_CLUSTER_ADDRS//,/ }; do
     host=${addr%:*} port=${addr#*:}
     if ! is_local "$host"; then
@@ -230,17 +263,19 @@ setup_cluster() {
       exit 1
     fi
     start_redis "$port" --cluster-enabled yes --cluster-config-file "$work/nodes-$port.conf" --cluster-node-timeout 5000
+    start_redis "$((port + 3))" --cluster-enabled yes --cluster-config-file "$work/nodes-$((port + 3)).conf" --cluster-node-timeout 5000
     nodes+=("$addr")
+    replicas+=("$host:$((port + 3))")
   done
-  echo "starting a Redis Cluster on ${nodes[*]}"
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$work/cluster-create.log" 2>&1 || {
+  echo "starting a Redis Cluster on ${nodes[*]}, with replicas on ${replicas[*]}"
+  redis-cli --cluster create "${nodes[@]}" "${replicas[@]}" --cluster-replicas 1 --cluster-yes >"$work/cluster-create.log" 2>&1 || {
     cat "$work/cluster-create.log" >&2
     exit 1
   }
   local ok=0
   for _ in $(seq 100); do
     ok=1
-    for addr in "${nodes[@]}"; do cluster_ok "${addr%:*}" "${addr#*:}" || ok=0; done
+    for addr in "${nodes[@]}" "${replicas[@]}"; do cluster_ok "${addr%:*}" "${addr#*:}" || ok=0; done
     [ $ok = 1 ] && break
     sleep 0.1
   done

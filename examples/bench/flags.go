@@ -66,6 +66,9 @@ type config struct {
 	hot       bool
 	hotRate   int
 	hotTrials int
+	// replicas asks for the replica report (replicas.go): the addresses
+	// of the standalone replicas of REDIS_URL's server.
+	replicas []string
 }
 
 // allOps is every operation the tool knows, in the order it measures them.
@@ -159,6 +162,10 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.hot, "hot", false, "instead of the operations, the hot top report: Top(10) at the highest -c without and with WithHotTop(10) (a client of its own with client-side caching) while a writer submits -hot-rate random scores a second, Submits below the top without and with it, and -hot-trials staleness trials a round")
 	fs.IntVar(&cfg.hotRate, "hot-rate", 2000, "submissions a second the writer of -hot sends")
 	fs.IntVar(&cfg.hotTrials, "hot-trials", 200, "staleness trials a round in -hot")
+	fs.Func("replicas", "instead of the operations, the replica report: the board read with WithReplicaReads through a client that sends read-only commands to these standalone replicas of REDIS_URL's server (comma-separated host:port), and the primary's share of the Redis CPU", func(v string) error {
+		cfg.replicas = strings.Split(v, ",")
+		return nil
+	})
 	fs.IntVar(&cfg.remove, "remove", defaultRemove, "members -remove-between removes a round (default a tenth of -members when that is fewer)")
 	fs.IntVar(&cfg.data, "data", 0, "bytes of member data (SetData) each loaded member gets, for top-data and rank-data and the -layout report's member data; 0: none")
 	return fs
@@ -291,13 +298,13 @@ func checkLimits(cfg *config, _ listFlags) error {
 // checkModes refuses two modes at once and a -remove the board cannot hold.
 func checkModes(cfg *config) error {
 	modes := 0
-	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween, cfg.delete, cfg.batch, cfg.hot} {
+	for _, on := range []bool{cfg.layout, cfg.walk, cfg.removeBetween, cfg.delete, cfg.batch, cfg.hot, len(cfg.replicas) > 0} {
 		if on {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return fmt.Errorf("-layout, -walk, -remove-between, -delete, -batch and -hot are modes of their own: give one")
+		return fmt.Errorf("-layout, -walk, -remove-between, -delete, -batch, -hot and -replicas are modes of their own: give one")
 	}
 	if cfg.hotRate < 1 || cfg.hotRate > 1_000_000 || cfg.hotTrials < 1 {
 		return fmt.Errorf("-hot-rate %d, -hot-trials %d: want 1..1000000 and at least 1", cfg.hotRate, cfg.hotTrials)

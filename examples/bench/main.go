@@ -204,6 +204,8 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 		return runCoalesce(ctx, b, env, out, progress)
 	case cfg.hot:
 		return runHot(ctx, b, env, out, progress)
+	case len(cfg.replicas) > 0:
+		return runReplicas(ctx, b, env, out, progress)
 	}
 	ld, err := b.load(ctx, progress)
 	if err != nil {

@@ -230,15 +230,29 @@ func drive(ctx context.Context, im impl, conc int, d time.Duration, record bool)
 }
 
 // nodeAddrs are the addresses of the Redis servers behind the client,
-// sorted: one, or every node of a Cluster.
+// sorted: one, or every primary of a Cluster (its replicas hold copies:
+// their CPU is replication's, and they refuse writes).
 func (c *conn) nodeAddrs() []string {
 	ns := c.rue.Nodes()
 	addrs := make([]string, 0, len(ns))
-	for a := range ns {
-		addrs = append(addrs, a)
+	for a, n := range ns {
+		if isPrimary(n) {
+			addrs = append(addrs, a)
+		}
 	}
 	slices.Sort(addrs)
 	return addrs
+}
+
+// isPrimary reports whether a node is a primary (ROLE); a server without
+// ROLE (miniredis) counts as one.
+func isPrimary(node rueidis.Client) bool {
+	v, err := node.Do(context.Background(), node.B().Role().Build()).ToArray()
+	if err != nil || len(v) == 0 {
+		return true
+	}
+	role, _ := v[0].ToString()
+	return role == "master"
 }
 
 // nodes are the Redis servers behind the client, in nodeAddrs' order.
@@ -323,7 +337,7 @@ type environment struct {
 
 func (c *conn) describe(ctx context.Context) (environment, error) {
 	env := environment{goVersion: runtime.Version(), cpus: runtime.NumCPU(), procs: runtime.GOMAXPROCS(0),
-		when: time.Now().UTC(), cluster: c.rue.Mode() == rueidis.ClientModeCluster, nodes: len(c.rue.Nodes())}
+		when: time.Now().UTC(), cluster: c.rue.Mode() == rueidis.ClientModeCluster, nodes: len(c.nodeAddrs())}
 	if err := c.rue.Do(ctx, c.rue.B().Ping().Build()).Error(); err != nil {
 		return env, fmt.Errorf("redis: %w", err)
 	}

@@ -345,10 +345,15 @@ func pattern(board string) string { return "lb:{" + board + "}:*" }
 
 // wipe deletes every key of the board, as a FLUSHALL or a restart without
 // persistence would, and returns how many it deleted. SCAN runs on every
-// node (one, unless Redis is a Cluster); DEL goes where the keys live.
+// primary (one, unless Redis is a Cluster); DEL goes where the keys live.
 func wipe(ctx context.Context, client rueidis.Client, board string) (int, error) {
 	deleted := 0
 	for _, node := range client.Nodes() {
+		if role, err := node.Do(ctx, node.B().Role().Build()).ToArray(); err == nil && len(role) > 0 {
+			if r, _ := role[0].ToString(); r != "master" {
+				continue // a Cluster's replica: it holds copies
+			}
+		}
 		var cursor uint64
 		for {
 			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern(board)).Count(1000).Build()).AsScanEntry()

@@ -34,11 +34,15 @@ func (p program) cleanUp(c rueidis.Client, keep bool) error {
 	return nil
 }
 
-// unlinkMatching unlinks every key matching pattern on every node (a
-// Cluster's too), scanning so that a busy Redis is never blocked.
+// unlinkMatching unlinks every key matching pattern on every primary (a
+// Cluster's too; its replicas hold copies, and refuse writes), scanning so
+// that a busy Redis is never blocked.
 func unlinkMatching(ctx context.Context, c rueidis.Client, pattern string) (int64, error) {
 	var n int64
 	for _, node := range c.Nodes() {
+		if !isPrimary(ctx, node) {
+			continue
+		}
 		var cursor uint64
 		for {
 			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
@@ -59,4 +63,15 @@ func unlinkMatching(ctx context.Context, c rueidis.Client, pattern string) (int6
 		}
 	}
 	return n, nil
+}
+
+// isPrimary reports whether a node is a primary (ROLE); a server without
+// ROLE (miniredis) counts as one.
+func isPrimary(ctx context.Context, node rueidis.Client) bool {
+	v, err := node.Do(ctx, node.B().Role().Build()).ToArray()
+	if err != nil || len(v) == 0 {
+		return true
+	}
+	role, _ := v[0].ToString()
+	return role == "master"
 }

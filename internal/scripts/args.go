@@ -40,6 +40,16 @@ type Header struct {
 	// Data is a write's member data (WithData); "" leaves it. A write that
 	// carries data takes the data hash as a key (see withData).
 	Data string
+	// ReadOnly is no argument: it asks that a read script run as
+	// EVALSHA_RO (WithReplicaReads), so that a client may send it to a
+	// replica. A write script ignores it.
+	ReadOnly bool
+}
+
+// call is a run of s with keys and args, read-only when h asks and s is a
+// read script.
+func (h Header) call(s *Script, keys, args []string) Call {
+	return Call{Script: s, Keys: keys, Args: args, ReadOnly: h.ReadOnly && s.read}
 }
 
 // The header's lengths: its board part, and the whole of it (common.lua:
@@ -87,6 +97,9 @@ func (call Call) Exec(ctx context.Context, c rueidis.Client) rueidis.RedisResult
 	if call.Script == nil {
 		return c.Do(ctx, call.Cmd())
 	}
+	if call.ReadOnly {
+		return call.Script.ro.Exec(ctx, c, call.Keys, call.Args)
+	}
 	return call.Script.lua.Exec(ctx, c, call.Keys, call.Args)
 }
 
@@ -119,7 +132,7 @@ func expiries(args []string, expires []int64) []string {
 // when h.ID is. See submit.lua.
 func SubmitCall(h Header, keys []string, data, ids, member, value string, expires []int64) Call {
 	args := expiries(append(h.writeArgs(2+len(expires)), member, value), expires)
-	return Call{Script: Submit, Keys: withIDs(h, withData(h, keys, data), ids), Args: args}
+	return h.call(Submit, withIDs(h, withData(h, keys, data), ids), args)
 }
 
 // ManyCall applies a batch (members[i] gets values[i]) to window keys.
@@ -129,7 +142,7 @@ func ManyCall(h Header, keys []string, expires []int64, members, values []string
 	for i, m := range members {
 		args = append(args, m, values[i])
 	}
-	return Call{Script: Many, Keys: keys, Args: args}
+	return h.call(Many, keys, args)
 }
 
 // BatchWrite is one folded submission of a BatchCall: Keys index the
@@ -156,13 +169,13 @@ func BatchCall(h Header, keys []string, data string, writes []BatchWrite) Call {
 			args = append(args, itoa(int64(k+1)), itoa(w.Expires[j]))
 		}
 	}
-	return Call{Script: Batch, Keys: append(keys[:len(keys):len(keys)], data), Args: args}
+	return h.call(Batch, append(keys[:len(keys):len(keys)], data), args)
 }
 
 // RankCall reads the competition standings of members, and with a data
 // hash (not "") their data. See rank.lua.
 func RankCall(h Header, key, data string, members ...string) Call {
-	return Call{Script: Rank, Keys: readKeys(key, data), Args: append(h.args(len(members)), members...)}
+	return h.call(Rank, readKeys(key, data), append(h.args(len(members)), members...))
 }
 
 // readKeys is a read's sorted set, and its data hash when not "".
@@ -176,14 +189,14 @@ func readKeys(key, data string) []string {
 // AroundCall reads the slice around member, and with a data hash (not "")
 // its members' data. See range.lua.
 func AroundCall(h Header, key, data, member string, radius int) Call {
-	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "around", member, strconv.Itoa(radius))}
+	return h.call(Range, readKeys(key, data), append(h.args(3), "around", member, strconv.Itoa(radius)))
 }
 
 // PageCall reads count entries from position start (0-based) with the
 // first one's competition rank, and with a data hash (not "") their data.
 // See range.lua.
 func PageCall(h Header, key, data string, start int64, count int) Call {
-	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "page", itoa(start), strconv.Itoa(count))}
+	return h.call(Range, readKeys(key, data), append(h.args(3), "page", itoa(start), strconv.Itoa(count)))
 }
 
 // PartWriteCall applies mode ("submit", "check", "remove", "touch") to one
@@ -205,7 +218,7 @@ func PartWriteCall(h Header, mode string, parts []string, clock, data, ids strin
 	if h.Data != "" || mode == "remove" {
 		keys = append(keys, data)
 	}
-	return Call{Script: PartWrite, Keys: withIDs(h, keys, ids), Args: args}
+	return h.call(PartWrite, withIDs(h, keys, ids), args)
 }
 
 // ShardOp is one versioned write to a shard: "put" (with Value), "del",
@@ -225,25 +238,25 @@ func ShardWriteCall(h Header, key string, recent [2]string, expire int64, report
 	for _, o := range ops {
 		args = append(args, o.Op, o.Member, itoa(o.Version), o.Value)
 	}
-	return Call{Script: ShardWrite, Keys: []string{key, recent[0], recent[1]}, Args: args}
+	return h.call(ShardWrite, []string{key, recent[0], recent[1]}, args)
 }
 
 // ShardRankCall reads member's place in one shard, key. See
 // shard_read.lua.
 func ShardRankCall(h Header, key, member string) Call {
-	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(2), "rank", member)}
+	return h.call(ShardRead, []string{key}, append(h.args(2), "rank", member))
 }
 
 // ShardAroundCall reads member's place in one shard, key, and the stretches
 // of it an Around of count entries may need. See shard_read.lua.
 func ShardAroundCall(h Header, key, member string, count int) Call {
-	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(3), "around", member, strconv.Itoa(count))}
+	return h.call(ShardRead, []string{key}, append(h.args(3), "around", member, strconv.Itoa(count)))
 }
 
 // ShardRangeCall reads count entries of one shard, key, from position
 // start. See shard_read.lua.
 func ShardRangeCall(h Header, key string, start, count int64) Call {
-	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(3), "range", itoa(start), itoa(count))}
+	return h.call(ShardRead, []string{key}, append(h.args(3), "range", itoa(start), itoa(count)))
 }
 
 // ShardLocateCall finds member on a sharded board whose keys share one
@@ -251,19 +264,19 @@ func ShardRangeCall(h Header, key string, start, count int64) Call {
 // partition's hash, then every shard's sorted set; scale and bounds as
 // ShardLocalCall's. See shard_locate.lua.
 func ShardLocateCall(h Header, keys []string, member, scale string, radius int, bounds []string) Call {
-	return Call{Script: ShardLocate, Keys: keys, Args: append(append(h.args(3+len(bounds)), member, scale, strconv.Itoa(radius)), bounds...)}
+	return h.call(ShardLocate, keys, append(append(h.args(3+len(bounds)), member, scale, strconv.Itoa(radius)), bounds...))
 }
 
 // CutoffCall reads the entry at position ceil(members * percent / 100),
 // at least 1, and with a data hash (not "") its data. See range.lua.
 func CutoffCall(h Header, key, data string, percent float64) Call {
-	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "cutoff", fmtPercent(percent), "")}
+	return h.call(Range, readKeys(key, data), append(h.args(3), "cutoff", fmtPercent(percent), ""))
 }
 
 // ShardCutoffCall is CutoffCall on a sharded board whose keys share one
 // node: keys are every shard's sorted set. See shard_page.lua.
 func ShardCutoffCall(h Header, keys []string, percent float64) Call {
-	return Call{Script: ShardPage, Keys: keys, Args: append(h.args(2), "cutoff", fmtPercent(percent))}
+	return h.call(ShardPage, keys, append(h.args(2), "cutoff", fmtPercent(percent)))
 }
 
 // fmtPercent prints a percent so that Lua reads back the same double.
@@ -273,7 +286,7 @@ func fmtPercent(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
 // of a sharded board whose keys share one node: keys are every shard's
 // sorted set. See shard_page.lua.
 func ShardPageCall(h Header, keys []string, start int64, count int) Call {
-	return Call{Script: ShardPage, Keys: keys, Args: append(h.args(2), itoa(start), strconv.Itoa(count))}
+	return h.call(ShardPage, keys, append(h.args(2), itoa(start), strconv.Itoa(count)))
 }
 
 // ShardLocalCall submits to a sharded board whose keys share one node:
@@ -283,7 +296,7 @@ func ShardPageCall(h Header, keys []string, start int64, count int) Call {
 func ShardLocalCall(h Header, keys []string, data, ids, member, value, scale string, bounds []string, expires []int64) Call {
 	args := append(h.writeArgs(4+len(bounds)+len(expires)), member, value, scale, strconv.Itoa(len(bounds)+1))
 	args = expiries(append(args, bounds...), expires)
-	return Call{Script: ShardLocal, Keys: withIDs(h, withData(h, keys, data), ids), Args: args}
+	return h.call(ShardLocal, withIDs(h, withData(h, keys, data), ids), args)
 }
 
 // ShardLocalManyCall applies mode ("submit": members[i] gets values[i];
@@ -301,59 +314,59 @@ func ShardLocalManyCall(h Header, mode string, keys []string, scale string, boun
 			args = append(args, values[i])
 		}
 	}
-	return Call{Script: ShardLocalMany, Keys: keys, Args: args}
+	return h.call(ShardLocalMany, keys, args)
 }
 
 // BetweenCall reads the best n entries whose stored values lie within lo..hi
 // (stored bounds, inclusive), with the members strictly better than them,
 // and with a data hash (not "") their data. See range.lua.
 func BetweenCall(h Header, key, data, lo, hi string, n int) Call {
-	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(4), "between", lo, hi, strconv.Itoa(n))}
+	return h.call(Range, readKeys(key, data), append(h.args(4), "between", lo, hi, strconv.Itoa(n)))
 }
 
 // ScoreCall reads the place of a score whose stored bound toward the
 // better end is b, and the radius entries either side of it, with a data
 // hash (not "") their data. See range.lua.
 func ScoreCall(h Header, key, data, b string, radius int) Call {
-	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(3), "score", b, strconv.Itoa(radius))}
+	return h.call(Range, readKeys(key, data), append(h.args(3), "score", b, strconv.Itoa(radius)))
 }
 
 // AfterCall reads the n entries after the entry (value, member) in board
 // order ("" "" for the first n), and with a data hash (not "") their
 // data. See range.lua and after in order.lua.
 func AfterCall(h Header, key, data, value, member string, n int) Call {
-	return Call{Script: Range, Keys: readKeys(key, data), Args: append(h.args(4), "after", value, member, strconv.Itoa(n))}
+	return h.call(Range, readKeys(key, data), append(h.args(4), "after", value, member, strconv.Itoa(n)))
 }
 
 // ShardBetweenCall is BetweenCall on one shard, key. See shard_read.lua.
 func ShardBetweenCall(h Header, key, lo, hi string, n int) Call {
-	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(4), "between", lo, hi, strconv.Itoa(n))}
+	return h.call(ShardRead, []string{key}, append(h.args(4), "between", lo, hi, strconv.Itoa(n)))
 }
 
 // ShardScoreCall is ScoreCall on one shard, key. See shard_read.lua.
 func ShardScoreCall(h Header, key, b string, radius int) Call {
-	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(3), "score", b, strconv.Itoa(radius))}
+	return h.call(ShardRead, []string{key}, append(h.args(3), "score", b, strconv.Itoa(radius)))
 }
 
 // ShardAfterCall is AfterCall on one shard, key. See shard_read.lua.
 func ShardAfterCall(h Header, key, value, member string, n int) Call {
-	return Call{Script: ShardRead, Keys: []string{key}, Args: append(h.args(4), "after", value, member, strconv.Itoa(n))}
+	return h.call(ShardRead, []string{key}, append(h.args(4), "after", value, member, strconv.Itoa(n)))
 }
 
 // RemoveBetweenCall removes the best n members whose stored values lie
 // within lo..hi from one period, key. See remove_between.lua.
 func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
-	return Call{Script: RemoveBetween, Keys: []string{key}, Args: append(h.args(3), lo, hi, strconv.Itoa(n))}
+	return h.call(RemoveBetween, []string{key}, append(h.args(3), lo, hi, strconv.Itoa(n)))
 }
 
 // HotTopCall rewrites mirror, the top mirror of the period key, with its
 // first k entries, expiring ttl milliseconds later. See hot_top.lua.
 func HotTopCall(h Header, mirror, key string, k int, ttl int64) Call {
-	return Call{Script: HotTop, Keys: []string{mirror, key}, Args: append(h.args(2), strconv.Itoa(k), itoa(ttl))}
+	return h.call(HotTop, []string{mirror, key}, append(h.args(2), strconv.Itoa(k), itoa(ttl)))
 }
 
 // TopDataCall reads the first n entries of key and their members' data from
 // the hash data. See top_data.lua.
 func TopDataCall(h Header, key, data string, n int) Call {
-	return Call{Script: TopData, Keys: []string{key, data}, Args: append(h.args(1), strconv.Itoa(n))}
+	return h.call(TopData, []string{key, data}, append(h.args(1), strconv.Itoa(n)))
 }

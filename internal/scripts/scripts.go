@@ -80,9 +80,9 @@ var (
 	// standings; see batch.lua.
 	Batch = newScript(batchSrc, order, ranks, writes)
 	// Rank reads a competition standing; see rank.lua.
-	Rank = newScript(rankSrc, order)
+	Rank = newReadScript(rankSrc, order)
 	// Range reads a slice around a member or a competition page; see range.lua.
-	Range = newScript(rangeSrc, order)
+	Range = newReadScript(rangeSrc, order)
 	// PartWrite applies writes to one partition of a sharded board on a
 	// Cluster; see part_write.lua.
 	PartWrite = newScript(partWriteSrc, versions, writes, shardWrites)
@@ -91,7 +91,7 @@ var (
 	ShardWrite = newScript(shardWriteSrc, order, ranks, versions, shardWrites)
 	// ShardRead reads one shard with the members strictly better than a
 	// score; see shard_read.lua.
-	ShardRead = newScript(shardReadSrc, order)
+	ShardRead = newReadScript(shardReadSrc, order)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
 	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardOf, shardPlace)
 	// ShardLocalMany applies SubmitMany, Remove or Check's repairs to a
@@ -99,16 +99,16 @@ var (
 	ShardLocalMany = newScript(shardLocalManySrc, writes, shardWrites, shardOf, shardPlace)
 	// ShardLocate finds a member on a sharded board on one node; see
 	// shard_locate.lua.
-	ShardLocate = newScript(shardLocateSrc, order, ranks, shardOf, shardSlice)
+	ShardLocate = newReadScript(shardLocateSrc, order, ranks, shardOf, shardSlice)
 	// ShardPage reads a page across the shards of a board on one node.
-	ShardPage = newScript(shardPageSrc, order, shardSlice)
+	ShardPage = newReadScript(shardPageSrc, order, shardSlice)
 	// RemoveBetween removes one chunk of a score range from an unsharded
 	// board; see remove_between.lua.
 	RemoveBetween = newScript(removeBetweenSrc)
 	// HotTop rewrites a period's top mirror; see hot_top.lua.
 	HotTop = newScript(hotTopSrc, order)
 	// TopData reads Top with IncludeData; see top_data.lua.
-	TopData = newScript(topDataSrc)
+	TopData = newReadScript(topDataSrc)
 )
 
 // Script is one embedded script.
@@ -116,6 +116,18 @@ type Script struct {
 	src string
 	sha string
 	lua *rueidis.Lua
+	// read is true for a script that writes nothing: a call whose header
+	// asks (Header.ReadOnly) runs it as EVALSHA_RO (through ro), which a
+	// client may send to a replica.
+	read bool
+	ro   *rueidis.Lua
+}
+
+// newReadScript is newScript of a script that writes nothing.
+func newReadScript(body string, libs ...string) *Script {
+	s := newScript(body, libs...)
+	s.read, s.ro = true, rueidis.NewLuaScriptReadOnly(s.src)
+	return s
 }
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
@@ -138,6 +150,9 @@ type Call struct {
 	Script *Script
 	Keys   []string
 	Args   []string
+	// ReadOnly runs the script as EVALSHA_RO (EVAL_RO when the server
+	// lacks it): only for a read script, whose header asked.
+	ReadOnly bool
 	// Cmd builds the plain command when Script is nil. It is a function
 	// because a built command is recycled once sent, and a call may be sent
 	// twice (see ExecMulti).
@@ -188,11 +203,16 @@ func ExecMultiAgain(ctx context.Context, c rueidis.Client, calls []Call) ([]ruei
 
 func (call Call) build(c rueidis.Client, eval bool) rueidis.Completed {
 	s := call.Script
+	n := int64(len(call.Keys))
 	switch {
 	case s == nil:
 		return call.Cmd()
+	case call.ReadOnly && eval:
+		return c.B().EvalRo().Script(s.src).Numkeys(n).Key(call.Keys...).Arg(call.Args...).Build()
+	case call.ReadOnly:
+		return c.B().EvalshaRo().Sha1(s.sha).Numkeys(n).Key(call.Keys...).Arg(call.Args...).Build()
 	case eval:
-		return c.B().Eval().Script(s.src).Numkeys(int64(len(call.Keys))).Key(call.Keys...).Arg(call.Args...).Build()
+		return c.B().Eval().Script(s.src).Numkeys(n).Key(call.Keys...).Arg(call.Args...).Build()
 	}
-	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(call.Keys))).Key(call.Keys...).Arg(call.Args...).Build()
+	return c.B().Evalsha().Sha1(s.sha).Numkeys(n).Key(call.Keys...).Arg(call.Args...).Build()
 }

@@ -177,12 +177,15 @@ func (b *Backend) Wipe(t testing.TB, name string) {
 }
 
 // Keys lists the keys matching a glob pattern, with SCAN so a shared Redis is
-// not blocked, on every node of a cluster.
+// not blocked, on every primary of a cluster (a replica holds copies).
 func (b *Backend) Keys(t testing.TB, pattern string) []string {
 	t.Helper()
 	ctx := context.Background()
 	var out []string
 	for addr, c := range b.Client.Client.Nodes() {
+		if !IsPrimary(ctx, c) {
+			continue
+		}
 		var cursor uint64
 		for {
 			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
@@ -284,4 +287,15 @@ func (b *Backend) Caching(t testing.TB) *CountingClient {
 	}
 	t.Cleanup(c.Close)
 	return &CountingClient{Client: c}
+}
+
+// IsPrimary reports whether a node is a primary (ROLE): a Cluster client's
+// nodes include the replicas.
+func IsPrimary(ctx context.Context, node rueidis.Client) bool {
+	v, err := node.Do(ctx, node.B().Role().Build()).ToArray()
+	if err != nil || len(v) == 0 {
+		return true // a server without ROLE (miniredis): its only node
+	}
+	role, _ := v[0].ToString()
+	return role == "master"
 }

@@ -1,0 +1,192 @@
+package leaderboard_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// routeRecorder records, by name, the commands sent through it that a
+// client with SendToReplicas(IsReadOnly) sends to a replica, and those it
+// sends to the primary.
+type routeRecorder struct {
+	rueidis.Client
+	mu               sync.Mutex
+	replica, primary map[string]int
+}
+
+func (c *routeRecorder) record(cmds ...rueidis.Completed) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cmd := range cmds {
+		name := strings.ToLower(cmd.Commands()[0])
+		if cmd.IsReadOnly() {
+			c.replica[name]++
+		} else {
+			c.primary[name]++
+		}
+	}
+}
+
+func (c *routeRecorder) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.replica, c.primary = map[string]int{}, map[string]int{}
+}
+
+func (c *routeRecorder) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.record(cmd)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c *routeRecorder) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	c.record(cmds...)
+	return c.Client.DoMulti(ctx, cmds...)
+}
+
+// TestReplicaReads: with WithReplicaReads, every read sends read-only
+// commands alone (read scripts as EVALSHA_RO, no MULTI), so a client that
+// sends those to replicas reads the board from replicas only (INFO
+// commandstats there shows them), with the answers the primary gives; a
+// write through the same client reaches the primary (a replica would
+// refuse it). Unsharded and sharded, Ordinal and Competition, on a
+// standalone primary with its replica and on a Cluster with a replica per
+// master.
+func TestReplicaReads(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		for _, c := range []struct {
+			name string
+			opts []lb.Option
+		}{
+			{"plain", nil},
+			{"plain/competition", []lb.Option{lb.WithRanking(lb.Competition)}},
+			{"sharded", []lb.Option{lb.WithShards(300, 600)}},
+			{"sharded/competition", []lb.Option{lb.WithShards(300, 600), lb.WithRanking(lb.Competition)}},
+		} {
+			t.Run(c.name, func(t *testing.T) { replicaReads(t, r, c.opts) })
+		}
+	})
+}
+
+func replicaReads(t *testing.T, r *testredis.Replicated, opts []lb.Option) {
+	ctx := context.Background()
+	rec := &routeRecorder{Client: r.Reader}
+	rec.reset()
+	name := fmt.Sprintf("replica-%d", time.Now().UnixNano())
+	opts = append(opts, lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithReplicaReads())
+	board, err := lb.New(rec, name, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { board.Delete(context.Background()) })
+	primary := testredis.Real(t).Client
+	if r.Name == "cluster" {
+		primary = testredis.Cluster(t).Client
+	}
+	viaPrimary, err := lb.New(primary, name, opts...)
+	require.NoError(t, err)
+
+	// Writes through the replica-reading client reach the primary.
+	scores := map[string]float64{}
+	for i := range 300 {
+		scores[fmt.Sprintf("m%03d", i)] = float64(i * 3 % 900)
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	for i := range 20 {
+		_, err := board.Submit(ctx, fmt.Sprintf("m%03d", i), float64(950+i), lb.WithData(fmt.Sprintf("d%d", i)))
+		require.NoError(t, err)
+	}
+	require.Zero(t, rec.replica["evalsha_ro"], "a write ran a read-only script")
+	require.Eventually(t, func() bool {
+		n, err := board.Count(ctx)
+		return err == nil && n == 300
+	}, 10*time.Second, 5*time.Millisecond, "the replicas caught up")
+
+	reads := replicaReadSet(board)
+	want := map[string]any{}
+	for name, read := range reads {
+		want[name] = read(ctx, viaPrimary)
+	}
+	time.Sleep(100 * time.Millisecond) // nothing written since: every replica holds it all
+	rs0 := testredis.CommandCalls(t, r.Replicas)
+	rec.reset()
+	got := map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(reads)) {
+		got[name] = reads[name](ctx, board)
+	}
+	rs1 := testredis.CommandCalls(t, r.Replicas)
+	require.Empty(t, rec.primary, "reads sent commands that reach the primary")
+	for name, n := range rec.replica {
+		top := rs1[name] - rs0[name]
+		if name == "evalsha_ro" {
+			top += rs1["eval_ro"] - rs0["eval_ro"] // a replica that had to load the script
+		}
+		require.GreaterOrEqual(t, top, int64(n), "%s: %d sent, %d run on the replicas", name, n, top)
+	}
+	require.Positive(t, rec.replica["evalsha_ro"], "no read ran a script")
+	require.Equal(t, want, got, "replica answers against the primary's")
+}
+
+// replicaReadSet is every read of a board, each answer with its error.
+func replicaReadSet(board *lb.Leaderboard) map[string]func(context.Context, *lb.Leaderboard) any {
+	type pair struct {
+		V   any
+		Err string
+	}
+	mk := func(v any, err error) any {
+		if err != nil {
+			return pair{v, err.Error()}
+		}
+		return pair{V: v}
+	}
+	data, daily := lb.IncludeData(), lb.In(lb.Daily())
+	return map[string]func(context.Context, *lb.Leaderboard) any{
+		"top":       func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Top(ctx, 10)) },
+		"top-data":  func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Top(ctx, 10, data)) },
+		"rank":      func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Rank(ctx, "m007")) },
+		"rank-data": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Rank(ctx, "m007", data, daily)) },
+		"ranks": func(ctx context.Context, b *lb.Leaderboard) any {
+			return mk(b.Ranks(ctx, []string{"m001", "m150", "nobody"}))
+		},
+		"around":      func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Around(ctx, "m150", 5)) },
+		"around-data": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Around(ctx, "m150", 5, data)) },
+		"page":        func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Page(ctx, 3, 20)) },
+		"page-data":   func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Page(ctx, 1, 20, data)) },
+		"range":       func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Range(ctx, 95, 130)) },
+		"among": func(ctx context.Context, b *lb.Leaderboard) any {
+			return mk(b.Among(ctx, []string{"m001", "m200", "x"}))
+		},
+		"among-data": func(ctx context.Context, b *lb.Leaderboard) any {
+			return mk(b.Among(ctx, []string{"m001", "m200", "x"}, data))
+		},
+		"count":      func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Count(ctx, daily)) },
+		"between":    func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Between(ctx, 250, 700, 50)) },
+		"count-betw": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.CountBetween(ctx, 250, math.Inf(1))) },
+		"around-score": func(ctx context.Context, b *lb.Leaderboard) any {
+			place, es, err := b.AroundScore(ctx, 451, 4)
+			return mk([]any{place, es}, err)
+		},
+		"cutoff":  func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Cutoff(ctx, 10)) },
+		"periods": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Periods(ctx, daily)) },
+		"all": func(ctx context.Context, b *lb.Leaderboard) any {
+			var es []lb.Entry
+			for e, err := range b.All(ctx) {
+				if err != nil {
+					return mk(es, err)
+				}
+				es = append(es, e)
+			}
+			return mk(es, nil)
+		},
+	}
+}
