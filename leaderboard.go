@@ -77,6 +77,7 @@ type Leaderboard struct {
 	skew         time.Duration
 	hot          *hotTop // WithHotTop; nil for none
 	replicaReads bool    // WithReplicaReads
+	aroundSteps  bool    // WithTwoStepAround
 	// current holds, per window (in windows' order), the newest period
 	// resolved: nearly every call resolves the current period, which only
 	// changes at a reset, so the period, key and expiry are built once per
@@ -193,6 +194,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		skew:         c.skew,
 		current:      make([]atomic.Pointer[target], len(c.windows)),
 		replicaReads: c.replicaReads,
+		aroundSteps:  c.aroundSteps,
 	}
 	if c.hotTop > 0 {
 		lb.hot = &hotTop{k: c.hotTop}

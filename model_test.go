@@ -62,8 +62,8 @@ type modelCombo struct {
 	seed       uint64
 	// hot is WithHotTop's k; 0 for none.
 	hot int
-	// replica: WithReplicaReads.
-	replica bool
+	// replica: WithReplicaReads; twoStep: WithTwoStepAround.
+	replica, twoStep bool
 }
 
 func modelCombos() []modelCombo {
@@ -98,6 +98,7 @@ func modelCombos() []modelCombo {
 					// A quarter more read as for replicas (WithReplicaReads),
 					// with and without a hot top.
 					replica: (i/2)%2 == 1,
+					twoStep: i%3 == 0,
 				})
 			}
 		}
@@ -116,6 +117,9 @@ func (c modelCombo) name() string {
 	}
 	if c.replica {
 		name += "/replicaReads"
+	}
+	if c.twoStep {
+		name += "/twoStepAround"
 	}
 	return name
 }
@@ -826,6 +830,9 @@ func newModelBoard(t *testing.T, b *testredis.Backend, c modelCombo, clock *test
 	}
 	if c.replica {
 		opts = append(opts, lb.WithReplicaReads())
+	}
+	if c.twoStep {
+		opts = append(opts, lb.WithTwoStepAround())
 	}
 	board, err := lb.New(b.Client, b.BoardName(t), opts...)
 	require.NoError(t, err)

@@ -105,6 +105,7 @@ type config struct {
 	skew         time.Duration
 	hotTop       int // WithHotTop; 0 for none
 	replicaReads bool
+	aroundSteps  bool // WithTwoStepAround
 	errs         []error
 }
 
@@ -173,6 +174,21 @@ func WithHotTop(k int) Option {
 // replicas"). Default: off (EVALSHA and MULTI, Redis 6.2 or newer).
 func WithReplicaReads() Option {
 	return func(c *config) { c.replicaReads = true }
+}
+
+// WithTwoStepAround reads Around on an unsharded board under Ordinal ranks
+// without IncludeData in two round trips of plain commands (the member's
+// rank and the count in one MULTI, then the slice) instead of one script:
+// it costs Redis about what the commands cost alone, where the script
+// costs about 1.3x-1.5x as much (EVALSHA's own cost; BENCHMARKS.md), so
+// it serves more Arounds where Redis's core is the limit, at one more
+// round trip of latency each. Each step is atomic; when the board moved
+// between them so that the slice no longer holds the member where the
+// rank put it, Around reads again (the script after three tries). Other
+// boards and reads (Competition ranks, IncludeData, WithShards) keep
+// their one-step reads. Default: off (one script, one round trip).
+func WithTwoStepAround() Option {
+	return func(c *config) { c.aroundSteps = true }
 }
 
 // WithStore makes a Store the board's durable source of truth: Submit

@@ -1,6 +1,7 @@
 package leaderboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -148,14 +149,57 @@ func splitData(replies []rueidis.RedisMessage, n int, hmget bool) (data, rest []
 	return data, rest, err
 }
 
-// around reads the rank and the slice in one script (range.lua).
+// around reads the rank and the slice in one script (range.lua), or with
+// WithTwoStepAround in two steps (aroundSteps).
 func (lb *plainBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	if lb.aroundSteps && lb.ranking == Ordinal && !tg.data {
+		for range 3 {
+			es, ok, err := lb.aroundSteps2(ctx, tg, member, radius)
+			if err != nil || ok {
+				return es, notRankedOr("around", member, err)
+			}
+		}
+	}
 	res := scripts.AroundCall(lb.readHeader(), tg.key, lb.dataOf(tg), member, radius).Exec(ctx, lb.client)
 	es, _, err := lb.rangeReply(res, tg.data)
 	if err != nil {
 		return nil, notRankedOr("around", member, err)
 	}
 	return es, nil
+}
+
+// aroundSteps2 reads Around in two round trips of plain commands: the
+// member's position and the count in one MULTI, then the slice they
+// place; ok is false when the slice does not hold the member where the
+// position put it, or is short of what the count promised (the board
+// moved between the steps).
+func (lb *plainBackend) aroundSteps2(ctx context.Context, tg target, member string, radius int) ([]Entry, bool, error) {
+	b := lb.client.B()
+	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(), lb.rankCmd(tg.key, member), b.Zcard().Key(tg.key).Build(), b.Exec().Build()))
+	if err != nil {
+		return nil, false, err
+	}
+	p, ranked, err := optInt(&replies[0])
+	if err != nil || !ranked {
+		return nil, false, cmp.Or(err, error(rueidis.Nil))
+	}
+	total, err := replies[1].AsInt64()
+	if err != nil {
+		return nil, false, err
+	}
+	count := 2*int64(radius) + 1
+	start := max(0, min(p-int64(radius), total-count))
+	res := lb.client.Do(ctx, lb.rangeCmd(tg.key, start, start+count-1))
+	es, err := lb.zEntries(&res)
+	if err != nil {
+		return nil, false, err
+	}
+	at := p - start
+	if at >= int64(len(es)) || es[at].Member != member || int64(len(es)) != min(count, total) {
+		return nil, false, nil
+	}
+	lb.rankEntries(es, start, start+1)
+	return es, true, nil
 }
 
 // page reads a page and the total atomically: a MULTI of ZRANGE and

@@ -66,7 +66,9 @@ func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) 
 // holding member, centred on it where possible and shifted at either end of
 // the board (0 <= radius <= MaxRadius). ErrNotRanked when the member has no
 // score there. One round trip: the rank and the slice are read by one script;
-// two on a sharded board on a Cluster (WithShards).
+// two on a sharded board on a Cluster (WithShards), and two, each atomic,
+// on an unsharded board under Ordinal ranks with WithTwoStepAround
+// (without IncludeData).
 func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q ...Query) ([]Entry, error) {
 	if err := checkMember(member); err != nil {
 		return nil, err

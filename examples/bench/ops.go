@@ -425,6 +425,7 @@ func (b *bench) aroundOp() operation {
 			}
 			return err
 		}},
+		b.twoStepAround(want),
 		impl{name: "rueidis 2 RT", units: 1, call: func(ctx context.Context, w *worker) error {
 			m := b.members[w.pick(poolSize)]
 			res := b.c.rue.DoMulti(ctx, b.rankCmd(key, m), b.c.rue.B().Zcard().Key(key).Build())
@@ -643,4 +644,21 @@ func (b *bench) countOp() operation {
 		}},
 	)
 	return b.withBaselines(op)
+}
+
+// twoStepAround is Around on the same board WithTwoStepAround (two round
+// trips of plain commands instead of the script): beside the SDK's script,
+// what the option saves Redis.
+func (b *bench) twoStepAround(want int) impl {
+	board, err := leaderboard.New(b.c.rue, b.name, append(slices.Clone(b.opts), leaderboard.WithTwoStepAround())...)
+	return impl{name: "sdk two-step", units: 1, call: func(ctx context.Context, w *worker) error {
+		if err != nil {
+			return err
+		}
+		es, err := board.Around(ctx, b.members[w.pick(poolSize)], aroundRadius)
+		if err == nil && len(es) != want {
+			return errCheck
+		}
+		return err
+	}}
 }
