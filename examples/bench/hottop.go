@@ -54,6 +54,9 @@ type hotRound struct {
 // runHot loads the members, then measures the rounds and the staleness
 // trials, and writes the report to out.
 func runHot(ctx context.Context, b *bench, env environment, out io.Writer, progress console) error {
+	if b.c.mini {
+		return fmt.Errorf("-hot needs a real Redis: miniredis does not track keys for client-side caching (set REDIS_URL)")
+	}
 	ld, err := b.load(ctx, progress)
 	if err != nil {
 		return err

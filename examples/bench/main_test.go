@@ -191,7 +191,12 @@ func TestModes(t *testing.T) {
 			{"-remove-between", "-members", "3000", "-remove", "1200", "-rounds", "2"},
 			{"-remove-between", "-members", "3000", "-rounds", "1", "-shards", "4", "-policy", "accumulate"},
 			{"-delete", "-members", "2000", "-rounds", "2", "-windows", "alltime,daily,weekly,monthly"},
+			{"-batch", "-members", "2000", "-rounds", "2", "-d", "300ms", "-c", "8", "-burst", "10", "-policy", "accumulate"},
+			{"-hot", "-members", "2000", "-rounds", "1", "-d", "300ms", "-c", "8", "-hot-trials", "5", "-hot-rate", "200"},
 		} {
+			if args[0] == "-hot" && backend == "miniredis" {
+				continue // no client-side caching on miniredis: -hot refuses it
+			}
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, noEnv, io.Discard)
 				require.NoError(t, err)
@@ -212,6 +217,15 @@ func TestModes(t *testing.T) {
 						require.Regexp(t, `- All: [a-z]+ \d+\.\d\d×`, report)
 						require.Regexp(t, `- raw ZRANGE walk: .*zrange \d+\.\d\d×`, report)
 					}
+				} else if cfg.batch {
+					require.Contains(t, report, "**Coalescing**", report)
+					require.Contains(t, report, fmt.Sprintf("| %d | Batcher |", cfg.rounds), report)
+					require.Contains(t, report, "commands sent per submission at most 0.1", report)
+				} else if cfg.hot {
+					require.Contains(t, report, "**Hot top**", report)
+					// Cached Tops from memory (a write into the top costs a miss or two).
+					require.Regexp(t, `\| (9\d|100)\.\d% \|`, report)
+					require.Contains(t, report, "staleness p99 at most 10 ms", report)
 				} else if cfg.delete {
 					require.Contains(t, report, "**Delete**", report)
 					require.Contains(t, report, fmt.Sprintf("| %d | Delete | %s |", cfg.rounds, thousands(float64(cfg.members))), report)
