@@ -169,39 +169,13 @@ func (b *bench) hotWriter(ctx context.Context, board *leaderboard.Leaderboard) (
 	return stop, done
 }
 
-// hotTimed calls call from conc goroutines for -d and reads Redis's CPU
-// around it.
+// hotTimed calls call from conc goroutines for -d (drive) and reads
+// Redis's CPU around it.
 func (b *bench) hotTimed(ctx context.Context, conc int, call func(context.Context, *rand.Rand) error) (hotPhase, error) {
-	var p hotPhase
 	cpu0, _ := b.c.redisCPU(ctx)
-	var calls atomic.Int64
-	var first atomic.Pointer[error]
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(b.cfg.duration)
-	for g := range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), uint64(start.UnixNano())))
-			for time.Now().Before(deadline) {
-				if err := call(ctx, r); err != nil {
-					first.CompareAndSwap(nil, &err)
-					return
-				}
-				calls.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	p.elapsed = time.Since(start)
-	p.calls = calls.Load()
+	lat, elapsed, err := drive(ctx, impl{call: func(ctx context.Context, w *worker) error { return call(ctx, w.r) }}, conc, b.cfg.duration, true)
 	cpu1, _ := b.c.redisCPU(ctx)
-	p.cpu = cpu1 - cpu0
-	if e := first.Load(); e != nil {
-		return p, *e
-	}
-	return p, nil
+	return hotPhase{calls: int64(len(lat)), elapsed: elapsed, cpu: cpu1 - cpu0}, err
 }
 
 // staleness runs the trials: each a Submit above everything on the board,

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -130,8 +128,8 @@ func nodeCPU(ctx context.Context, c rueidis.Client) (float64, error) {
 	return sum, nil
 }
 
-// replicaRound reads for -d from conc goroutines, the CPU of every node
-// read around it.
+// replicaRound reads for -d from conc goroutines (drive), the CPU of
+// every node read around it.
 func (b *bench) replicaRound(ctx context.Context, board *leaderboard.Leaderboard, nodes []rueidis.Client, conc int) (replicaRound, error) {
 	cpu := func() ([]float64, error) {
 		out := make([]float64, len(nodes))
@@ -147,29 +145,10 @@ func (b *bench) replicaRound(ctx context.Context, board *leaderboard.Leaderboard
 	if err != nil {
 		return replicaRound{}, err
 	}
-	var reads atomic.Int64
-	var first atomic.Pointer[error]
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(b.cfg.duration)
-	for g := range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), uint64(start.UnixNano())))
-			for time.Now().Before(deadline) {
-				if err := b.replicaRead(ctx, board, r); err != nil {
-					first.CompareAndSwap(nil, &err)
-					return
-				}
-				reads.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	rd := replicaRound{reads: reads.Load(), elapsed: time.Since(start)}
-	if e := first.Load(); e != nil {
-		return rd, *e
+	lat, elapsed, err := drive(ctx, impl{call: func(ctx context.Context, w *worker) error { return b.replicaRead(ctx, board, w.r) }}, conc, b.cfg.duration, true)
+	rd := replicaRound{reads: int64(len(lat)), elapsed: elapsed}
+	if err != nil {
+		return rd, err
 	}
 	c1, err := cpu()
 	if err != nil {
