@@ -108,11 +108,13 @@ local_url() { [[ "$1" =~ ^redis://(127\.0\.0\.1|localhost):([0-9]+)(/[0-9]*)?$ ]
 is_local() { [ "$1" = 127.0.0.1 ] || [ "$1" = localhost ]; }
 
 # start_redis PORT [ARGS...]: a throwaway, memory-only redis-server on
-# 127.0.0.1:PORT, stopped when this script ends.
+# 127.0.0.1:PORT, stopped when this script ends. Each has a dump file name
+# of its own: a replica saves the RDB its primary sends, which a server
+# started later in the same directory would load.
 start_redis() {
   local port=$1
   shift
-  redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save "" --appendonly no --dbfilename "dump-$port.rdb" \
     --dir "$work" --pidfile "$work/redis-$port.pid" --logfile "$work/redis-$port.log" "$@" >/dev/null
   started+=("$work/redis-$port.pid")
   for _ in $(seq 50); do
