@@ -134,9 +134,11 @@ func defaultConfig() config {
 // that does not sends what it sends without WithHotTop). A Submit that
 // reaches the top rewrites the mirror after its write, in the same round
 // trip when the board expects it to (by what this process last saw of the
-// mirror), else in one more; SubmitMany, Remove, RemoveBetween, Reset,
+// mirror), else in one more; a Batcher's batch rewrites the mirrors of
+// the periods it wrote, in its round trip (a rewrite that would not change
+// a mirror writes nothing); SubmitMany, Remove, RemoveBetween, Reset,
 // Delete and Rebuild delete the mirrors they may change, and the next read
-// builds them again (one transaction). A cached answer can trail a write
+// builds them again (one script). A cached answer can trail a write
 // that another process, or this one, made a moment before: Redis
 // invalidates it after the write's reply, within milliseconds
 // (BENCHMARKS.md); a mirror a crashed process left behind a write expires
