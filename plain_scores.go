@@ -30,14 +30,7 @@ func (lb *plainBackend) between(ctx context.Context, tg target, r scoreRange, n 
 // first entry's position) and the range by score.
 func (lb *plainBackend) betweenTx(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
 	b := lb.client.B()
-	var better, in rueidis.Completed
-	if lb.high() {
-		better = b.Zcount().Key(tg.key).Min("(" + r.storedHi).Max("+inf").Build()
-		in = b.Zrange().Key(tg.key).Min(r.storedHi).Max(r.storedLo).Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
-	} else {
-		better = b.Zcount().Key(tg.key).Min("-inf").Max("(" + r.storedLo).Build()
-		in = b.Zrange().Key(tg.key).Min(r.storedLo).Max(r.storedHi).Byscore().Limit(0, int64(n)).Withscores().Build()
-	}
+	better, in := lb.betweenCmds(tg.key, r, n)
 	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(), better, in, b.Exec().Build()))
 	if err != nil {
 		return nil, err
@@ -55,6 +48,20 @@ func (lb *plainBackend) betweenTx(ctx context.Context, tg target, r scoreRange, 
 	}
 	lb.rankEntries(es, start, 0)
 	return es, nil
+}
+
+// betweenCmds are Between's plain commands on one sorted set: the count of
+// its members better than r, and its first n entries within r.
+func (lb *Leaderboard) betweenCmds(key string, r scoreRange, n int) (better, in rueidis.Completed) {
+	b := lb.client.B()
+	if lb.high() {
+		better = b.Zcount().Key(key).Min("(" + r.storedHi).Max("+inf").Build()
+		in = b.Zrange().Key(key).Min(r.storedHi).Max(r.storedLo).Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
+	} else {
+		better = b.Zcount().Key(key).Min("-inf").Max("(" + r.storedLo).Build()
+		in = b.Zrange().Key(key).Min(r.storedLo).Max(r.storedHi).Byscore().Limit(0, int64(n)).Withscores().Build()
+	}
+	return better, in
 }
 
 func (lb *plainBackend) countBetween(ctx context.Context, tg target, r scoreRange) (int64, error) {

@@ -29,6 +29,9 @@ func (lb *shardedBackend) spans(r scoreRange) (lo, hi int) {
 }
 
 func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
+	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads && !lb.cluster {
+		return lb.betweenPlain(ctx, tg, r, n)
+	}
 	lo, hi := lb.spans(r)
 	var calls []scripts.Call
 	var spanned []bool
@@ -69,6 +72,71 @@ func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, 
 	}
 	lb.rankEntries(es, better, better+1)
 	return es, lb.dataIf(ctx, tg, es)
+}
+
+// betweenPlain is between on one node under Ordinal ranks without data,
+// where no shard needs a script (a Cluster's pipeline cannot mix a MULTI
+// with other slots' commands, so there each spanned shard runs
+// shard_read.lua): a ZCARD of each shard wholly better than the
+// range; on the best shard it spans, the count of its members better than
+// the range and its entries within it, in one MULTI (one moment of that
+// shard); on each other shard it spans (all of whose members are worse
+// than the best one's), its entries within the range. One round trip.
+func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
+	lo, hi := lb.spans(r)
+	b := lb.client.B()
+	var cmds rueidis.Commands
+	var kinds []byte // per shard read: 'c' a ZCARD, 'm' the MULTI (4 replies), 'r' a ZRANGE
+	first := true
+	for _, i := range lb.bestFirst {
+		key := lb.shardKey(i, tg)
+		switch {
+		case i >= lo && i <= hi && first:
+			better, in := lb.betweenCmds(key, r, n)
+			cmds, kinds, first = append(cmds, b.Multi().Build(), better, in, b.Exec().Build()), append(kinds, 'm'), false
+		case i >= lo && i <= hi:
+			_, in := lb.betweenCmds(key, r, n)
+			cmds, kinds = append(cmds, in), append(kinds, 'r')
+		case lb.betterShard(i, lo):
+			cmds, kinds = append(cmds, b.Zcard().Key(key).Build()), append(kinds, 'c')
+		}
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	var better int64
+	es := []Entry{}
+	for _, k := range kinds {
+		var got []Entry
+		var err error
+		switch k {
+		case 'c':
+			var c int64
+			c, err = res[0].AsInt64()
+			better, res = better+c, res[1:]
+		case 'm':
+			var replies []rueidis.RedisMessage
+			if replies, err = execResult(res[:4]); err == nil {
+				var c int64
+				if c, err = replies[0].AsInt64(); err == nil {
+					better += c
+					got, err = lb.zMessageEntries(&replies[1])
+				}
+			}
+			res = res[4:]
+		default:
+			got, err = lb.zEntries(&res[0])
+			res = res[1:]
+		}
+		if err != nil {
+			return nil, err
+		}
+		es = append(es, got...)
+	}
+	es = onceEach(es)
+	if len(es) > n {
+		es = es[:n]
+	}
+	lb.rankEntries(es, better, better+1)
+	return es, nil
 }
 
 // countAndStretch decodes a shard_read.lua reply of a count, then one
