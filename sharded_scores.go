@@ -15,8 +15,9 @@ import (
 // scores, so a score range spans the shards between those of its ends,
 // and every member of a better shard is better than it: each read is one
 // script a shard it spans (and a ZCARD a shard wholly better), in one
-// round trip, each shard read atomically. IncludeData reads the entries'
-// data from their partitions in a second.
+// round trip, each shard read atomically; Between on one node under
+// Ordinal ranks without data reads plain commands instead (betweenPlain).
+// IncludeData reads the entries' data from their partitions in a second.
 
 // shardOfPlain is the shard whose scores hold plain score x.
 func (lb *shardedBackend) shardOfPlain(x float64) int {

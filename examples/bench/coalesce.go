@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -110,7 +111,7 @@ func (b *bench) coalescePhase(ctx context.Context, cc *countingClient, conc int,
 				lat = append(lat, got...)
 				if err != nil {
 					mu.Lock()
-					firstErr = cmpOr(firstErr, err)
+					firstErr = cmp.Or(firstErr, err)
 					mu.Unlock()
 					return
 				}
@@ -128,13 +129,6 @@ func (b *bench) coalescePhase(ctx context.Context, cc *countingClient, conc int,
 	ph.subs = int64(len(ph.lat))
 	slices.Sort(ph.lat)
 	return ph, firstErr
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // burst sends -burst submissions at once and waits for them all; it
