@@ -55,11 +55,23 @@ work="$(mktemp -d)"
 started=()
 missing=()
 
+# cleanup stops the servers this run started and removes their directory.
+# A redis-server writes its log and, in a Cluster, its nodes file while it
+# shuts down after SIGTERM: the directory goes only once every one has
+# exited, or rm races those writes ("Directory not empty").
 cleanup() {
+  local pids=() pid
   for pidfile in "${started[@]}"; do
-    [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+    [ -f "$pidfile" ] && pids+=("$(cat "$pidfile")")
   done
-  rm -rf "$work"
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+  done
+  rm -rf "$work" 2>/dev/null || { sleep 1; rm -rf "$work"; } || echo "warning: could not remove $work" >&2
 }
 trap cleanup EXIT
 
