@@ -40,6 +40,9 @@ type bench struct {
 	windows []leaderboard.Window
 	// raw are the plain sorted sets, one per window, in the windows' order.
 	raw []rawKey
+	// shardKeys is the board's own shard layout for the "rueidis shards"
+	// versions; nil unsharded or with a tie-break.
+	shardKeys *shardKeys
 
 	members []string             // a pool of random members
 	scores  []float64            // a pool of random submitted values
@@ -68,6 +71,7 @@ func newBench(cfg config, c *conn) (*bench, error) {
 		return nil, err
 	}
 	b.board, b.opts = board, opts
+	b.shardKeys = newShardKeys(b)
 	b.drawPools()
 	return b, nil
 }

@@ -62,6 +62,9 @@ func (b *bench) rangeOp() operation {
 			return err
 		}},
 	)
+	b.onShards(&op, "every shard's ZCARD, then a ZRANGE on each shard the range spans", func(ctx context.Context, w *worker) error {
+		return b.rangeShards(ctx, from(w))
+	})
 	return b.withBaselines(op)
 }
 
@@ -135,6 +138,10 @@ func (b *bench) betweenOp() operation {
 			return b.checkBetween(&replies[0], &replies[1])
 		}},
 	)
+	b.onShards(&op, "one pipeline of a ZCARD of each shard wholly better than the window, the ZCOUNT of the members better than it in the best shard it spans, and a ZRANGE BYSCORE LIMIT 0 "+fmt.Sprint(betweenN)+" on each shard it spans", func(ctx context.Context, w *worker) error {
+		lo, hi := b.scoreWindow(w)
+		return b.betweenShards(ctx, lo, hi)
+	})
 	return b.withBaselines(op)
 }
 
@@ -159,6 +166,14 @@ func (b *bench) countBetweenOp() operation {
 			return err
 		}},
 	)
+	b.onShards(&op, "a ZCOUNT on each shard the window spans, pipelined", func(ctx context.Context, w *worker) error {
+		lo, hi := b.scoreWindow(w)
+		n, err := b.countBetweenShards(ctx, lo, hi)
+		if err == nil && (n < 0 || n > int64(b.cfg.members)) {
+			return errCheck
+		}
+		return err
+	})
 	return b.withBaselines(op)
 }
 
@@ -198,6 +213,9 @@ func (b *bench) aroundScoreOp() operation {
 			return err
 		}},
 	)
+	b.onShards(&op, "every shard's ZCARD and a ZCOUNT of the members strictly better in the score's shard, then a ZRANGE on each shard the slice spans", func(ctx context.Context, w *worker) error {
+		return b.aroundScoreShards(ctx, float64(w.pick(b.cfg.scoreMax)))
+	})
 	return b.withBaselines(op)
 }
 
@@ -231,6 +249,9 @@ func (b *bench) cutoffOp() operation {
 			return err
 		}},
 	)
+	b.onShards(&op, "every shard's ZCARD, then a ZRANGE of the position on its shard", func(ctx context.Context, _ *worker) error {
+		return b.cutoffShards(ctx)
+	})
 	return b.withBaselines(op)
 }
 
