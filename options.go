@@ -510,14 +510,14 @@ func nilWindow(w Window) bool {
 // node's clock in milliseconds, and a counter); then it puts the member
 // into its new shard and, when it crossed a bound, deletes it from the old
 // one. A shard applies a member's writes only in version order and
-// remembers the versions it applied for a minute or so (two hashes that
-// take turns, expiring), so late or repeated writes are ignored and every
+// remembers the versions it applied for a minute or so (two sets of small
+// hashes that take turns, expiring), so late or repeated writes are ignored and every
 // shard converges to the partitions; a write that reaches its shard more
 // than 10 seconds after its version was given is refused by the shard and
 // sent again with a new version (two round trips more, and a Submit a
 // third to read its standing afresh, for a process that paused between its
 // steps). This needs the Cluster nodes' clocks to agree
-// within 20 seconds (NTP does far better).
+// within 15 seconds (NTP does far better).
 //
 // Each shard is read atomically, but a read that spans shards on several
 // nodes is not a snapshot of all of them. While a member crosses a bound

@@ -198,19 +198,28 @@ func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []strin
 	for _, key := range lb.appendShardKeys(nil, tg) {
 		ks = append(ks, key)
 		if recent {
-			r := keys.Recent(key)
-			ks = append(ks, r[:]...)
+			ks = keys.AllRecent(ks, key)
 		}
 	}
 	return ks
 }
 
-// unlink deletes keys, one UNLINK a key in one DoMulti (a Cluster spreads
+// unlink deletes keys: one UNLINK of each hash slot's keys (a shard's
+// 2,049 with its recent versions), all in one DoMulti (a Cluster spreads
 // them over their nodes).
 func (lb *shardedBackend) unlink(ctx context.Context, ks []string) error {
-	cmds := make(rueidis.Commands, len(ks))
-	for i, k := range ks {
-		cmds[i] = lb.client.B().Unlink().Key(k).Build()
+	bySlot := map[int][]string{}
+	var slots []int // in the order their first key came
+	for _, k := range ks {
+		s := keys.Slot(k)
+		if _, ok := bySlot[s]; !ok {
+			slots = append(slots, s)
+		}
+		bySlot[s] = append(bySlot[s], k)
+	}
+	cmds := make(rueidis.Commands, len(slots))
+	for i, s := range slots {
+		cmds[i] = lb.client.B().Unlink().Key(bySlot[s]...).Build()
 	}
 	return firstErr(lb.client.DoMulti(ctx, cmds...))
 }

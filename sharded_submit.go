@@ -170,9 +170,9 @@ func (lb *shardedBackend) shardWriteCall(i int, tg target, report bool, ops []sh
 	key := lb.shardKey(i, tg)
 	sops := make([]scripts.ShardOp, len(ops))
 	for j, o := range ops {
-		sops[j] = scripts.ShardOp{Op: o.op, Member: o.member, Version: o.version, Value: o.value}
+		sops[j] = scripts.ShardOp{Op: o.op, Member: o.member, Version: o.version, Value: o.value, Recent: keys.Recent(key, o.member)}
 	}
-	return scripts.ShardWriteCall(lb.readHeader(), key, keys.Recent(key), tg.expire, report, sops)
+	return scripts.ShardWriteCall(lb.readHeader(), key, tg.expire, report, sops)
 }
 
 func (lb *shardedBackend) zcardCall(key string) scripts.Call {

@@ -206,7 +206,7 @@ func scanKeys(ctx context.Context, node rueidis.Client, pattern string, fn func(
 // keyKind names the structure a key of a board holds, from the SDK's key
 // layout (internal/keys): a shard's hash tag holds "#s<i>.<layout>~", a partition's
 // "#p~"; on a Cluster a partition's version clock ends ":clock" and a
-// shard's recent versions ":v0" or ":v1".
+// piece of a shard's recent versions ":v0:<n>" or ":v1:<n>".
 func keyKind(key string) string {
 	tag := key[strings.IndexByte(key, '{')+1 : strings.IndexByte(key, '}')]
 	rest := key[strings.IndexByte(key, '}')+1:]
@@ -221,7 +221,7 @@ func keyKind(key string) string {
 		return "partition clocks"
 	case strings.Contains(tag, "#p~"):
 		return "partitions (hashes)"
-	case strings.Contains(tag, "#s") && (strings.HasSuffix(rest, ":v0") || strings.HasSuffix(rest, ":v1")):
+	case strings.Contains(tag, "#s") && (strings.Contains(rest, ":v0:") || strings.Contains(rest, ":v1:")):
 		return recentKind
 	case strings.Contains(tag, "#s"):
 		return "shards (sorted sets)"

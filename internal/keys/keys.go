@@ -5,6 +5,7 @@
 package keys
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -38,11 +39,41 @@ func (b Board) Marker() string { return b.base + ":marker" }
 // the last version it gave a write, on a Cluster.
 func (b Board) Clock() string { return b.base + ":clock" }
 
-// Recent returns the keys of the two hashes of recent versions kept beside
-// a shard's sorted set on a Cluster: member -> version of the last write
-// the shard applied to it, for the writes of the last minute or so (the
-// two hashes take turns, each expiring).
-func Recent(shard string) [2]string { return [2]string{shard + ":v0", shard + ":v1"} }
+// RecentParts is how many pieces a shard's recent versions are cut into,
+// by member. Each piece is a hash Redis frees when it expires: a few
+// thousand writes to a shard a second leave about a hundred members a
+// piece, a compact listpack (hash-max-listpack-entries is 128 by default)
+// freed at once, where one hash of them all held every write of the last
+// half minute and stalled Redis for tens of milliseconds as it expired
+// (about 47 ms for 100,000 members on Redis 7.0; see BENCHMARKS.md).
+const RecentParts = 1024
+
+// Recent returns the keys of the two pieces of recent versions kept beside
+// a shard's sorted set on a Cluster that hold member's: member -> version
+// of the last write the shard applied to it, for the writes of the last
+// minute or so (the two take turns, each expiring; see versions.lua).
+// They share the shard's hash tag.
+func Recent(shard, member string) [2]string {
+	p := strconv.Itoa(recentPart(member))
+	return [2]string{shard + ":v0:" + p, shard + ":v1:" + p}
+}
+
+// AllRecent appends to ks the keys of every piece of a shard's recent
+// versions (see Recent).
+func AllRecent(ks []string, shard string) []string {
+	for p := range RecentParts {
+		n := strconv.Itoa(p)
+		ks = append(ks, shard+":v0:"+n, shard+":v1:"+n)
+	}
+	return ks
+}
+
+// recentPart is member's piece of the recent versions: FNV-1a's bits
+// above the ones PartitionOf takes, so that a partition's members spread
+// over the pieces too.
+func recentPart(member string) int {
+	return int(fnv1a(member) >> 12 % RecentParts)
+}
 
 // Tag returns the part of every key that Redis Cluster hashes: "{name}".
 func (b Board) Tag() string {

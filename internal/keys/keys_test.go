@@ -22,7 +22,16 @@ func TestPeriodKeys(t *testing.T) {
 	require.Regexp(t, `^lb:\{race#p~\d+\}:weekly:2026-W49$`, part.Period("weekly", "2026-W49"))
 	require.Regexp(t, `^lb:\{race#p~\d+\}:clock$`, part.Clock())
 	require.Regexp(t, `^lb:\{race#p~\d+\}:ids$`, part.IDs())
-	require.Equal(t, [2]string{"lb:{race#s3~1}:daily:v0", "lb:{race#s3~1}:daily:v1"}, Recent("lb:{race#s3~1}:daily"))
+	r := Recent("lb:{race#s3~1}:daily", "player:1")
+	p := strconv.Itoa(recentPart("player:1"))
+	require.Equal(t, [2]string{"lb:{race#s3~1}:daily:v0:" + p, "lb:{race#s3~1}:daily:v1:" + p}, r)
+	all := AllRecent(nil, "lb:{race#s3~1}:daily")
+	require.Len(t, all, 2*RecentParts)
+	require.Contains(t, all, r[0])
+	require.Contains(t, all, r[1])
+	for _, k := range all {
+		require.Equal(t, Slot("lb:{race#s3~1}:daily"), Slot(k), k)
+	}
 }
 
 // TestPartitions checks that every partition's tag lands in its own four
@@ -152,4 +161,29 @@ func TestLayout(t *testing.T) {
 	}
 	b := NewBoard("lb", "race")
 	require.NotEqual(t, b.Shards([]float64{0, 100})[0].Tag(), b.Shards([]float64{0, 200})[0].Tag())
+}
+
+// TestRecentParts checks that members spread evenly over the pieces of a
+// shard's recent versions, and that the members of one partition do too
+// (the piece takes other bits of the hash than the partition).
+func TestRecentParts(t *testing.T) {
+	const n = 1 << 20
+	count := make([]int, RecentParts)
+	inPart0 := map[int]bool{}
+	part0 := 0
+	for i := range n {
+		m := "player:" + strconv.Itoa(i)
+		p := recentPart(m)
+		require.True(t, p >= 0 && p < RecentParts, "piece %d", p)
+		count[p]++
+		if PartitionOf(m) == 0 {
+			part0++
+			inPart0[p] = true
+		}
+	}
+	mean := n / RecentParts
+	require.Greater(t, slices.Min(count), mean*3/4)
+	require.Less(t, slices.Max(count), mean*5/4)
+	// About 256 members in partition 0: nearly each in a piece of its own.
+	require.Greater(t, len(inPart0), part0*3/4, "%d members of partition 0 in %d pieces", part0, len(inPart0))
 }

@@ -185,10 +185,15 @@ func (b Board) Partitions() PartitionSet {
 // Partitions. It decides where a member's writes are serialized, so it
 // never changes.
 func PartitionOf(member string) int {
+	return int(fnv1a(member) % Partitions)
+}
+
+// fnv1a is the 32-bit FNV-1a hash of s.
+func fnv1a(s string) uint32 {
 	h := uint32(2166136261)
-	for i := 0; i < len(member); i++ {
-		h ^= uint32(member[i])
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
 		h *= 16777619
 	}
-	return int(h % Partitions)
+	return h
 }

@@ -227,18 +227,23 @@ type ShardOp struct {
 	Op, Member string
 	Version    int64
 	Value      string
+	// Recent are the two pieces of the shard's recent versions that hold
+	// Member's (keys.Recent).
+	Recent [2]string
 }
 
 // ShardWriteCall applies ops to one shard on a Cluster: key is its sorted
-// set, recent its two hashes of recent versions. The reply holds each op's
-// late flag and, with report, its ranks, before the shard's count. See
-// shard_write.lua.
-func ShardWriteCall(h Header, key string, recent [2]string, expire int64, report bool, ops []ShardOp) Call {
+// set. The reply holds each op's late flag and, with report, its ranks,
+// before the shard's count. See shard_write.lua.
+func ShardWriteCall(h Header, key string, expire int64, report bool, ops []ShardOp) Call {
 	args := append(h.args(2+4*len(ops)), itoa(expire), flag(report))
+	ks := make([]string, 1, 1+2*len(ops))
+	ks[0] = key
 	for _, o := range ops {
 		args = append(args, o.Op, o.Member, itoa(o.Version), o.Value)
+		ks = append(ks, o.Recent[0], o.Recent[1])
 	}
-	return h.call(ShardWrite, []string{key, recent[0], recent[1]}, args)
+	return h.call(ShardWrite, ks, args)
 }
 
 // ShardRankCall reads member's place in one shard, key. See

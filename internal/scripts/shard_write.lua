@@ -6,8 +6,9 @@
 -- whatever order the writes land in; a delete remembers its version for
 -- that reason, for as long as a late write may still come.
 --
--- KEYS[1]  the shard's sorted set, KEYS[2] and KEYS[3] its recent versions
---          (same slot)
+-- KEYS[1]  the shard's sorted set, then for each op the two pieces of its
+--          recent versions that hold the op's member (same slot):
+--          KEYS[2k] and KEYS[2k+1] for the k-th op
 -- ARGV     the header's board part (common.lua), then the absolute expiry
 --          in unix milliseconds ('0' for none), then '1' to report ranks
 --          ('0': SubmitMany, Remove and repairs, which do not read them),
@@ -22,12 +23,12 @@
 -- its rank in the shard before and after (0 when absent; competition: 1 +
 -- members strictly better), members strictly worse after (-1 when not
 -- competition); then, always, the shard's member count.
-local key, r0, r1 = KEYS[1], KEYS[2], KEYS[3]
+local key = KEYS[1]
 local exp, report = ARGV[REST], ARGV[REST + 1] == '1'
 local now = now_ms()
 local bucket = math.floor(now / BUCKET)
-local cur = KEYS[2 + bucket % 2]
-local remembered = false
+-- The pieces written, each given its expiry once.
+local remembered = {}
 
 -- member's rank in the shard, 0 when absent: one ZREVRANK (or ZRANK)
 -- under ordinal ranks.
@@ -45,6 +46,9 @@ end
 local out = {}
 for j = REST + 2, #ARGV, 4 do
   local op, member, version, value = ARGV[j], ARGV[j + 1], num(ARGV[j + 2]), ARGV[j + 3]
+  local k = 2 * ((j - REST - 2) / 4 + 1)
+  local r0, r1 = KEYS[k], KEYS[k + 1]
+  local cur = KEYS[k + bucket % 2]
   local before = 0
   if report then
     before = rank(member)
@@ -59,7 +63,7 @@ for j = REST + 2, #ARGV, 4 do
       redis.call('ZREM', key, member)
     end
     redis.call('HSET', cur, member, version)
-    remembered = true
+    remembered[cur] = true
   end
   if late then out[#out + 1] = 1 else out[#out + 1] = 0 end
   if report then
@@ -73,9 +77,13 @@ for j = REST + 2, #ARGV, 4 do
     out[#out + 1] = w
   end
 end
--- A record lives from BUCKET to twice that: its hash is emptied (expires)
--- when its turn comes again.
-if remembered then redis.call('PEXPIREAT', cur, (bucket + 2) * BUCKET) end
+-- A record lives from BUCKET - SPREAD to twice BUCKET: its piece is
+-- emptied (expires) before its turn comes again, the pieces' expiries
+-- spread over SPREAD ms by their number (the key's last part).
+for cur in pairs(remembered) do
+  local piece = tonumber(string.match(cur, ':(%d+)$'))
+  redis.call('PEXPIREAT', cur, (bucket + 2) * BUCKET - math.floor(SPREAD * piece / RECENT_PARTS))
+end
 expire(exp, 1, 1)
 out[#out + 1] = redis.call('ZCARD', key)
 return out
