@@ -3,7 +3,6 @@ package leaderboard
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/rueidis"
 
@@ -164,12 +163,7 @@ func (lb *plainBackend) walkTx(ctx context.Context, tg target, at walkCursor, n 
 		if err != nil {
 			return nil, at, false, err
 		}
-		v, had, err := optFloat(&replies[0])
-		want, perr := strconv.ParseFloat(at.value, 64)
-		if err != nil || perr != nil || !had || v != want {
-			return nil, at, false, err
-		}
-		if p, ok, err := optInt(&replies[1]); err != nil || !ok || p+1 != at.pos {
+		if holds, err := cursorHolds(replies, at); err != nil || !holds {
 			return nil, at, false, err
 		}
 		es, err := lb.zMessageEntries(&replies[2])

@@ -299,6 +299,12 @@ func stretchBetter(st shardStretch, j int) int64 {
 // chunk saw, the first entries of the shards after it, n in all. The
 // chunk ends where a shard answered all it was asked: it may hold more.
 func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
+	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads && !lb.cluster {
+		es, next, ok, err := lb.walkTx(ctx, tg, at, n)
+		if err != nil || ok {
+			return es, next, err
+		}
+	}
 	shards := len(lb.bestFirst)
 	calls := make([]scripts.Call, 0, 2*shards)
 	for _, i := range lb.bestFirst {
@@ -343,6 +349,75 @@ func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n 
 	next := walkCursor{shard: asked[len(asked)-1].shard + 1, cards: cards}
 	next.done = next.shard >= shards
 	return out, next, lb.dataIf(ctx, tg, out)
+}
+
+// walkTx is walk on one node under Ordinal ranks without data, with plain
+// commands in the same one round trip: every shard's count; on the
+// cursor's shard a MULTI of the cursor entry's value and place and the
+// chunk by position right after it; on each shard after it a ZRANGE of
+// its first entries. ok is false when the cursor's entry moved (its value
+// or place is not the one the cursor knows): then walk's scripts read the
+// chunk by value instead. (A Cluster keeps the scripts: rueidis cannot
+// send a MULTI beside other slots' commands in one pipeline.)
+func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, bool, error) {
+	shards := len(lb.bestFirst)
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, 2*shards+4)
+	for _, i := range lb.bestFirst {
+		cmds = append(cmds, b.Zcard().Key(lb.shardKey(i, tg)).Build())
+	}
+	asked := lb.walkPlan(at, n)
+	resume := at.value != "" // the chunk starts after the cursor's entry
+	for _, a := range asked {
+		key := lb.shardKey(lb.bestFirst[a.shard], tg)
+		if a.shard == at.shard && resume {
+			cmds = append(cmds, b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member),
+				lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build())
+			continue
+		}
+		cmds = append(cmds, lb.rangeCmd(key, 0, int64(a.limit)-1))
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	cards, err := int64s(res[:shards])
+	if err != nil {
+		return nil, at, false, err
+	}
+	var out []Entry
+	j := shards
+	for _, a := range asked {
+		var chunk rueidis.RedisMessage
+		lo := int64(0) // position in the shard of the chunk's first entry
+		if a.shard == at.shard && resume {
+			replies, err := execResult(res[j : j+5])
+			j += 5
+			if err != nil {
+				return nil, at, false, err
+			}
+			if holds, err := cursorHolds(replies, at); err != nil || !holds {
+				return nil, at, false, err
+			}
+			chunk, lo = replies[2], at.pos
+		} else {
+			if chunk, err = res[j].ToMessage(); err != nil {
+				return nil, at, false, err
+			}
+			j++
+		}
+		es, err := lb.zMessageEntries(&chunk)
+		if err != nil {
+			return nil, at, false, err
+		}
+		lb.rankEntries(es, sum(cards[:a.shard])+lo, 0)
+		out = append(out, es...)
+		if len(es) == a.limit { // the shard may hold more: resume in it
+			last, err := lastZScore(&chunk)
+			next := walkCursor{shard: a.shard, value: last, member: es[len(es)-1].Member, pos: lo + int64(a.limit), cards: cards}
+			return out, next, true, err
+		}
+	}
+	next := walkCursor{shard: asked[len(asked)-1].shard + 1, cards: cards}
+	next.done = next.shard >= shards
+	return out, next, true, nil
 }
 
 // walkAsk is what a chunk asks of one shard (its index in bestFirst).

@@ -3,6 +3,9 @@ package leaderboard
 import (
 	"context"
 	"iter"
+	"strconv"
+
+	"github.com/redis/rueidis"
 )
 
 // walkCursor is where All's walk resumes: after the entry (value, member),
@@ -50,4 +53,17 @@ func (lb *Leaderboard) All(ctx context.Context, q ...Query) iter.Seq2[Entry, err
 			}
 		}
 	}
+}
+
+// cursorHolds reports whether the cursor's entry still holds the value
+// and the place (one before at.pos) the cursor knows, from the replies to
+// its ZSCORE and rank.
+func cursorHolds(replies []rueidis.RedisMessage, at walkCursor) (bool, error) {
+	v, had, err := optFloat(&replies[0])
+	want, perr := strconv.ParseFloat(at.value, 64)
+	if err != nil || perr != nil || !had || v != want {
+		return false, err
+	}
+	p, ok, err := optInt(&replies[1])
+	return err == nil && ok && p+1 == at.pos, err
 }
