@@ -142,7 +142,8 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // and no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or
 // ±Inf score is ErrInvalidArgument. One round trip, read atomically; on a
 // sharded board one round trip too, each shard read atomically: under
-// Ordinal ranks one script on the score's shard and plain ZCARD and ZRANGE
+// Ordinal ranks one script on the score's shard (on a single node without
+// WithReplicaReads a MULTI of plain commands) and plain ZCARD and ZRANGE
 // on the others, under Competition one script a shard; two with
 // IncludeData.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {

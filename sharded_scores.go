@@ -465,14 +465,21 @@ func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) er
 
 // aroundScoreOrdinal is aroundScore under Ordinal ranks, where no entry's
 // rank needs a count of its ties: the score's own shard answers its
-// script, the better shards a ZCARD and their last radius entries, the
-// worse ones their first radius, as plain commands.
+// script (on one node a MULTI: ownShardCalls), the better shards a ZCARD
+// and their last radius entries, the worse ones their first radius, as
+// plain commands.
 func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
 	own := lb.shardOfPlain(score)
+	// On one node the own shard answers a MULTI of plain commands instead
+	// of its script (ownShardCalls); a Cluster cannot pipeline a MULTI
+	// beside other slots' commands, and WithReplicaReads wants scripts.
+	plainOwn := !lb.cluster && !lb.replicaReads
 	var calls []scripts.Call
 	for _, i := range lb.bestFirst {
 		key := lb.shardKey(i, tg)
 		switch {
+		case i == own && plainOwn:
+			calls = append(calls, lb.ownShardCalls(key, edge, radius)...)
 		case i == own:
 			calls = append(calls, scripts.ShardScoreCall(lb.readHeader(), key, edge, radius))
 		case lb.betterShard(i, own):
@@ -490,6 +497,10 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	for _, i := range lb.bestFirst {
 		var err error
 		switch {
+		case i == own && plainOwn:
+			var p int64
+			p, before, after, err = lb.ownShardPlain(res[:ownCalls], before, after)
+			better, res = better+p, res[ownCalls:]
 		case i == own:
 			var p int64
 			p, before, after, err = lb.ownShard(res[0], before, after)
@@ -513,6 +524,58 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	es := onceEach(append(append([]Entry{}, before...), after[:min(len(after), radius)]...))
 	lb.rankEntries(es, better-int64(len(before)), 0)
 	return better + 1, es, lb.dataIf(ctx, tg, es)
+}
+
+// ownCalls is how many calls ownShardCalls makes: MULTI, ZCOUNT, the two
+// ranges, EXEC.
+const ownCalls = 5
+
+// ownShardCalls read, in one MULTI on the score's own shard, what its
+// 'score' script reads (shard_read.lua): the members strictly better than
+// edge (a stored value, as order.lua's better_than counts them), the
+// radius entries nearest to edge among them (nearest first) and the
+// radius first entries at or after it, each by score with a LIMIT.
+func (lb *shardedBackend) ownShardCalls(key, edge string, radius int) []scripts.Call {
+	b := lb.client.B()
+	r := int64(radius)
+	cmd := func(c rueidis.Completed) scripts.Call {
+		return scripts.Call{Cmd: func() rueidis.Completed { return c }}
+	}
+	if lb.high() {
+		return []scripts.Call{cmd(b.Multi().Build()),
+			cmd(b.Zcount().Key(key).Min("(" + edge).Max("+inf").Build()),
+			cmd(b.Zrange().Key(key).Min("("+edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build()),
+			cmd(b.Zrange().Key(key).Min(edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build()),
+			cmd(b.Exec().Build())}
+	}
+	return []scripts.Call{cmd(b.Multi().Build()),
+		cmd(b.Zcount().Key(key).Min("-inf").Max("(" + edge).Build()),
+		cmd(b.Zrange().Key(key).Min("("+edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build()),
+		cmd(b.Zrange().Key(key).Min(edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build()),
+		cmd(b.Exec().Build())}
+}
+
+// ownShardPlain is ownShard for the replies to ownShardCalls: the better
+// entries in the board's order appended to before, the others to after.
+func (lb *shardedBackend) ownShardPlain(res []rueidis.RedisResult, before, after []Entry) (int64, []Entry, []Entry, error) {
+	replies, err := execResult(res)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	p, err := replies[0].AsInt64()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	nearer, err := lb.zMessageEntries(&replies[1])
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	slices.Reverse(nearer) // nearest first: the board's order is the other way
+	rest, err := lb.zMessageEntries(&replies[2])
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return p, append(before, nearer...), append(after, rest...), nil
 }
 
 // ownShard splits the score's own shard's 'score' stretch into the
