@@ -142,10 +142,12 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // and no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or
 // ±Inf score is ErrInvalidArgument. One round trip, read atomically; on a
 // sharded board one round trip too, each shard read atomically: under
-// Ordinal ranks one script on the score's shard (on a single node without
-// WithReplicaReads a MULTI of plain commands) and plain ZCARD and ZRANGE
-// on the others, under Competition one script a shard; two with
-// IncludeData.
+// Competition ranks one script a shard; under Ordinal one script on the
+// score's shard and plain ZCARD and ZRANGE on the others, except on a
+// single node without WithReplicaReads, where every shard's count and a
+// MULTI on the score's shard answer in one round trip, and a second reads
+// the other shards' edges when the slice crosses the score's shard's
+// edge; two with IncludeData.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)

@@ -474,6 +474,12 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	// of its script (ownShardCalls); a Cluster cannot pipeline a MULTI
 	// beside other slots' commands, and WithReplicaReads wants scripts.
 	plainOwn := !lb.cluster && !lb.replicaReads
+	if plainOwn && !tg.data {
+		r, es, ok, err := lb.aroundScoreNear(ctx, tg, own, edge, radius)
+		if err != nil || ok {
+			return r, es, err
+		}
+	}
 	var calls []scripts.Call
 	for _, i := range lb.bestFirst {
 		key := lb.shardKey(i, tg)
@@ -524,6 +530,47 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	es := onceEach(append(append([]Entry{}, before...), after[:min(len(after), radius)]...))
 	lb.rankEntries(es, better-int64(len(before)), 0)
 	return better + 1, es, lb.dataIf(ctx, tg, es)
+}
+
+// aroundScoreNear is aroundScoreOrdinal on one node without data when the
+// slice lies in the score's own shard, as it nearly always does on a
+// large board: every shard's count, and the MULTI of ownShardCalls, in
+// one round trip. ok is false when the slice reaches past the own shard's
+// edge into a shard that holds members: then aroundScoreOrdinal reads
+// every shard's edge too, in a second. (With IncludeData the data take
+// the second round trip, so the read takes every shard's edge at once.)
+func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own int, edge string, radius int) (int64, []Entry, bool, error) {
+	calls := make([]scripts.Call, 0, len(lb.bestFirst)+ownCalls)
+	for _, i := range lb.bestFirst {
+		calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
+	}
+	calls = append(calls, lb.ownShardCalls(lb.shardKey(own, tg), edge, radius)...)
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	cards, err := int64s(res[:len(lb.bestFirst)])
+	if err != nil {
+		return 0, nil, false, err
+	}
+	var betterOut, worseOut int64 // members in the shards better, worse than own
+	for k, i := range lb.bestFirst {
+		switch {
+		case i == own:
+		case lb.betterShard(i, own):
+			betterOut += cards[k]
+		default:
+			worseOut += cards[k]
+		}
+	}
+	p, before, after, err := lb.ownShardPlain(res[len(lb.bestFirst):], nil, nil)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if (len(before) < radius && betterOut > 0) || (len(after) < radius && worseOut > 0) {
+		return 0, nil, false, nil
+	}
+	better := betterOut + p
+	es := append(append(make([]Entry, 0, len(before)+len(after)), before...), after...)
+	lb.rankEntries(es, better-int64(len(before)), 0)
+	return better + 1, es, true, lb.dataIf(ctx, tg, es)
 }
 
 // ownCalls is how many calls ownShardCalls makes: MULTI, ZCOUNT, the two
