@@ -165,7 +165,10 @@ func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shar
 		calls[k] = scripts.Call{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, sp.lo, sp.hi-1) }}
 	}
 	var from []int // shard of each entry
-	seen := map[string]bool{}
+	var seen map[string]bool // members read, when two spans may share one
+	if len(spans) > 1 {
+		seen = map[string]bool{}
+	}
 	var twice []string
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
 		var es []Entry
@@ -178,6 +181,12 @@ func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shar
 			return nil, nil, 0, err
 		}
 		held[k] = len(es)
+		if seen == nil { // one span: no member twice
+			if es != nil {
+				all = es
+			}
+			continue
+		}
 		for _, e := range es {
 			if seen[e.Member] {
 				twice = append(twice, e.Member)

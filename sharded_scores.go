@@ -105,6 +105,7 @@ func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRa
 	res := lb.client.DoMulti(ctx, cmds...)
 	var better int64
 	es := []Entry{}
+	parts := 0 // shards that gave entries
 	for _, k := range kinds {
 		var got []Entry
 		var err error
@@ -130,9 +131,17 @@ func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRa
 		if err != nil {
 			return nil, err
 		}
-		es = append(es, got...)
+		switch {
+		case len(got) == 0:
+		case parts == 0:
+			es, parts = got, 1
+		default:
+			es, parts = append(es, got...), parts+1
+		}
 	}
-	es = onceEach(es)
+	if parts > 1 { // entries from two shards may hold a member twice
+		es = onceEach(es)
+	}
 	if len(es) > n {
 		es = es[:n]
 	}
