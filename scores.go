@@ -101,9 +101,11 @@ func (c *composite) atMost(x float64) int64 {
 // every tie of a score, and the entries carry plain scores. One round trip,
 // read atomically (a MULTI under Ordinal ranks, a script under Competition,
 // with IncludeData or with WithReplicaReads); on a sharded board one too
-// (each shard it spans read atomically: on one node under Ordinal ranks
-// without data, plain commands with a MULTI on the best shard it spans;
-// else one script a shard), two with IncludeData.
+// (each shard it spans read atomically: under Ordinal ranks without data
+// nor WithReplicaReads, plain commands with a MULTI on the best shard it
+// spans, on a Cluster two pipelines sent at once as rueidis cannot
+// pipeline a MULTI beside other slots' commands; else one script a
+// shard), two with IncludeData.
 func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...Query) ([]Entry, error) {
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
@@ -143,11 +145,11 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // ±Inf score is ErrInvalidArgument. One round trip, read atomically; on a
 // sharded board one round trip too, each shard read atomically: under
 // Competition ranks one script a shard; under Ordinal one script on the
-// score's shard and plain ZCARD and ZRANGE on the others, except on a
-// single node without WithReplicaReads, where every shard's count and a
-// MULTI on the score's shard answer in one round trip, and a second reads
-// the other shards' edges when the slice crosses the score's shard's
-// edge; two with IncludeData.
+// score's shard and plain ZCARD and ZRANGE on the others, except without
+// IncludeData nor WithReplicaReads, where every shard's count and a MULTI
+// on the score's shard answer in one round trip (on a Cluster two
+// pipelines sent at once), and a second reads the other shards' edges
+// when the slice crosses the score's shard's edge; two with IncludeData.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)

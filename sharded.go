@@ -164,7 +164,7 @@ func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shar
 		}
 		calls[k] = scripts.Call{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, sp.lo, sp.hi-1) }}
 	}
-	var from []int // shard of each entry
+	var from []int           // shard of each entry
 	var seen map[string]bool // members read, when two spans may share one
 	if len(spans) > 1 {
 		seen = map[string]bool{}
@@ -285,6 +285,20 @@ func (lb *shardedBackend) shardCardsWith(ctx context.Context, tg target, extra .
 	}
 	lb.seen(tg, cards)
 	return cards, sum(cards), more, nil
+}
+
+// doApart sends tx, one MULTI/EXEC on one shard's slot, and rest in one
+// round trip: one pipeline on one node; on a Cluster two pipelines at
+// once, as rueidis cannot pipeline a MULTI beside other slots' commands
+// (it panics). The results come back in the order tx, rest.
+func (lb *shardedBackend) doApart(ctx context.Context, tx, rest rueidis.Commands) []rueidis.RedisResult {
+	if !lb.cluster || len(tx) == 0 || len(rest) == 0 {
+		return lb.client.DoMulti(ctx, append(tx, rest...)...)
+	}
+	done := make(chan []rueidis.RedisResult, 1)
+	go func() { done <- lb.client.DoMulti(ctx, tx...) }()
+	others := lb.client.DoMulti(ctx, rest...)
+	return append(<-done, others...)
 }
 
 // shardStanding is a member's place found by reading every shard at once.

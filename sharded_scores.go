@@ -15,8 +15,10 @@ import (
 // scores, so a score range spans the shards between those of its ends,
 // and every member of a better shard is better than it: each read is one
 // script a shard it spans (and a ZCARD a shard wholly better), in one
-// round trip, each shard read atomically; Between on one node under
-// Ordinal ranks without data reads plain commands instead (betweenPlain).
+// round trip, each shard read atomically; under Ordinal ranks without
+// data, Between, AroundScore and All read plain commands instead, with a
+// MULTI on the one shard that needs a moment of its own (on a Cluster two
+// pipelines at once: doApart).
 // IncludeData reads the entries' data from their partitions in a second.
 
 // shardOfPlain is the shard whose scores hold plain score x.
@@ -30,7 +32,7 @@ func (lb *shardedBackend) spans(r scoreRange) (lo, hi int) {
 }
 
 func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
-	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads && !lb.cluster {
+	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
 		return lb.betweenPlain(ctx, tg, r, n)
 	}
 	lo, hi := lb.spans(r)
@@ -75,34 +77,34 @@ func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, 
 	return es, lb.dataIf(ctx, tg, es)
 }
 
-// betweenPlain is between on one node under Ordinal ranks without data,
-// where no shard needs a script (a Cluster's pipeline cannot mix a MULTI
-// with other slots' commands, so there each spanned shard runs
-// shard_read.lua): a ZCARD of each shard wholly better than the
+// betweenPlain is between under Ordinal ranks without data, where no
+// shard needs a script: a ZCARD of each shard wholly better than the
 // range; on the best shard it spans, the count of its members better than
 // the range and its entries within it, in one MULTI (one moment of that
 // shard); on each other shard it spans (all of whose members are worse
-// than the best one's), its entries within the range. One round trip.
+// than the best one's), its entries within the range. One round trip (on
+// a Cluster two pipelines at once: doApart).
 func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
 	lo, hi := lb.spans(r)
 	b := lb.client.B()
-	var cmds rueidis.Commands
-	var kinds []byte // per shard read: 'c' a ZCARD, 'm' the MULTI (4 replies), 'r' a ZRANGE
-	first := true
+	var tx, rest rueidis.Commands
+	// per shard read, in the order of the replies (the MULTI's first):
+	// 'm' the MULTI (4 replies), 'c' a ZCARD, 'r' a ZRANGE
+	kinds := []byte{'m'}
 	for _, i := range lb.bestFirst {
 		key := lb.shardKey(i, tg)
 		switch {
-		case i >= lo && i <= hi && first:
+		case i >= lo && i <= hi && tx == nil:
 			better, in := lb.betweenCmds(key, r, n)
-			cmds, kinds, first = append(cmds, b.Multi().Build(), better, in, b.Exec().Build()), append(kinds, 'm'), false
+			tx = rueidis.Commands{b.Multi().Build(), better, in, b.Exec().Build()}
 		case i >= lo && i <= hi:
 			_, in := lb.betweenCmds(key, r, n)
-			cmds, kinds = append(cmds, in), append(kinds, 'r')
+			rest, kinds = append(rest, in), append(kinds, 'r')
 		case lb.betterShard(i, lo):
-			cmds, kinds = append(cmds, b.Zcard().Key(key).Build()), append(kinds, 'c')
+			rest, kinds = append(rest, b.Zcard().Key(key).Build()), append(kinds, 'c')
 		}
 	}
-	res := lb.client.DoMulti(ctx, cmds...)
+	res := lb.doApart(ctx, tx, rest)
 	var better int64
 	es := []Entry{}
 	parts := 0 // shards that gave entries
@@ -308,7 +310,7 @@ func stretchBetter(st shardStretch, j int) int64 {
 // chunk saw, the first entries of the shards after it, n in all. The
 // chunk ends where a shard answered all it was asked: it may hold more.
 func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
-	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads && !lb.cluster {
+	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
 		es, next, ok, err := lb.walkTx(ctx, tg, at, n)
 		if err != nil || ok {
 			return es, next, err
@@ -360,33 +362,34 @@ func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n 
 	return out, next, lb.dataIf(ctx, tg, out)
 }
 
-// walkTx is walk on one node under Ordinal ranks without data, with plain
-// commands in the same one round trip: every shard's count; on the
-// cursor's shard a MULTI of the cursor entry's value and place and the
-// chunk by position right after it; on each shard after it a ZRANGE of
-// its first entries. ok is false when the cursor's entry moved (its value
-// or place is not the one the cursor knows): then walk's scripts read the
-// chunk by value instead. (A Cluster keeps the scripts: rueidis cannot
-// send a MULTI beside other slots' commands in one pipeline.)
+// walkTx is walk under Ordinal ranks without data, with plain commands in
+// the same one round trip (on a Cluster two pipelines at once: doApart):
+// every shard's count; on the cursor's shard a MULTI of the cursor
+// entry's value and place and the chunk by position right after it; on
+// each shard after it a ZRANGE of its first entries. ok is false when the
+// cursor's entry moved (its value or place is not the one the cursor
+// knows): then walk's scripts read the chunk by value instead.
 func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, bool, error) {
 	shards := len(lb.bestFirst)
 	b := lb.client.B()
-	cmds := make(rueidis.Commands, 0, 2*shards+4)
+	var tx rueidis.Commands
+	rest := make(rueidis.Commands, 0, 2*shards)
 	for _, i := range lb.bestFirst {
-		cmds = append(cmds, b.Zcard().Key(lb.shardKey(i, tg)).Build())
+		rest = append(rest, b.Zcard().Key(lb.shardKey(i, tg)).Build())
 	}
 	asked := lb.walkPlan(at, n)
 	resume := at.value != "" // the chunk starts after the cursor's entry
 	for _, a := range asked {
 		key := lb.shardKey(lb.bestFirst[a.shard], tg)
 		if a.shard == at.shard && resume {
-			cmds = append(cmds, b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member),
-				lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build())
+			tx = rueidis.Commands{b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member),
+				lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build()}
 			continue
 		}
-		cmds = append(cmds, lb.rangeCmd(key, 0, int64(a.limit)-1))
+		rest = append(rest, lb.rangeCmd(key, 0, int64(a.limit)-1))
 	}
-	res := lb.client.DoMulti(ctx, cmds...)
+	res := lb.doApart(ctx, tx, rest)
+	txRes, res := res[:len(tx)], res[len(tx):]
 	cards, err := int64s(res[:shards])
 	if err != nil {
 		return nil, at, false, err
@@ -397,8 +400,7 @@ func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, 
 		var chunk rueidis.RedisMessage
 		lo := int64(0) // position in the shard of the chunk's first entry
 		if a.shard == at.shard && resume {
-			replies, err := execResult(res[j : j+5])
-			j += 5
+			replies, err := execResult(txRes)
 			if err != nil {
 				return nil, at, false, err
 			}
@@ -474,16 +476,18 @@ func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) er
 
 // aroundScoreOrdinal is aroundScore under Ordinal ranks, where no entry's
 // rank needs a count of its ties: the score's own shard answers its
-// script (on one node a MULTI: ownShardCalls), the better shards a ZCARD
+// script (on one node a MULTI: ownShardCmds), the better shards a ZCARD
 // and their last radius entries, the worse ones their first radius, as
 // plain commands.
 func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
 	own := lb.shardOfPlain(score)
-	// On one node the own shard answers a MULTI of plain commands instead
-	// of its script (ownShardCalls); a Cluster cannot pipeline a MULTI
-	// beside other slots' commands, and WithReplicaReads wants scripts.
+	// The own shard answers a MULTI of plain commands instead of its
+	// script (ownShardCmds), but for WithReplicaReads, which wants
+	// scripts; alone beside the counts (aroundScoreNear, on a Cluster two
+	// pipelines at once), else on one node beside every shard's edges (a
+	// Cluster cannot pipeline a MULTI beside other slots' commands).
 	plainOwn := !lb.cluster && !lb.replicaReads
-	if plainOwn && !tg.data {
+	if !lb.replicaReads && !tg.data {
 		r, es, ok, err := lb.aroundScoreNear(ctx, tg, own, edge, radius)
 		if err != nil || ok {
 			return r, es, err
@@ -494,7 +498,9 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 		key := lb.shardKey(i, tg)
 		switch {
 		case i == own && plainOwn:
-			calls = append(calls, lb.ownShardCalls(key, edge, radius)...)
+			for _, c := range lb.ownShardCmds(key, edge, radius) {
+				calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return c }})
+			}
 		case i == own:
 			calls = append(calls, scripts.ShardScoreCall(lb.readHeader(), key, edge, radius))
 		case lb.betterShard(i, own):
@@ -541,21 +547,20 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	return better + 1, es, lb.dataIf(ctx, tg, es)
 }
 
-// aroundScoreNear is aroundScoreOrdinal on one node without data when the
-// slice lies in the score's own shard, as it nearly always does on a
-// large board: every shard's count, and the MULTI of ownShardCalls, in
-// one round trip. ok is false when the slice reaches past the own shard's
+// aroundScoreNear is aroundScoreOrdinal without data when the slice lies
+// in the score's own shard, as it nearly always does on a large board:
+// every shard's count, and the MULTI of ownShardCmds, in one round trip
+// (on a Cluster two pipelines at once: doApart). ok is false when the slice reaches past the own shard's
 // edge into a shard that holds members: then aroundScoreOrdinal reads
 // every shard's edge too, in a second. (With IncludeData the data take
 // the second round trip, so the read takes every shard's edge at once.)
 func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own int, edge string, radius int) (int64, []Entry, bool, error) {
-	calls := make([]scripts.Call, 0, len(lb.bestFirst)+ownCalls)
+	rest := make(rueidis.Commands, 0, len(lb.bestFirst))
 	for _, i := range lb.bestFirst {
-		calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
+		rest = append(rest, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
 	}
-	calls = append(calls, lb.ownShardCalls(lb.shardKey(own, tg), edge, radius)...)
-	res := scripts.ExecMulti(ctx, lb.client, calls)
-	cards, err := int64s(res[:len(lb.bestFirst)])
+	res := lb.doApart(ctx, lb.ownShardCmds(lb.shardKey(own, tg), edge, radius), rest)
+	cards, err := int64s(res[ownCalls:])
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -569,7 +574,7 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own in
 			worseOut += cards[k]
 		}
 	}
-	p, before, after, err := lb.ownShardPlain(res[len(lb.bestFirst):], nil, nil)
+	p, before, after, err := lb.ownShardPlain(res[:ownCalls], nil, nil)
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -582,36 +587,33 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own in
 	return better + 1, es, true, lb.dataIf(ctx, tg, es)
 }
 
-// ownCalls is how many calls ownShardCalls makes: MULTI, ZCOUNT, the two
-// ranges, EXEC.
+// ownCalls is how many commands ownShardCmds makes: MULTI, ZCOUNT, the
+// two ranges, EXEC.
 const ownCalls = 5
 
-// ownShardCalls read, in one MULTI on the score's own shard, what its
+// ownShardCmds read, in one MULTI on the score's own shard, what its
 // 'score' script reads (shard_read.lua): the members strictly better than
 // edge (a stored value, as order.lua's better_than counts them), the
 // radius entries nearest to edge among them (nearest first) and the
 // radius first entries at or after it, each by score with a LIMIT.
-func (lb *shardedBackend) ownShardCalls(key, edge string, radius int) []scripts.Call {
+func (lb *shardedBackend) ownShardCmds(key, edge string, radius int) rueidis.Commands {
 	b := lb.client.B()
 	r := int64(radius)
-	cmd := func(c rueidis.Completed) scripts.Call {
-		return scripts.Call{Cmd: func() rueidis.Completed { return c }}
-	}
 	if lb.high() {
-		return []scripts.Call{cmd(b.Multi().Build()),
-			cmd(b.Zcount().Key(key).Min("(" + edge).Max("+inf").Build()),
-			cmd(b.Zrange().Key(key).Min("("+edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build()),
-			cmd(b.Zrange().Key(key).Min(edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build()),
-			cmd(b.Exec().Build())}
+		return rueidis.Commands{b.Multi().Build(),
+			b.Zcount().Key(key).Min("(" + edge).Max("+inf").Build(),
+			b.Zrange().Key(key).Min("("+edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
+			b.Zrange().Key(key).Min(edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
+			b.Exec().Build()}
 	}
-	return []scripts.Call{cmd(b.Multi().Build()),
-		cmd(b.Zcount().Key(key).Min("-inf").Max("(" + edge).Build()),
-		cmd(b.Zrange().Key(key).Min("("+edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build()),
-		cmd(b.Zrange().Key(key).Min(edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build()),
-		cmd(b.Exec().Build())}
+	return rueidis.Commands{b.Multi().Build(),
+		b.Zcount().Key(key).Min("-inf").Max("(" + edge).Build(),
+		b.Zrange().Key(key).Min("("+edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
+		b.Zrange().Key(key).Min(edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
+		b.Exec().Build()}
 }
 
-// ownShardPlain is ownShard for the replies to ownShardCalls: the better
+// ownShardPlain is ownShard for the replies to ownShardCmds: the better
 // entries in the board's order appended to before, the others to after.
 func (lb *shardedBackend) ownShardPlain(res []rueidis.RedisResult, before, after []Entry) (int64, []Entry, []Entry, error) {
 	replies, err := execResult(res)
