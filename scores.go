@@ -148,8 +148,8 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // score's shard and plain ZCARD and ZRANGE on the others, except without
 // IncludeData nor WithReplicaReads, where every shard's count and a MULTI
 // on the score's shard answer in one round trip (on a Cluster two
-// pipelines sent at once), and a second reads the other shards' edges
-// when the slice crosses the score's shard's edge; two with IncludeData.
+// pipelines sent at once), and only when the slice crosses the score's
+// shard's edge a second reads it the first way; two with IncludeData.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)

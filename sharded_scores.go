@@ -475,18 +475,14 @@ func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) er
 }
 
 // aroundScoreOrdinal is aroundScore under Ordinal ranks, where no entry's
-// rank needs a count of its ties: the score's own shard answers its
-// script (on one node a MULTI: ownShardCmds), the better shards a ZCARD
-// and their last radius entries, the worse ones their first radius, as
-// plain commands.
+// rank needs a count of its ties. Without data nor WithReplicaReads it
+// reads the counts and the own shard alone first (aroundScoreNear), which
+// nearly always suffices; else, or when the slice crosses the own shard's
+// edge, the score's own shard answers its script, the better shards a
+// ZCARD and their last radius entries, the worse ones their first radius,
+// as plain commands, in one round trip.
 func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
 	own := lb.shardOfPlain(score)
-	// The own shard answers a MULTI of plain commands instead of its
-	// script (ownShardCmds), but for WithReplicaReads, which wants
-	// scripts; alone beside the counts (aroundScoreNear, on a Cluster two
-	// pipelines at once), else on one node beside every shard's edges (a
-	// Cluster cannot pipeline a MULTI beside other slots' commands).
-	plainOwn := !lb.cluster && !lb.replicaReads
 	if !lb.replicaReads && !tg.data {
 		r, es, ok, err := lb.aroundScoreNear(ctx, tg, own, edge, radius)
 		if err != nil || ok {
@@ -497,10 +493,6 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	for _, i := range lb.bestFirst {
 		key := lb.shardKey(i, tg)
 		switch {
-		case i == own && plainOwn:
-			for _, c := range lb.ownShardCmds(key, edge, radius) {
-				calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return c }})
-			}
 		case i == own:
 			calls = append(calls, scripts.ShardScoreCall(lb.readHeader(), key, edge, radius))
 		case lb.betterShard(i, own):
@@ -518,10 +510,6 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	for _, i := range lb.bestFirst {
 		var err error
 		switch {
-		case i == own && plainOwn:
-			var p int64
-			p, before, after, err = lb.ownShardPlain(res[:ownCalls], before, after)
-			better, res = better+p, res[ownCalls:]
 		case i == own:
 			var p int64
 			p, before, after, err = lb.ownShard(res[0], before, after)
@@ -574,7 +562,7 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own in
 			worseOut += cards[k]
 		}
 	}
-	p, before, after, err := lb.ownShardPlain(res[:ownCalls], nil, nil)
+	p, before, after, err := lb.ownShardPlain(res[:ownCalls])
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -613,9 +601,10 @@ func (lb *shardedBackend) ownShardCmds(key, edge string, radius int) rueidis.Com
 		b.Exec().Build()}
 }
 
-// ownShardPlain is ownShard for the replies to ownShardCmds: the better
-// entries in the board's order appended to before, the others to after.
-func (lb *shardedBackend) ownShardPlain(res []rueidis.RedisResult, before, after []Entry) (int64, []Entry, []Entry, error) {
+// ownShardPlain decodes the replies to ownShardCmds: the members better
+// than the score, the entries before it in the board's order and those
+// after.
+func (lb *shardedBackend) ownShardPlain(res []rueidis.RedisResult) (int64, []Entry, []Entry, error) {
 	replies, err := execResult(res)
 	if err != nil {
 		return 0, nil, nil, err
@@ -624,16 +613,13 @@ func (lb *shardedBackend) ownShardPlain(res []rueidis.RedisResult, before, after
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	nearer, err := lb.zMessageEntries(&replies[1])
+	before, err := lb.zMessageEntries(&replies[1])
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	slices.Reverse(nearer) // nearest first: the board's order is the other way
-	rest, err := lb.zMessageEntries(&replies[2])
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	return p, append(before, nearer...), append(after, rest...), nil
+	slices.Reverse(before) // nearest first: the board's order is the other way
+	after, err := lb.zMessageEntries(&replies[2])
+	return p, before, after, err
 }
 
 // ownShard splits the score's own shard's 'score' stretch into the
