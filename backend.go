@@ -84,6 +84,13 @@ type backend interface {
 	fillShadow(ctx context.Context, tg target) (int64, error)
 	dropShadow(ctx context.Context, tg target) error
 
+	// hotRewrite rewrites the top mirrors of tgs (WithHotTop) from their
+	// periods, records what it saw of them, and returns the entries of the
+	// last, unranked; dropHot deletes them, after a write
+	// that may have changed their tops and does not rewrite them.
+	hotRewrite(ctx context.Context, tgs []target) ([]Entry, error)
+	dropHot(ctx context.Context, tgs []target) error
+
 	// idSet is the key of the id set a Submit of member records its WithID
 	// id in (Rebuild restores ids there); dataKey the hash that holds
 	// member's data (WithData).
@@ -106,11 +113,18 @@ type backend interface {
 // (WithShadowShards) that every write also keeps.
 func newBackend(lb *Leaderboard) backend {
 	if len(lb.bounds) == 0 {
-		return &plainBackend{Leaderboard: lb}
+		pb := &plainBackend{Leaderboard: lb}
+		if lb.hot != nil {
+			lb.hot.sets = func(tg target) []string { return []string{tg.key} }
+		}
+		return pb
 	}
 	sb := newSharded(lb, lb.bounds)
 	if len(lb.shadowBounds) > 0 {
 		sb.shadow = newSharded(lb, lb.shadowBounds)
+	}
+	if lb.hot != nil {
+		lb.hot.sets, lb.hot.mark = sb.bestFirstKeys, true
 	}
 	return sb
 }

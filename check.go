@@ -86,6 +86,9 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 
 func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) ([]CheckReport, error) {
 	r, err := lb.checkLayout(ctx, tg, repair)
+	if err == nil && r.Repaired {
+		err = wrap("check", lb.dropHot(ctx, []target{tg})) // the repair may have changed the top
+	}
 	if err != nil || lb.shadow == nil {
 		return []CheckReport{r}, err
 	}

@@ -19,7 +19,10 @@
 // two, more only where its doc comment says (on a Cluster: a Submit that
 // finds a copy a crashed write left behind or reaches a shard late, a read
 // that finds a member in two shards while it moves, a SubmitMany run dry
-// first; with IncludeData, the reads IncludeData names).
+// first; with IncludeData, the reads IncludeData names). With WithHotTop
+// the writes and reads of the mirror take what WithHotTop says (on a
+// sharded board, a write that deletes the mirror one more; on a sharded
+// Cluster board, a rewrite three more).
 // Rebuild, Verify, Seal and Check take as many as their data needs. A
 // Batcher (NewBatcher) writes a batch of folded Submits as one script, in
 // one round trip on an unsharded board (a folded Accumulate write Redis
@@ -58,7 +61,7 @@
 // is one (writethrough.go), and then makes one call to the board's backend.
 // The backend (backend.go) is chosen once, in New: plainBackend (plain.go),
 // one sorted set per window period; or shardedBackend (sharded.go,
-// sharded_submit.go, check.go), shards beside partitions of the members'
+// sharded_submit.go, sharded_hot.go, check.go), shards beside partitions of the members'
 // stored values, which also decides once whether a write is one script
 // (every key on one node) or two steps (a Cluster), and which may hold a
 // second shardedBackend, the shadow layout every write also keeps while the

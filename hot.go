@@ -16,15 +16,19 @@ import (
 // client-side caching. Redis invalidates a cached read when its key
 // changes; the period's key changes on every write, the mirror only when a
 // write reaches its top k, which is when the mirror is rewritten: a copy of
-// the period's first k (ZRANGESTORE) sent after the write, in the same
-// round trip when this process expects the write to reach the top (hotSnap)
-// and in one more when the write's own reply shows that it did. A rewrite
-// copies what the period holds when it runs, so rewrites never undo one
-// another. Every other write that may change the top (SubmitMany, Remove,
-// RemoveBetween, Reset, Delete, Rebuild) deletes the mirror after it, and
-// the next read builds it again. The mirror expires hotTTL after its last
-// rewrite: a process that dies between a write and its rewrite leaves it
-// behind the period for that long at most.
+// the period's first k sent after the write, in the same round trip when
+// this process expects the write to reach the top (hotSnap) and in one
+// more when the write's own reply shows that it did. A rewrite copies what
+// the period holds when it runs (hot_top.lua, one script over the period's
+// sorted set, or over its shards on one node), so rewrites never undo one
+// another; on a Cluster, where a sharded board's shards lie in other slots
+// than its mirror, the client reads the shards and puts the mirror, and
+// turns (hot_put.lua) refuse a put read before a write that finished
+// since. Every other write that may change the top (SubmitMany, Remove,
+// RemoveBetween, Reset, Delete, Rebuild, Check's repairs) deletes the
+// mirror after it, and the next read builds it again. The mirror expires
+// hotTTL after its last rewrite: a process that dies between a write and
+// its rewrite leaves it behind the period for that long at most.
 
 // hotTTL is how long a mirror lives after its last rewrite, and how long
 // this process keeps a read of it (rueidis's client-side cache): the bound
@@ -52,10 +56,17 @@ func (s *hotSnap) sameReply(vals []rueidis.RedisMessage) bool {
 	return len(vals) > 0 && len(vals) == len(s.reply) && &vals[0] == &s.reply[0]
 }
 
-// hotTop is a board's mirror state: k, and the last snapshot of each
-// period's mirror, by mirror key.
+// hotTop is a board's mirror state: k, how its backend lays mirrors out
+// (set once by newBackend), and the last snapshot of each period's mirror,
+// by mirror key.
 type hotTop struct {
-	k     int
+	k int
+	// sets lists the sorted sets a rewrite (hot_top.lua) copies a period's
+	// first k from, best first: the period's own, or its shards.
+	sets func(target) []string
+	// mark is whether mirrors carry the mark (mirror.lua), a sharded
+	// board's, whose mirror of an empty period still exists.
+	mark  bool
 	snaps sync.Map // string -> *hotSnap
 }
 
@@ -97,8 +108,9 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, erro
 	if err != nil {
 		return nil, err
 	}
-	if len(es) == 0 {
-		if es, err = lb.hotRewritten([]target{tg}, scripts.ExecMulti(ctx, lb.client, lb.hotCalls([]target{tg}))); err != nil {
+	es, held := lb.hotUnmarked(es)
+	if !held {
+		if es, err = lb.be.hotRewrite(ctx, []target{tg}); err != nil {
 			return nil, err
 		}
 		lb.rankEntries(es, 0, 1)
@@ -109,14 +121,35 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, erro
 	return es, nil
 }
 
+// hotUnmarked is a mirror's entries without the mark (mirror.lua), and
+// whether the mirror exists: it holds the mark, or unmarked (an unsharded
+// board's) any entry. An unsharded board's mirror of an empty period is
+// missing, and built again by each read (one script) until it has members.
+func (lb *Leaderboard) hotUnmarked(es []Entry) ([]Entry, bool) {
+	if !lb.hot.mark {
+		return es, len(es) > 0
+	}
+	if n := len(es); n > 0 && es[n-1].Member == "" {
+		return es[:n-1], true
+	}
+	return es, false
+}
+
 // hotCalls are the rewrites of tgs' mirrors (hot_top.lua), each of which
 // answers the mirror's entries.
 func (lb *Leaderboard) hotCalls(tgs []target) []scripts.Call {
 	calls := make([]scripts.Call, len(tgs))
 	for i, tg := range tgs {
-		calls[i] = scripts.HotTopCall(lb.readHeader(), lb.hotKey(tg), tg.key, lb.hot.k, hotTTL.Milliseconds())
+		calls[i] = scripts.HotTopCall(lb.readHeader(), lb.hotKey(tg), lb.hot.sets(tg), lb.hot.k, hotTTL.Milliseconds(), lb.hot.mark)
 	}
 	return calls
+}
+
+// hotRewriteAll is hotRewrite where one script reaches a period's every
+// sorted set and its mirror: hot_top.lua, for each of tgs, in one round
+// trip.
+func (lb *Leaderboard) hotRewriteAll(ctx context.Context, tgs []target) ([]Entry, error) {
+	return lb.hotRewritten(tgs, scripts.ExecMulti(ctx, lb.client, lb.hotCalls(tgs)))
 }
 
 // hotRewritten records what hotCalls' replies show of the mirrors, and
@@ -164,7 +197,7 @@ func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int
 	if len(late) == 0 {
 		return nil
 	}
-	_, err := lb.hotRewritten(late, scripts.ExecMulti(ctx, lb.client, lb.hotCalls(late)))
+	_, err := lb.be.hotRewrite(ctx, late)
 	return err
 }
 
@@ -261,8 +294,10 @@ func (lb *Leaderboard) hotDrop(tgs []target) rueidis.Commands {
 }
 
 // hotPage is a page within the top k: its entries from the mirror, and
-// with total the period's count from the period (one ZCARD).
-func (lb *plainBackend) hotPage(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
+// with total the period's count from the period (count: one ZCARD, or one
+// a shard).
+func (lb *Leaderboard) hotPage(ctx context.Context, tg target, start int64, size int, total bool,
+	count func(context.Context, target) (int64, error)) (Page, error) {
 	es, err := lb.hotEntries(ctx, tg)
 	if err != nil {
 		return Page{}, err
@@ -270,7 +305,7 @@ func (lb *plainBackend) hotPage(ctx context.Context, tg target, start int64, siz
 	lo := min(start, int64(len(es)))
 	p := Page{Entries: slices.Clone(es[lo:min(lo+int64(size), int64(len(es)))])}
 	if total {
-		p.Total, err = lb.client.Do(ctx, lb.client.B().Zcard().Key(tg.key).Build()).AsInt64()
+		p.Total, err = count(ctx, tg)
 	}
 	return p, err
 }

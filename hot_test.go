@@ -3,6 +3,8 @@ package leaderboard_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,149 +14,395 @@ import (
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
+// hotKinds are the kinds of board a hot top is tested on: unsharded, and
+// sharded with the top 10 of TestHotTopCache in the best shard.
+var hotKinds = []struct {
+	name string
+	opts []lb.Option
+}{{"plain", nil}, {"sharded", []lb.Option{lb.WithShards(0, 50, 2000)}}}
+
+// hotTrips is how many round trips a Submit takes on a board of kind k on
+// b: writing (one; two on a sharded Cluster board) and, with rewrite, the
+// mirror's rewrite after a write this process did not expect to reach the
+// top: none more where one script does it in the write's round trip,
+// three on a sharded Cluster board (turn, shards, put).
+func hotTrips(b *testredis.Backend, sharded, rewrite bool) int64 {
+	if !sharded || b.Name != "cluster" {
+		return 1
+	}
+	if rewrite {
+		return 5
+	}
+	return 2
+}
+
 // TestHotTopCache: with WithHotTop and a client that tracks keys, Top and
 // Range within the top k come from the client's memory, a write below the
 // top leaves them there, and a write into the top (from this process or
-// another) reaches them within moments. On miniredis, which does not
-// track keys, every read reaches the mirror in Redis: the answers are the
-// same.
+// another) reaches them within moments; on every kind of board. On
+// miniredis, which does not track keys, every read reaches the mirror in
+// Redis: the answers are the same.
 func TestHotTopCache(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		ctx := context.Background()
-		c := b.Caching(t)
-		caching := c != nil
-		if !caching {
-			c = b.Client
+		for _, kind := range hotKinds {
+			t.Run(kind.name, func(t *testing.T) { runHotTopCache(t, b, kind.opts) })
 		}
-		name := b.BoardName(t)
-		board, err := lb.New(c, name, lb.WithHotTop(10), lb.WithPolicy(lb.Replace))
-		require.NoError(t, err)
-		other, err := lb.New(b.Client, name, lb.WithHotTop(10), lb.WithPolicy(lb.Replace)) // another process
-		require.NoError(t, err)
-		scores := map[string]float64{}
-		for i := range 100 {
-			scores[fmt.Sprintf("m%02d", i)] = float64(i)
-		}
-		require.NoError(t, board.SubmitMany(ctx, scores))
-		want, err := board.Top(ctx, 10)
-		require.NoError(t, err)
-		require.Equal(t, "m99", want[0].Member)
-
-		// The first read found no mirror and built it; the next ones read
-		// it from Redis into the cache, once the invalidations of the
-		// writes before have arrived.
-		// An invalidation that arrives late drops a copy filled after it:
-		// warm up twice, a moment apart.
-		for round := 0; caching && round < 2; round++ {
-			time.Sleep(100 * time.Millisecond)
-			for tries := 0; ; tries++ {
-				hits := c.CacheHits()
-				_, err = board.Top(ctx, 10)
-				require.NoError(t, err)
-				if c.CacheHits() > hits {
-					break
-				}
-				require.Less(t, tries, 1000, "Top(10) never came from the cache")
-				time.Sleep(time.Millisecond)
-			}
-		}
-		served := func(what string, read func() error) {
-			t.Helper()
-			before, hits := c.Calls(), c.CacheHits()
-			require.NoError(t, read(), what)
-			if caching {
-				require.Equal(t, before, c.Calls(), "%s reached Redis", what)
-				require.Greater(t, c.CacheHits(), hits, what)
-			}
-		}
-		served("Top(10)", func() error { _, err := board.Top(ctx, 10); return err })
-		served("Top(3)", func() error { _, err := board.Top(ctx, 3); return err })
-		served("Range(2, 9)", func() error {
-			got, err := board.Range(ctx, 2, 9)
-			require.Equal(t, want[1:9], got)
-			return err
-		})
-
-		// A write below the top does not touch the mirror: the cached
-		// copy stays, and stays right.
-		before := c.Calls()
-		_, err = board.Submit(ctx, "low", 5)
-		require.NoError(t, err)
-		require.Equal(t, before+1, c.Calls(), "a Submit below the top: one round trip")
-		time.Sleep(50 * time.Millisecond) // an invalidation would have arrived
-		served("Top(10) after a write below the top", func() error {
-			got, err := board.Top(ctx, 10)
-			require.Equal(t, want, got)
-			return err
-		})
-
-		// Writes into the top, from this process and from another, show.
-		eventually := func(member string, rank int64) {
-			t.Helper()
-			deadline := time.Now().Add(2 * time.Second)
-			for {
-				got, err := board.Top(ctx, 10)
-				require.NoError(t, err)
-				if got[rank-1].Member == member {
-					return
-				}
-				require.True(t, time.Now().Before(deadline), "%s not at %d in %v", member, rank, got)
-				time.Sleep(time.Millisecond)
-			}
-		}
-		before = c.Calls()
-		_, err = board.Submit(ctx, "star", 1000)
-		require.NoError(t, err)
-		require.Equal(t, before+1, c.Calls(), "a Submit into the top that this process expects: one round trip")
-		eventually("star", 1)
-		_, err = other.Submit(ctx, "rival", 500)
-		require.NoError(t, err)
-		eventually("rival", 2)
-		_, err = other.Submit(ctx, "star", 1) // leaves the top
-		require.NoError(t, err)
-		eventually("rival", 1)
-		require.NoError(t, other.Remove(ctx, "rival"))
-		eventually("m99", 1)
 	})
+}
+
+// loadHotBoard loads m00..m99 with scores 0..99, then sends a member
+// through every shard, into the top and out, so that every script the
+// board sends is loaded on every node before anything is counted; it
+// returns the Top(10).
+func loadHotBoard(t *testing.T, board *lb.Leaderboard) []lb.Entry {
+	t.Helper()
+	ctx := context.Background()
+	scores := map[string]float64{}
+	for i := range 100 {
+		scores[fmt.Sprintf("m%02d", i)] = float64(i)
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	for _, s := range []float64{-5, 10, 60, 3000, 1} {
+		_, err := board.Submit(ctx, "warm", s)
+		require.NoError(t, err)
+	}
+	want, err := board.Top(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, "m99", want[0].Member)
+	return want
+}
+
+// warmHotCache reads Top(10) until it comes from the cache. The first read
+// found no mirror and built it; the next ones read it from Redis into the
+// cache, once the invalidations of the writes before have arrived. An
+// invalidation that arrives late drops a copy filled after it: warm up
+// twice, a moment apart.
+func warmHotCache(t *testing.T, c *testredis.CountingClient, board *lb.Leaderboard) {
+	t.Helper()
+	for range 2 {
+		time.Sleep(100 * time.Millisecond)
+		for tries := 0; ; tries++ {
+			hits := c.CacheHits()
+			_, err := board.Top(context.Background(), 10)
+			require.NoError(t, err)
+			if c.CacheHits() > hits {
+				break
+			}
+			require.Less(t, tries, 1000, "Top(10) never came from the cache")
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// hotEventually reads Top(10) until member is at rank, for up to 2 s.
+func hotEventually(t *testing.T, board *lb.Leaderboard, member string, rank int64) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		got, err := board.Top(context.Background(), 10)
+		require.NoError(t, err)
+		if got[rank-1].Member == member {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%s not at %d in %v", member, rank, got)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func runHotTopCache(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+	sharded := len(kind) > 0
+	ctx := context.Background()
+	c := b.Caching(t)
+	caching := c != nil
+	if !caching {
+		c = b.Client
+	}
+	name := shardName(t, b)
+	opts := append([]lb.Option{lb.WithHotTop(10), lb.WithPolicy(lb.Replace)}, kind...)
+	board, err := lb.New(c, name, opts...)
+	require.NoError(t, err)
+	other, err := lb.New(b.Client, name, opts...) // another process
+	require.NoError(t, err)
+	want := loadHotBoard(t, board)
+	if caching {
+		warmHotCache(t, c, board)
+	}
+	served := func(what string, read func() error) {
+		t.Helper()
+		before, hits := c.Calls(), c.CacheHits()
+		require.NoError(t, read(), what)
+		if caching {
+			require.Equal(t, before, c.Calls(), "%s reached Redis", what)
+			require.Greater(t, c.CacheHits(), hits, what)
+		}
+	}
+	served("Top(10)", func() error { _, err := board.Top(ctx, 10); return err })
+	served("Top(3)", func() error { _, err := board.Top(ctx, 3); return err })
+	served("Range(2, 9)", func() error {
+		got, err := board.Range(ctx, 2, 9)
+		require.Equal(t, want[1:9], got)
+		return err
+	})
+
+	// A write below the top does not touch the mirror: the cached
+	// copy stays, and stays right.
+	before := c.Calls()
+	_, err = board.Submit(ctx, "low", 5)
+	require.NoError(t, err)
+	require.Equal(t, before+hotTrips(b, sharded, false), c.Calls(), "a Submit below the top: as without a hot top")
+	time.Sleep(50 * time.Millisecond) // an invalidation would have arrived
+	served("Top(10) after a write below the top", func() error {
+		got, err := board.Top(ctx, 10)
+		require.Equal(t, want, got)
+		return err
+	})
+
+	// Writes into the top, from this process and from another, show.
+	eventually := func(member string, rank int64) { t.Helper(); hotEventually(t, board, member, rank) }
+	before = c.Calls()
+	_, err = board.Submit(ctx, "star", 1000)
+	require.NoError(t, err)
+	require.Equal(t, before+hotTrips(b, sharded, true), c.Calls(), "a Submit into the top that this process expects")
+	eventually("star", 1)
+	_, err = other.Submit(ctx, "rival", 500)
+	require.NoError(t, err)
+	eventually("rival", 2)
+	_, err = other.Submit(ctx, "star", 1) // leaves the top
+	require.NoError(t, err)
+	eventually("rival", 1)
+	require.NoError(t, other.Remove(ctx, "rival"))
+	eventually("m99", 1)
 }
 
 // TestHotTopAfterRebuild: a Rebuild replaces a period with the store's
 // truth and drops its top mirror, which the next read builds from the
-// rebuilt period: no member the store does not know stays on the cached top.
+// rebuilt period: no member the store does not know stays on the cached
+// top; on every kind of board.
 func TestHotTopAfterRebuild(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		ctx := context.Background()
-		board, name := newBoard(t, b, lb.WithStore(newMemStore()), lb.WithHotTop(3))
-		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"ana": 30, "ben": 20, "cai": 10}))
-		// A member written around the SDK (and its store), then the mirror
-		// built again with it.
-		c := b.Client.Client
-		key := "lb:{" + name + "}:alltime"
-		require.NoError(t, c.Do(ctx, c.B().Zadd().Key(key).ScoreMember().ScoreMember(99, "rogue").Build()).Error())
-		require.NoError(t, c.Do(ctx, c.B().Del().Key("lb:{"+name+"}::top:alltime").Build()).Error())
-		top, err := board.Top(ctx, 3)
-		require.NoError(t, err)
-		require.Equal(t, "rogue", top[0].Member)
+		for _, kind := range hotKinds {
+			t.Run(kind.name, func(t *testing.T) {
+				ctx := context.Background()
+				name := shardName(t, b)
+				board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithStore(newMemStore()), lb.WithHotTop(3)}, kind.opts...)...)
+				require.NoError(t, err)
+				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"ana": 30, "ben": 20, "cai": 10}))
+				// A member written around the SDK (and its store) into the
+				// sorted set that holds the best, then the mirror built
+				// again with it.
+				c := b.Client.Client
+				key := "lb:{" + name + "}:alltime"
+				if len(kind.opts) > 0 {
+					key = shardKey(name, []float64{0, 50, 2000}, 2, "alltime", "alltime")
+				}
+				require.NoError(t, c.Do(ctx, c.B().Zadd().Key(key).ScoreMember().ScoreMember(99, "rogue").Build()).Error())
+				require.NoError(t, c.Do(ctx, c.B().Del().Key("lb:{"+name+"}::top:alltime").Build()).Error())
+				top, err := board.Top(ctx, 3)
+				require.NoError(t, err)
+				require.Equal(t, "rogue", top[0].Member)
 
-		_, err = board.Rebuild(ctx)
-		require.NoError(t, err)
-		top, err = board.Top(ctx, 3)
-		require.NoError(t, err)
-		require.Equal(t, []string{"ana", "ben", "cai"}, []string{top[0].Member, top[1].Member, top[2].Member})
+				_, err = board.Rebuild(ctx)
+				require.NoError(t, err)
+				top, err = board.Top(ctx, 3)
+				require.NoError(t, err)
+				require.Equal(t, []string{"ana", "ben", "cai"}, []string{top[0].Member, top[1].Member, top[2].Member})
+			})
+		}
 	})
 }
 
-// TestHotTopOptions: k is 1..MaxN, and a sharded board has none yet.
+// TestHotTopOptions: k is 1..MaxN, on every kind of board.
 func TestHotTopOptions(t *testing.T) {
 	c := testredis.Mini(t).Client
-	for _, k := range []int{0, -1, lb.MaxN + 1} {
-		_, err := lb.New(c, "b", lb.WithHotTop(k))
-		require.ErrorIs(t, err, lb.ErrInvalidArgument, "k=%d", k)
+	for _, kind := range hotKinds {
+		for _, k := range []int{0, -1, lb.MaxN + 1} {
+			_, err := lb.New(c, "b", append([]lb.Option{lb.WithHotTop(k)}, kind.opts...)...)
+			require.ErrorIs(t, err, lb.ErrInvalidArgument, "%s k=%d", kind.name, k)
+		}
+		for _, k := range []int{1, lb.MaxN} {
+			_, err := lb.New(c, "b", append([]lb.Option{lb.WithHotTop(k)}, kind.opts...)...)
+			require.NoError(t, err, "%s k=%d", kind.name, k)
+		}
 	}
-	_, err := lb.New(c, "b", lb.WithHotTop(10), lb.WithShards(0))
-	require.ErrorIs(t, err, lb.ErrInvalidArgument)
-	for _, k := range []int{1, lb.MaxN} {
-		_, err := lb.New(c, "b", lb.WithHotTop(k))
-		require.NoError(t, err, "k=%d", k)
+}
+
+// TestHotTopTurns: on a sharded Cluster board the client reads the shards
+// and puts the mirror; a reader whose turn has passed (it read before a
+// write that reached the top and finished since) cannot put what it read
+// over the write's rewrite, while the reader holding the last turn can.
+func TestHotTopTurns(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		if b.Name != "cluster" {
+			return // one node rewrites a mirror in one script, atomically
+		}
+		ctx := context.Background()
+		name := shardName(t, b)
+		board, err := lb.New(b.Client, name, lb.WithHotTop(3), lb.WithShards(0, 50, 2000))
+		require.NoError(t, err)
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"ana": 30, "ben": 20, "cai": 10}))
+		c := b.Client.Client
+		turnKey := "lb:{" + name + "}::turn:alltime"
+		// A reader takes its turn and reads the top as it is now.
+		stale, err := c.Do(ctx, c.B().Incr().Key(turnKey).Build()).AsInt64()
+		require.NoError(t, err)
+		// A write reaches the top and rewrites the mirror after it.
+		_, err = board.Submit(ctx, "star", 3000)
+		require.NoError(t, err)
+		names := func() []string {
+			top, err := board.Top(ctx, 3)
+			require.NoError(t, err)
+			out := make([]string, len(top))
+			for i, e := range top {
+				out[i] = e.Member
+			}
+			return out
+		}
+		require.Equal(t, []string{"star", "ana", "ben"}, names())
+		// The reader puts what it read: refused, the mirror keeps the write.
+		put, err := lb.HotPut(ctx, board, stale, []string{"ana", "ben", "cai"}, []string{"30", "20", "10"})
+		require.NoError(t, err)
+		require.Zero(t, put, "a put whose turn had passed")
+		require.Equal(t, []string{"star", "ana", "ben"}, names())
+		// The reader holding the last turn puts.
+		last, err := c.Do(ctx, c.B().Get().Key(turnKey).Build()).AsInt64()
+		require.NoError(t, err)
+		put, err = lb.HotPut(ctx, board, last, []string{"cai"}, []string{"10"})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), put)
+		require.Equal(t, []string{"cai"}, names())
+	})
+}
+
+// TestHotTopConcurrent: processes writing and reading one board at once,
+// with Submit, SubmitMany and Remove, leave every mirror as the board: once
+// the writes are done a Top from the mirror is the Top of the board itself
+// (read by a board without a hot top); on every kind of board and backend.
+// Reads run beside the writes, so mirrors are also rebuilt by readers
+// while writes land.
+func TestHotTopConcurrent(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range hotKinds {
+			t.Run(kind.name, func(t *testing.T) { runHotTopConcurrent(t, b, kind.opts) })
+		}
+	})
+}
+
+func runHotTopConcurrent(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	opts := append([]lb.Option{lb.WithPolicy(lb.Replace)}, kind...)
+	truth, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	const writers, steps, k = 6, 60, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		board, err := lb.New(b.Client, name, append(opts, lb.WithHotTop(k))...) // a process of its own
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(uint64(w), 77))
+		wg.Go(func() { errs <- runHotWriter(ctx, board, rng, steps, k) })
 	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	hotSurprise(t, b, name, opts, k)
+	want, err := truth.Top(ctx, k)
+	require.NoError(t, err)
+	for w := range 2 {
+		board, err := lb.New(b.Client, name, append(opts, lb.WithHotTop(k))...)
+		require.NoError(t, err)
+		got, err := board.Top(ctx, k)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "reader %d: the mirror against the board", w)
+	}
+}
+
+// runHotWriter is one process of TestHotTopConcurrent: Submits mostly,
+// Tops, and now and then a Remove or a SubmitMany; last a Submit into the
+// top.
+func runHotWriter(ctx context.Context, board *lb.Leaderboard, rng *rand.Rand, steps, k int) error {
+	for range steps {
+		m := fmt.Sprintf("m%d", rng.IntN(20))
+		var err error
+		switch x := rng.IntN(20); {
+		case x == 0:
+			err = board.Remove(ctx, m)
+		case x == 1:
+			err = board.SubmitMany(ctx, map[string]float64{m: float64(rng.IntN(3000)), "m19": -1})
+		case x < 8:
+			_, err = board.Top(ctx, k)
+		default:
+			_, err = board.Submit(ctx, m, float64(rng.IntN(3100)-100))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// The last write enters the top: a mirror left behind it shows.
+	_, err := board.Submit(ctx, fmt.Sprintf("m%d", rng.IntN(20)), float64(4000+rng.IntN(1000)))
+	return err
+}
+
+// hotSurprise: process r reads the top (its snapshot of the mirror holds
+// the k-th score, its floor), process o removes the best member and reads
+// the top again (building a new mirror), then r submits a score between its
+// floor and the new k-th (the scores of the top are set apart first, by
+// a SubmitMany): r does not expect it to reach the top, and its
+// reply shows that it did, which must rewrite the mirror.
+func hotSurprise(t *testing.T, b *testredis.Backend, name string, opts []lb.Option, k int) {
+	ctx := context.Background()
+	r, err := lb.New(b.Client, name, append(opts, lb.WithHotTop(k))...)
+	require.NoError(t, err)
+	o, err := lb.New(b.Client, name, append(opts, lb.WithHotTop(k))...)
+	require.NoError(t, err)
+	best := map[string]float64{}
+	for i := range k + 1 {
+		best[fmt.Sprintf("best%d", i)] = float64(10000 + 10*i)
+	}
+	require.NoError(t, o.SubmitMany(ctx, best))
+	top, err := r.Top(ctx, k+1)
+	require.NoError(t, err)
+	require.Len(t, top, k+1)
+	_, err = r.Top(ctx, k)
+	require.NoError(t, err)
+	require.NoError(t, o.Remove(ctx, top[0].Member))
+	_, err = o.Top(ctx, k)
+	require.NoError(t, err)
+	floor, next := top[k-1].Score, top[k].Score
+	res, err := r.Submit(ctx, "surprise", (floor+next)/2)
+	require.NoError(t, err)
+	require.Equal(t, int64(k), res.Standing.Rank)
+}
+
+// TestHotTopEmpty: a sharded board's mirror of an empty period holds its
+// mark, so reads find it (one ZRANGE, from the cache on a client that
+// tracks keys) rather than build it again on every call; an unsharded
+// board's has no mark, and each read of an empty period builds it.
+func TestHotTopEmpty(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range hotKinds {
+			t.Run(kind.name, func(t *testing.T) {
+				ctx := context.Background()
+				name := shardName(t, b)
+				board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(5)}, kind.opts...)...)
+				require.NoError(t, err)
+				for i := range 3 {
+					before := b.Client.Calls()
+					top, err := board.Top(ctx, 5)
+					require.NoError(t, err)
+					require.Empty(t, top)
+					calls := b.Client.Calls() - before
+					switch {
+					case len(kind.opts) == 0:
+						require.GreaterOrEqual(t, calls, int64(2), "an unsharded board's empty mirror: read, then built")
+					case i > 0:
+						require.Equal(t, int64(1), calls, "read %d of a sharded board's empty mirror", i)
+					}
+				}
+				require.Equal(t, len(kind.opts) > 0, len(b.Keys(t, "lb:{"+name+"}::top:*")) == 1)
+			})
+		}
+	})
 }

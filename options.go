@@ -128,29 +128,38 @@ func defaultConfig() config {
 // Default: off.
 //
 // Each window period gets a mirror of its best k members, a small sorted
-// set beside it ("lb:{name}::top:weekly:2026-W49"), which those reads read
-// with DoCache: Redis invalidates the cached copy when the mirror changes,
-// and the mirror changes only when a write reaches the top k (a Submit
-// that does not sends what it sends without WithHotTop). A Submit that
-// reaches the top rewrites the mirror after its write, in the same round
-// trip when the board expects it to (by what this process last saw of the
-// mirror), else in one more; a Batcher's batch rewrites the mirrors of
-// the periods it wrote, in its round trip (a rewrite that would not change
-// a mirror writes nothing); SubmitMany, Remove, RemoveBetween, Reset,
-// Delete and Rebuild delete the mirrors they may change, and the next read
-// builds them again (one script). A cached answer can trail a write
-// that another process, or this one, made a moment before: Redis
-// invalidates it after the write's reply, within milliseconds
-// (BENCHMARKS.md); a mirror a crashed process left behind a write expires
-// 10 seconds after its last rewrite, and no copy is kept longer: the
-// bound on how old a cached Top can be. Never rely on reading your own
-// write; Rank, Around and the other reads read the board itself.
+// set beside it ("lb:{name}::top:weekly:2026-W49", in the board's slot on
+// every kind of board), which those reads read with DoCache: Redis
+// invalidates the cached copy when the mirror changes, and the mirror
+// changes only when a write reaches the top k (a Submit that does not
+// sends what it sends without WithHotTop). A Submit that reaches the top
+// rewrites the mirror after its write: on an unsharded board, and on a
+// sharded one whose keys share one node, in the same round trip when the
+// board expects it to (by what this process last saw of the mirror), else
+// in one more; on a sharded board on a Cluster, whose shards lie in other
+// slots than the mirror, in three more (a turn on the mirror, the shards'
+// first k, the put; see hot_put.lua). A Batcher's batch rewrites the
+// mirrors of the periods it wrote, in its round trip on an unsharded
+// board, as each of its Submits does on a sharded one (a rewrite that
+// would not change a mirror writes nothing). SubmitMany, Remove,
+// RemoveBetween, Reset, Delete, Rebuild and Check's repairs delete the
+// mirrors they may change (on a sharded board in one more round trip
+// after the write), and the next read builds them again: one script, or
+// on a sharded Cluster board the three round trips above. A cached answer
+// can trail a write that another process, or this one, made a moment
+// before: Redis invalidates it after the write's reply, within
+// milliseconds (BENCHMARKS.md); a mirror a crashed process left behind a
+// write expires 10 seconds after its last rewrite, and no copy is kept
+// longer: the bound on how old a cached Top can be. Never rely on reading
+// your own write; Rank, Around and the other reads read the board itself.
 //
 // The client must track keys for the cache to serve (rueidis's default;
 // with DisableCache every read reaches Redis, still exact). Page still
-// reads the period's count from Redis (one ZCARD). Reads with IncludeData
-// read the board. Only unsharded boards have a hot top: with WithShards
-// New returns ErrInvalidArgument.
+// reads the period's count from Redis (one ZCARD, on a sharded board one
+// a shard). Reads with IncludeData read the board. An unsharded board's
+// mirror of an empty period does not exist, so each read of it builds it
+// (one script) until the period has members; a sharded board's mirror
+// holds a mark that keeps it in place (and in the cache) while empty.
 func WithHotTop(k int) Option {
 	return func(c *config) {
 		if k < 1 || k > MaxN {
@@ -423,9 +432,6 @@ func (c *config) validate(client rueidis.Client, name string) error {
 	}
 	if err := c.validateShadow(); err != nil {
 		return bad("%v", err)
-	}
-	if c.hotTop > 0 && len(c.shards) > 0 {
-		return bad("WithHotTop is for unsharded boards; a sharded board cannot have it yet")
 	}
 	seen := make(map[string]bool, len(c.windows))
 	for _, w := range c.windows {

@@ -209,7 +209,9 @@ func (lb *plainBackend) aroundSteps2(ctx context.Context, tg target, member stri
 // with WithReplicaReads (a MULTI would reach the primary).
 func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
 	if lb.hotServes(tg, start, size) {
-		return lb.hotPage(ctx, tg, start, size, total)
+		return lb.hotPage(ctx, tg, start, size, total, func(ctx context.Context, tg target) (int64, error) {
+			return lb.client.Do(ctx, lb.client.B().Zcard().Key(tg.key).Build()).AsInt64()
+		})
 	}
 	key := tg.key
 	p := Page{Entries: []Entry{}}
@@ -622,6 +624,21 @@ func (lb *plainBackend) execThenDrop(ctx context.Context, call scripts.Call, tgs
 		lb.client.Do(ctx, lb.hotDrop(tgs)[0])
 	}
 	return res[0]
+}
+
+// hotRewrite rewrites tgs' mirrors with one hot_top.lua each, in one
+// round trip.
+func (lb *plainBackend) hotRewrite(ctx context.Context, tgs []target) ([]Entry, error) {
+	return lb.hotRewriteAll(ctx, tgs)
+}
+
+// dropHot deletes tgs' mirrors, all in the board's slot: one UNLINK.
+func (lb *plainBackend) dropHot(ctx context.Context, tgs []target) error {
+	drop := lb.hotDrop(tgs)
+	if len(drop) == 0 {
+		return nil
+	}
+	return lb.client.Do(ctx, drop[0]).Error()
 }
 
 func (lb *plainBackend) idSet(string) string { return lb.keys.IDs() }

@@ -258,6 +258,11 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	if err := lb.swapAll(ctx, all, tg.expire); err != nil {
 		return members, wrap("rebuild", err)
 	}
+	// The period's top mirror (WithHotTop) goes with the old period; the
+	// next read builds it from the new one.
+	if err := lb.be.dropHot(ctx, []target{tg}); err != nil {
+		return members, wrap("rebuild", err)
+	}
 	progress(members, true)
 	return members, nil
 }
@@ -413,11 +418,6 @@ func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) error
 		if err != nil && !(i == 1 && strings.Contains(err.Error(), "no such key")) {
 			return err
 		}
-	}
-	if lb.hot != nil {
-		// The period's top mirror (WithHotTop) goes with the old period;
-		// the next read builds it from the new one.
-		return lb.client.Do(ctx, b.Unlink().Key(lb.keys.HotOf(key)).Build()).Error()
 	}
 	return nil
 }

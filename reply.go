@@ -61,8 +61,6 @@ func optFloat(m *rueidis.RedisMessage) (float64, bool, error) {
 	return v, true, err
 }
 
-// entries turns a flat member, stored value, member, value... reply into
-// entries with plain scores.
 // zEntries decodes a ZRANGE ... WITHSCORES result into entries with plain
 // scores; see zMessageEntries.
 func (lb *Leaderboard) zEntries(res *rueidis.RedisResult) ([]Entry, error) {
@@ -77,12 +75,28 @@ func (lb *Leaderboard) zEntries(res *rueidis.RedisResult) ([]Entry, error) {
 // pairs (RESP2) or one [member, score] array per member (RESP3), straight
 // into entries: AsZScores would allocate a slice of its own first.
 func (lb *Leaderboard) zMessageEntries(m *rueidis.RedisMessage) ([]Entry, error) {
+	return lb.zDecode(m, false)
+}
+
+// zStored is zEntries with each stored value itself in Score (a
+// tie-break's composite, not its plain score): what a sharded Cluster
+// board's top mirror is put from.
+func (lb *Leaderboard) zStored(res *rueidis.RedisResult) ([]Entry, error) {
+	m, err := res.ToMessage()
+	if err != nil {
+		return nil, err
+	}
+	return lb.zDecode(&m, true)
+}
+
+// zDecode is zMessageEntries, with raw the stored values in Score.
+func (lb *Leaderboard) zDecode(m *rueidis.RedisMessage, raw bool) ([]Entry, error) {
 	arr, err := m.ToArray()
 	if err != nil {
 		return nil, err
 	}
 	if len(arr) == 0 || !arr[0].IsArray() {
-		return lb.entries(arr)
+		return lb.entriesDecoded(arr, false, raw)
 	}
 	es := make([]Entry, len(arr))
 	for i := range arr {
@@ -101,18 +115,28 @@ func (lb *Leaderboard) zMessageEntries(m *rueidis.RedisMessage) ([]Entry, error)
 		if err != nil {
 			return nil, err
 		}
-		es[i] = Entry{Member: member, Score: lb.plain(s)}
+		if !raw {
+			s = lb.plain(s)
+		}
+		es[i] = Entry{Member: member, Score: s}
 	}
 	return es, nil
 }
 
+// entries turns a flat member, stored value, member, value... reply into
+// entries with plain scores.
 func (lb *Leaderboard) entries(flat []rueidis.RedisMessage) ([]Entry, error) {
-	return lb.entriesWith(flat, false)
+	return lb.entriesDecoded(flat, false, false)
 }
 
 // entriesWith is entries, with data a member, value, data... reply (data
 // nil for none), as the read scripts give with IncludeData.
 func (lb *Leaderboard) entriesWith(flat []rueidis.RedisMessage, data bool) ([]Entry, error) {
+	return lb.entriesDecoded(flat, data, false)
+}
+
+// entriesDecoded is entriesWith, with raw the stored values in Score.
+func (lb *Leaderboard) entriesDecoded(flat []rueidis.RedisMessage, data, raw bool) ([]Entry, error) {
 	per := 2
 	if data {
 		per = 3
@@ -130,7 +154,10 @@ func (lb *Leaderboard) entriesWith(flat []rueidis.RedisMessage, data bool) ([]En
 		if err != nil {
 			return nil, err
 		}
-		es[i] = Entry{Member: m, Score: lb.plain(s)}
+		if !raw {
+			s = lb.plain(s)
+		}
+		es[i] = Entry{Member: m, Score: s}
 		if data {
 			if es[i].Data, _, err = optString(&flat[per*i+2]); err != nil {
 				return nil, err

@@ -687,6 +687,13 @@ func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 // round trip (and every shard's first n at once, unless the best shard
 // held hintMargin more than n when last seen).
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
+	if lb.hotServes(tg, 0, n) {
+		es, err := lb.hotEntries(ctx, tg)
+		if err != nil {
+			return nil, wrap("top", err)
+		}
+		return es[:min(n, len(es))], nil
+	}
 	es, err := lb.topEntries(ctx, tg, n)
 	if err == nil && tg.data {
 		err = lb.fillData(ctx, es)
@@ -812,7 +819,10 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 // than its first entry, which takes its score.
 // With IncludeData, the entries' data from their partitions after, in one
 // more round trip; on one node the page is then one script (pageLocal).
-func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int, _ bool) (Page, error) {
+func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
+	if lb.hotServes(tg, start, size) {
+		return lb.hotPage(ctx, tg, start, size, total, lb.hotCount)
+	}
 	if tg.data && !lb.cluster {
 		return lb.pageLocal(ctx, tg, start, size)
 	}
@@ -1064,6 +1074,12 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 			ks = append(ks, part.Clock(), part.IDs(), part.Data())
 		}
 		ks = append(ks, lb.keys.Marker())
+	}
+	if lb.hot != nil {
+		for _, tg := range tgs {
+			ks = append(ks, lb.hotKey(tg), lb.hotTurnKey(tg))
+			lb.hot.snaps.Delete(lb.hotKey(tg))
+		}
 	}
 	return lb.unlink(ctx, ks)
 }

@@ -216,7 +216,7 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string
 		for piece := range slices.Chunk(members, evictPiece) {
 			calls = append(calls, lb.withShadowLocal([]scripts.Call{lb.manyLocalCall("evict", live, piece, nil, 0)}, live, piece)...)
 		}
-		return firstErr(scripts.ExecMulti(ctx, lb.client, calls))
+		return lb.afterWrite(ctx, live, firstErr(scripts.ExecMulti(ctx, lb.client, calls)))
 	}
 	for piece := range slices.Chunk(members, evictPiece) {
 		rows, err := lb.partWrite(ctx, "evict", live, piece, nil, 0)
@@ -227,7 +227,7 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string
 			return err
 		}
 	}
-	return nil
+	return lb.dropHot(ctx, live)
 }
 
 // aroundScore reads, from every shard, its count, its members strictly

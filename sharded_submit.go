@@ -186,10 +186,28 @@ func (lb *shardedBackend) zscoreCall(key, member string) scripts.Call {
 // submit is Submit on a sharded board: one script on one node
 // (shard_local.lua); on a Cluster the member's partition, then the shards
 // (see WithShards).
+// With a hot top (WithHotTop) the mirrors the write is expected to change
+// are rewritten after it in the same round trip on one node; those it
+// turns out to reach, and on a Cluster every one it reaches, after it
+// (see hotRewrite).
 func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) (bool, error) {
+	var hot []target
+	if !lb.cluster {
+		hot = lb.hotExpected(live, sub)
+	}
+	dup, err := lb.submitOnce(ctx, sub, live, where, out, hot)
+	if err != nil || lb.hot == nil || dup {
+		return dup, err
+	}
+	return false, wrap("submit", lb.hotFollow(ctx, live, where, out, hot))
+}
+
+// submitOnce is submit without the mirrors that it does not rewrite with
+// the write (hot, on one node).
+func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live []target, where []int, out []WindowResult, hot []target) (bool, error) {
 	value := lb.scriptValue(sub.score)
 	if !lb.cluster {
-		return lb.submitLocal(ctx, sub, value, live, where, out)
+		return lb.submitLocal(ctx, sub, value, live, where, out, hot)
 	}
 	call := lb.partWriteCall("submit", live, keys.PartitionOf(sub.member), []string{sub.member}, []string{value}, sub.t, sub)
 	rows, dup, err := partRows(call.Exec(ctx, lb.client), len(live), 1, sub.id != "")
@@ -403,8 +421,9 @@ func sum(cards []int64) int64 {
 }
 
 // submitLocal is Submit on a sharded board whose keys all live on one node:
-// one script, one round trip (see shard_local.lua).
-func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult) (bool, error) {
+// one script, one round trip (see shard_local.lua), with the shadow's
+// share and the rewrites of the mirrors hot after it.
+func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value string, live []target, where []int, out []WindowResult, hot []target) (bool, error) {
 	scale, bounds := lb.scriptBounds()
 	part := lb.parts.Of(keys.PartitionOf(sub.member))
 	n := len(lb.bounds) + 1
@@ -414,10 +433,22 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 		ks = lb.appendShardKeys(ks, tg)
 	}
 	call := scripts.ShardLocalCall(lb.writeHeader(sub.t, &sub), ks, part.Data(), part.IDs(), sub.member, value, scale, bounds, expiresOf(live))
-	if lb.shadow == nil {
+	if lb.shadow == nil && len(hot) == 0 {
 		return lb.localReplies(call.Exec(ctx, lb.client), sub, live, where, out)
 	}
-	results := scripts.ExecMulti(ctx, lb.client, lb.withShadowLocal([]scripts.Call{call}, live, []string{sub.member}))
+	calls := []scripts.Call{call}
+	if lb.shadow != nil {
+		calls = lb.withShadowLocal(calls, live, []string{sub.member})
+	}
+	var results []rueidis.RedisResult
+	if len(hot) == 0 {
+		results = scripts.ExecMulti(ctx, lb.client, calls)
+	} else {
+		var err error
+		if results, err = lb.withHot(ctx, calls, hot); err != nil {
+			return false, wrap("submit", err)
+		}
+	}
 	dup, err := lb.localReplies(results[0], sub, live, where, out)
 	if err == nil {
 		err = wrap("submit", firstErr(results[1:]))
@@ -507,13 +538,13 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 		if err := lb.manyLocal(ctx, "submit", live, members, values, slot); err != nil {
 			return lb.scriptErr("submit many", err, "a total")
 		}
-		return nil
+		return wrap("submit many", lb.dropHot(ctx, live))
 	}
 	rows, err := lb.partWrite(ctx, "submit", live, members, values, slot)
 	if err != nil {
 		return lb.scriptErr("submit many", err, "a total")
 	}
-	return lb.applyRows(ctx, "submit many", live, members, rows, false)
+	return lb.afterWrite(ctx, live, lb.applyRows(ctx, "submit many", live, members, rows, false))
 }
 
 // applyRows sends the partitions' changes to the shards, one script call
@@ -638,11 +669,11 @@ func (lb *shardedBackend) allShards() []int {
 // remove is Remove on a sharded board.
 func (lb *shardedBackend) remove(ctx context.Context, live []target, members []string) error {
 	if !lb.cluster {
-		return wrap("remove", lb.manyLocal(ctx, "remove", live, members, nil, 0))
+		return wrap("remove", lb.afterWrite(ctx, live, lb.manyLocal(ctx, "remove", live, members, nil, 0)))
 	}
 	rows, err := lb.partWrite(ctx, "remove", live, members, nil, 0)
 	if err != nil {
 		return wrap("remove", err)
 	}
-	return lb.applyRows(ctx, "remove", live, members, rows, true)
+	return lb.afterWrite(ctx, live, lb.applyRows(ctx, "remove", live, members, rows, true))
 }

@@ -108,6 +108,13 @@ func (b Board) HotOf(key string) string {
 	return b.base + "::top" + strings.TrimPrefix(key, b.base)
 }
 
+// HotTurn returns the key of a sharded Cluster board's mirror's turn
+// counter (see hot_put.lua): "lb:{name}::turn:weekly:2026-W49", in the
+// mirror's slot.
+func (b Board) HotTurn(window, period string) string {
+	return b.base + "::turn" + strings.TrimPrefix(b.Period(window, period), b.base)
+}
+
 // ValidName reports whether s may appear in a key: non-empty, printable, with
 // no whitespace and no braces (a brace would move the hash tag).
 func ValidName(s string) bool {

@@ -364,10 +364,25 @@ func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
 	return h.call(RemoveBetween, []string{key}, append(h.args(3), lo, hi, strconv.Itoa(n)))
 }
 
-// HotTopCall rewrites mirror, the top mirror of the period key, with its
-// first k entries, expiring ttl milliseconds later. See hot_top.lua.
-func HotTopCall(h Header, mirror, key string, k int, ttl int64) Call {
-	return h.call(HotTop, []string{mirror, key}, append(h.args(2), strconv.Itoa(k), itoa(ttl)))
+// HotTopCall rewrites mirror, a period's top mirror, with the period's
+// first k entries, read from its sorted sets (its own, or its shards best
+// first), expiring ttl milliseconds later; marked (mirror.lua) with mark.
+// See hot_top.lua.
+func HotTopCall(h Header, mirror string, sets []string, k int, ttl int64, mark bool) Call {
+	ks := make([]string, 0, 1+len(sets))
+	return h.call(HotTop, append(append(ks, mirror), sets...), append(h.args(3), strconv.Itoa(k), itoa(ttl), flag(mark)))
+}
+
+// HotPutCall puts members with their stored values (board order) into
+// mirror, a sharded Cluster board's top mirror, expiring ttl milliseconds
+// later, unless the counter turn has moved past the reader's turn. See
+// hot_put.lua.
+func HotPutCall(h Header, mirror, turn string, reader, ttl int64, members, values []string) Call {
+	args := append(h.args(2+2*len(members)), itoa(reader), itoa(ttl))
+	for i, m := range members {
+		args = append(args, m, values[i])
+	}
+	return h.call(HotPut, []string{mirror, turn}, args)
 }
 
 // TopDataCall reads the first n entries of key and their members' data from

@@ -1,31 +1,25 @@
 -- Rewrites a period's top mirror (WithHotTop) from the period: its first k
--- entries, when they differ from what the mirror holds. A script, not
--- ZRANGESTORE: ZRANGESTORE rewrites (and so invalidates every client's
--- cached copy of) the mirror even when its content stays the same, and
--- drops its expiry; and miniredis, which the tests and the quickstart run
--- on, lacks it. An unchanged mirror keeps its expiry: it still expires at
--- most the TTL after its content was last written.
+-- entries, when they differ from what the mirror holds (mirror.lua). A
+-- script, not ZRANGESTORE: ZRANGESTORE rewrites (and so invalidates every
+-- client's cached copy of) the mirror even when its content stays the
+-- same, and drops its expiry; and miniredis, which the tests and the
+-- quickstart run on, lacks it. An unchanged mirror keeps its expiry: it
+-- still expires at most the TTL after its content was last written.
 --
--- KEYS[1]  the mirror; KEYS[2] the period's sorted set
--- ARGV     the header's board part (common.lua), then k, the TTL in ms
+-- KEYS[1]  the mirror; KEYS[2], ... the period's sorted sets, best first:
+--          its own (an unsharded board), or its shards (a sharded board
+--          whose keys share one node, where a script reaches them all)
+-- ARGV     the header's board part (common.lua), then k, the TTL in ms,
+--          and '1' to mark the mirror (mirror.lua), else '0'
 --
 -- Returns the first k entries: member, value, member, value, ...
-local mirror, key = KEYS[1], KEYS[2]
-local top = board_range(key, 0, num(ARGV[REST]) - 1)
-local old = board_range(mirror, 0, -1)
-local same = #old == #top
-for i = 1, #top do
-  if not same then break end
-  same = old[i] == top[i]
+local k = num(ARGV[REST])
+local top, have = {}, 0
+for i = 2, #KEYS do
+  if have >= k then break end
+  local got = board_range(KEYS[i], 0, k - have - 1)
+  for j = 1, #got do top[#top + 1] = got[j] end
+  have = have + #got / 2
 end
-if same then return top end
-redis.call('DEL', mirror)
-if #top > 0 then
-  local args = {}
-  for i = 1, #top, 2 do
-    args[#args + 1], args[#args + 2] = top[i + 1], top[i]
-  end
-  redis.call('ZADD', mirror, unpack(args))
-  redis.call('PEXPIRE', mirror, ARGV[REST + 1])
-end
+mirror_put(KEYS[1], top, ARGV[REST + 2] == '1', ARGV[REST + 1])
 return top

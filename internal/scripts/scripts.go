@@ -63,8 +63,12 @@ var (
 	shardPageSrc string
 	//go:embed remove_between.lua
 	removeBetweenSrc string
+	//go:embed mirror.lua
+	mirror string
 	//go:embed hot_top.lua
 	hotTopSrc string
+	//go:embed hot_put.lua
+	hotPutSrc string
 	//go:embed top_data.lua
 	topDataSrc string
 	//go:embed batch.lua
@@ -106,7 +110,10 @@ var (
 	// board; see remove_between.lua.
 	RemoveBetween = newScript(removeBetweenSrc)
 	// HotTop rewrites a period's top mirror; see hot_top.lua.
-	HotTop = newScript(hotTopSrc, order)
+	HotTop = newScript(hotTopSrc, order, mirror)
+	// HotPut puts a sharded Cluster board's top mirror, read by the
+	// client, unless its turn has passed; see hot_put.lua.
+	HotPut = newScript(hotPutSrc, order, mirror)
 	// TopData reads Top with IncludeData; see top_data.lua.
 	TopData = newReadScript(topDataSrc)
 )
@@ -132,8 +139,8 @@ func newReadScript(body string, libs ...string) *Script {
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
 // ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardof.lua,
-// shardplace.lua, shardslice.lua, in that order), then the script's
-// own file.
+// shardplace.lua, shardslice.lua, mirror.lua, in that order), then the
+// script's own file.
 func newScript(body string, libs ...string) *Script {
 	src := common
 	for _, l := range libs {

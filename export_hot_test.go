@@ -1,0 +1,20 @@
+package leaderboard
+
+import (
+	"context"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
+)
+
+// HotPut puts members with their stored values into the top mirror of the
+// default window's current period as hot_put.lua does for a sharded
+// Cluster board's reader whose turn is turn, and returns the script's
+// answer (1 put, 0 refused): tests play a reader that read before a write.
+func HotPut(ctx context.Context, lb *Leaderboard, turn int64, members, values []string) (int64, error) {
+	tg, err := lb.read(nil)
+	if err != nil {
+		return 0, err
+	}
+	return scripts.HotPutCall(lb.readHeader(), lb.hotKey(tg), lb.keys.HotTurn(tg.window.Name(), tg.period.ID),
+		turn, hotTTL.Milliseconds(), members, values).Exec(ctx, lb.client).AsInt64()
+}
