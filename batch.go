@@ -19,7 +19,8 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // write: a member's submissions to the same window periods fold into one
 // by the board's policy (KeepBest: the best; Replace: the last; Accumulate:
 // the sum), and each batch goes to Redis as one script, in one round trip
-// on an unsharded board. Every caller waits for the batch that carries its
+// on an unsharded board and on a sharded one whose keys share one node.
+// Every caller waits for the batch that carries its
 // submission and gets its own Result: the member's standings before and
 // after the folded write that applied it (so two callers folded together
 // see the same standings, and Changed says whether that write changed the
@@ -49,11 +50,13 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // Redis failure after it returns ErrPending to every caller, and a
 // submission Redis refuses is retracted as Submit retracts it.
 //
-// On an unsharded board a batch is one script (batch.lua): each write is
-// atomic across its windows, and the batch as a whole too, the first time
-// a server runs the script excepted. On a sharded board (WithShards) the
-// folded writes are sent at once, each a Submit of its own (atomic per
-// member as Submit is, not as a batch). A caller whose ctx ends before its
+// On an unsharded board a batch is one script (batch.lua), and on a
+// sharded board (WithShards) whose keys share one node too
+// (shard_batch.lua): each write is atomic across its windows, and the
+// batch as a whole too, the first time a server runs the script excepted.
+// On a sharded board on a Cluster, and on one keeping a shadow layout
+// (WithShadowShards), the folded writes are sent at once, each a Submit of
+// its own (atomic per member as Submit is, not as a batch). A caller whose ctx ends before its
 // batch is written gets ctx's error; its submission may still be written,
 // as a Submit that times out may have been. The batch's write runs with
 // the values, not the deadline, of the ctx of the first submission in it:

@@ -25,8 +25,9 @@
 // Cluster board, a rewrite three more).
 // Rebuild, Verify, Seal and Check take as many as their data needs. A
 // Batcher (NewBatcher) writes a batch of folded Submits as one script, in
-// one round trip on an unsharded board (a folded Accumulate write Redis
-// refuses takes one more a submission in it).
+// one round trip on an unsharded board and on a sharded one whose keys
+// share one node (a folded Accumulate write Redis refuses takes one more a
+// submission in it).
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction
 // of plain commands, or in one Lua script where the write must branch on

@@ -3,17 +3,27 @@ package leaderboard
 import (
 	"context"
 	"sync"
+
+	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
 // batchInFlight is how many of a batch's writes a sharded board sends at
 // once: rueidis pipelines them on its connections.
 const batchInFlight = 64
 
-// submitBatch writes a Batcher's batch on a sharded board: every folded
-// write is a Submit of its own (atomic per member as Submit is), sent
-// batchInFlight at a time. A member's writes to different periods stay in
-// their order. Each write's error is its own.
+// submitBatch writes a Batcher's batch on a sharded board: on one node as
+// one script (submitBatchLocal); on a Cluster, and while a shadow layout is
+// kept (WithShadowShards), every folded write is a Submit of its own
+// (atomic per member as Submit is), sent batchInFlight at a time. A
+// member's writes to different periods stay in their order. Each write's
+// error is its own.
 func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) error {
+	if !lb.cluster && lb.shadow == nil {
+		return lb.submitBatchLocal(ctx, ws)
+	}
 	// A member with writes to several periods (WithTime) has them in
 	// arrival order: they run one after another, the members at once.
 	byMember := map[string][]*batchWrite{}
@@ -38,4 +48,77 @@ func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) err
 	}
 	wg.Wait()
 	return nil
+}
+
+// submitBatchLocal writes a batch on a sharded board whose keys share one
+// node as one script (shard_batch.lua), each write as Submit writes it;
+// with a hot top it rewrites the mirrors of every period it wrote after
+// it, in the same round trip, as an unsharded board's batch does.
+func (lb *shardedBackend) submitBatchLocal(ctx context.Context, ws []*batchWrite) error {
+	ks, tgs, bw := lb.batchLayout(ws)
+	scale, bounds := lb.scriptBounds()
+	call := scripts.ShardBatchCall(lb.writeHeader(0, nil), ks, scale, bounds, bw)
+	var res rueidis.RedisResult
+	if lb.hot == nil {
+		res = call.Exec(ctx, lb.client)
+	} else {
+		rs, err := lb.withHot(ctx, []scripts.Call{call}, tgs)
+		if err != nil {
+			return err
+		}
+		res = rs[0]
+	}
+	v, err := res.ToArray()
+	if err != nil {
+		return err
+	}
+	return lb.batchReplies(v, ws)
+}
+
+// batchLayout lays a batch out as shard_batch.lua takes it: the keys
+// (every shard of each period the writes name, in the order first named,
+// then their partitions' hashes and data hashes), those periods, and the
+// writes pointing into the keys.
+func (lb *shardedBackend) batchLayout(ws []*batchWrite) ([]string, []target, []scripts.ShardBatchWrite) {
+	var shards []string // every shard of each period, in period order
+	var tgs []target
+	period := map[string]int{}
+	var named []string // the partition and data hashes, by index
+	at := map[string]int{}
+	name := func(k string) int {
+		i, ok := at[k]
+		if !ok {
+			i = len(named)
+			at[k], named = i, append(named, k)
+		}
+		return i
+	}
+	bw := make([]scripts.ShardBatchWrite, len(ws))
+	for i, w := range ws {
+		part := lb.parts.Of(keys.PartitionOf(w.sub.member))
+		b := scripts.ShardBatchWrite{Member: w.sub.member, Value: lb.batchValue(w.sub), Slot: w.sub.t,
+			Data: w.sub.data, DataKey: -1, Expires: expiresOf(w.live)}
+		if w.sub.data != "" {
+			b.DataKey = name(part.Data())
+		}
+		for _, tg := range w.live {
+			p, ok := period[tg.key]
+			if !ok {
+				p = len(tgs)
+				period[tg.key], tgs = p, append(tgs, tg)
+				shards = lb.appendShardKeys(shards, tg)
+			}
+			b.Periods, b.Parts = append(b.Periods, p), append(b.Parts, name(part.Period(tg.window.Name(), tg.period.ID)))
+		}
+		bw[i] = b
+	}
+	for i := range bw { // the named hashes follow the shards
+		for j := range bw[i].Parts {
+			bw[i].Parts[j] += len(shards)
+		}
+		if bw[i].DataKey >= 0 {
+			bw[i].DataKey += len(shards)
+		}
+	}
+	return append(shards, named...), tgs, bw
 }

@@ -172,6 +172,42 @@ func BatchCall(h Header, keys []string, data string, writes []BatchWrite) Call {
 	return h.call(Batch, append(keys[:len(keys):len(keys)], data), args)
 }
 
+// ShardBatchWrite is one folded submission of a ShardBatchCall, on a
+// sharded board: per window period (Periods, numbered from 0 in the order
+// the call's shard keys hold them), the index in the call's keys of the
+// member's partition hash there (Parts) and the period's expiry; DataKey
+// is the index of its partition's data hash, -1 for none.
+type ShardBatchWrite struct {
+	Member, Value string
+	Slot          int64
+	Data          string
+	DataKey       int
+	Periods       []int
+	Parts         []int
+	Expires       []int64
+}
+
+// ShardBatchCall applies writes to a sharded board whose keys share one
+// node: keys are every shard of each period the writes name (nshards
+// keys a period, in period order), then the partition and data hashes
+// they name by index; scale is 10^decimals of the tie-break ("1" for
+// none), bounds the shard bounds. See shard_batch.lua.
+func ShardBatchCall(h Header, keys []string, scale string, bounds []string, writes []ShardBatchWrite) Call {
+	n := 2 + len(bounds)
+	for _, w := range writes {
+		n += 6 + 3*len(w.Periods)
+	}
+	args := append(h.writeArgs(n), scale, strconv.Itoa(len(bounds)+1))
+	args = append(args, bounds...)
+	for _, w := range writes {
+		args = append(args, w.Member, w.Value, itoa(w.Slot), w.Data, itoa(int64(w.DataKey+1)), itoa(int64(len(w.Periods))))
+		for j, p := range w.Periods {
+			args = append(args, itoa(int64(p+1)), itoa(int64(w.Parts[j]+1)), itoa(w.Expires[j]))
+		}
+	}
+	return h.call(ShardBatch, keys, args)
+}
+
 // RankCall reads the competition standings of members, and with a data
 // hash (not "") their data. See rank.lua.
 func RankCall(h Header, key, data string, members ...string) Call {

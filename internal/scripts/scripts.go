@@ -37,6 +37,8 @@ var (
 	shardOf string
 	//go:embed shardplace.lua
 	shardPlace string
+	//go:embed shardstanding.lua
+	shardStanding string
 	//go:embed submit.lua
 	submitSrc string
 	//go:embed many.lua
@@ -53,6 +55,8 @@ var (
 	shardReadSrc string
 	//go:embed shard_local.lua
 	shardLocalSrc string
+	//go:embed shard_batch.lua
+	shardBatchSrc string
 	//go:embed shard_local_many.lua
 	shardLocalManySrc string
 	//go:embed shard_locate.lua
@@ -97,7 +101,10 @@ var (
 	// score; see shard_read.lua.
 	ShardRead = newReadScript(shardReadSrc, order)
 	// ShardLocal submits to a sharded board on one node; see shard_local.lua.
-	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardOf, shardPlace)
+	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardOf, shardPlace, shardStanding)
+	// ShardBatch applies a Batcher's folded submissions to a sharded board
+	// on one node; see shard_batch.lua.
+	ShardBatch = newScript(shardBatchSrc, order, ranks, writes, shardWrites, shardOf, shardPlace, shardStanding)
 	// ShardLocalMany applies SubmitMany, Remove or Check's repairs to a
 	// sharded board on one node; see shard_local_many.lua.
 	ShardLocalMany = newScript(shardLocalManySrc, writes, shardWrites, shardOf, shardPlace)
@@ -139,8 +146,8 @@ func newReadScript(body string, libs ...string) *Script {
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
 // ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardof.lua,
-// shardplace.lua, shardslice.lua, mirror.lua, in that order), then the
-// script's own file.
+// shardplace.lua, shardstanding.lua, shardslice.lua, mirror.lua, in that
+// order), then the script's own file.
 func newScript(body string, libs ...string) *Script {
 	src := common
 	for _, l := range libs {

@@ -28,39 +28,17 @@ local dup, nk = seen_before()
 local dkey
 dkey, nk = data_key(nk)
 local nw = nk / per
-local high = HIGH
-
-local function better_shard(i, j)
-  if high then return i > j end
-  return i < j
-end
 
 -- The members of each shard of the window period whose keys start at
 -- KEYS[w], before this call writes; kept up to date as it writes.
 local function cards_of(w)
-  local c = {}
-  for i = 0, nshards - 1 do c[i] = redis.call('ZCARD', KEYS[w + 1 + i]) end
-  return c
+  return shard_cards(w + 1, nshards)
 end
 
--- The board-wide rank of member, whose value v sits in shard s, and
--- (competition) the members strictly worse: its standing in its shard plus
--- the members of the better (worse) shards; and the board's members.
+-- member's standing with value v in shard s of the window period whose
+-- keys start at KEYS[w] (see shard_standing).
 local function standing(w, s, v, cards)
-  local key = KEYS[w + 1 + s]
-  local rank, worst = rank_of(key, member, v), worse_comp(key, v)
-  local total = cards[s]
-  for i = 0, nshards - 1 do
-    if i ~= s then
-      total = total + cards[i]
-      if better_shard(i, s) then
-        rank = rank + cards[i]
-      elseif COMP then
-        worst = worst + cards[i]
-      end
-    end
-  end
-  return rank, worst, total
+  return shard_standing(w + 1, nshards, s, member, v, cards)
 end
 
 local function total_of(cards)
