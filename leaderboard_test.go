@@ -77,6 +77,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 		"nil pointer window": {"ok", []lb.Option{lb.WithWindows((*nilPtrWindow)(nil))}},
 		"duplicate windows":  {"ok", []lb.Option{lb.WithWindows(lb.Daily(), lb.DailyIn(time.UTC))}},
 		"bad window name":    {"ok", []lb.Option{lb.WithWindows(lb.Named("a:b", lb.Daily()))}},
+		"window named data":  {"ok", []lb.Option{lb.WithWindows(lb.Named("data", lb.AllTime()))}},
+		"window named ids":   {"ok", []lb.Option{lb.WithWindows(lb.AllTime(), lb.Named("ids", lb.Daily()))}},
 		"negative retention": {"ok", []lb.Option{lb.WithRetention(-time.Second)}},
 		"bad order":          {"ok", []lb.Option{lb.WithOrder(lb.Order(7))}},
 		"bad policy":         {"ok", []lb.Option{lb.WithPolicy(lb.Policy(-1))}},

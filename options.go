@@ -255,7 +255,9 @@ func WithPolicy(p Policy) Option {
 
 // WithWindows sets the windows every submission is applied to, each keeping
 // its own board per period. The first is every query's default window.
-// Default: AllTime() alone. Window names must be distinct.
+// Default: AllTime() alone. Window names must be distinct, and none may
+// be "ids", "data", "marker" or "clock" (keys the board keeps beside its
+// periods).
 func WithWindows(w ...Window) Option {
 	return func(c *config) {
 		c.windows = append([]Window(nil), w...)
@@ -441,6 +443,9 @@ func (c *config) validate(client rueidis.Client, name string) error {
 		n := w.Name()
 		if !keys.ValidSegment(n) {
 			return bad("window name %q must be non-empty, without whitespace, braces or ':'", n)
+		}
+		if keys.Reserved(n) {
+			return bad("window name %q is the name of a key the board keeps beside its periods (ids, data, marker, clock)", n)
 		}
 		if seen[n] {
 			return bad("two windows named %q (use Named to tell them apart)", n)

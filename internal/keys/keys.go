@@ -129,6 +129,18 @@ func ValidName(s string) bool {
 	return true
 }
 
+// Reserved reports whether a window may not be named s: the last segment
+// of a key the board (or a partition) keeps beside its periods ("ids",
+// "data", "marker", "clock"), which a period whose ID is its window's name
+// (see Period) would collide with.
+func Reserved(s string) bool {
+	switch s {
+	case "ids", "data", "marker", "clock":
+		return true
+	}
+	return false
+}
+
 // ValidSegment is ValidName for a window name or period ID, which also must
 // not hold ':' so that keys split back into their parts unambiguously.
 func ValidSegment(s string) bool {

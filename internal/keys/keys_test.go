@@ -73,6 +73,14 @@ func TestValidName(t *testing.T) {
 		require.False(t, ValidName(s), "%q", s)
 	}
 	require.False(t, ValidSegment("a:b"))
+	b := NewBoard("lb", "race")
+	for _, n := range []string{"ids", "data", "marker", "clock"} {
+		require.True(t, Reserved(n), n)
+		// Each is a key of the board or of a partition, which a window so
+		// named would collide with.
+		require.Contains(t, []string{b.IDs(), b.Data(), b.Marker(), b.Clock()}, b.Period(n, n))
+	}
+	require.False(t, Reserved("daily"))
 	require.True(t, ValidSegment("2026-W49"))
 }
 
