@@ -77,6 +77,15 @@ func (lb *Leaderboard) hotKey(tg target) string {
 	return lb.keys.Hot(tg.window.Name(), tg.period.ID)
 }
 
+// hotReadCmd is the cached read of the mirror key: all of it, ranked.
+func (lb *Leaderboard) hotReadCmd(key string) rueidis.Cacheable {
+	read := lb.client.B().Zrange().Key(key).Min("0").Max("-1")
+	if lb.high() {
+		return read.Rev().Withscores().Cache()
+	}
+	return read.Withscores().Cache()
+}
+
 // hotServes reports whether a read of count entries from position start
 // (0-based) of tg comes from the mirror.
 func (lb *Leaderboard) hotServes(tg target, start int64, count int) bool {
@@ -88,13 +97,9 @@ func (lb *Leaderboard) hotServes(tg target, start int64, count int) bool {
 // from the period by hot_top.lua, which also answers it.
 func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, error) {
 	key := lb.hotKey(tg)
-	b := lb.client.B()
-	read := b.Zrange().Key(key).Min("0").Max("-1")
-	var cached rueidis.Cacheable
-	if lb.high() {
-		cached = read.Rev().Withscores().Cache()
-	} else {
-		cached = read.Withscores().Cache()
+	cached := tg.hotRead
+	if tg.hot == "" {
+		cached = lb.hotReadCmd(key)
 	}
 	res := lb.client.DoCache(ctx, cached, hotTTL)
 	vals, err := res.ToArray()

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/skiprank/leaderboard/internal/keys"
 )
 
@@ -14,7 +16,10 @@ type target struct {
 	period Period
 	key    string
 	hot    string // the hot top's mirror key (WithHotTop); "" without one
-	expire int64  // unix ms when the key expires; 0 for never
+	// hotRead is the cached read of the mirror, built once a period and
+	// pinned so that every read sends it again (WithHotTop).
+	hotRead rueidis.Cacheable
+	expire  int64 // unix ms when the key expires; 0 for never
 	// data is a read's IncludeData: fill each entry's Data.
 	data bool
 }
@@ -74,6 +79,7 @@ func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
 	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID)}
 	if lb.hot != nil {
 		tg.hot = lb.keys.Hot(w.Name(), p.ID)
+		tg.hotRead = lb.hotReadCmd(tg.hot).Pin()
 	}
 	if p.End.IsZero() {
 		return tg, nil
