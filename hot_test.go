@@ -21,6 +21,15 @@ var hotKinds = []struct {
 	opts []lb.Option
 }{{"plain", nil}, {"sharded", []lb.Option{lb.WithShards(0, 50, 2000)}}}
 
+// eachHotKind runs run on every backend, for every kind of board.
+func eachHotKind(t *testing.T, run func(t *testing.T, b *testredis.Backend, kind []lb.Option)) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range hotKinds {
+			t.Run(kind.name, func(t *testing.T) { run(t, b, kind.opts) })
+		}
+	})
+}
+
 // hotTrips is how many round trips a Submit takes on a board of kind k on
 // b: writing (one; two on a sharded Cluster board) and, with rewrite, the
 // mirror's rewrite after a write this process did not expect to reach the
@@ -42,13 +51,7 @@ func hotTrips(b *testredis.Backend, sharded, rewrite bool) int64 {
 // another) reaches them within moments; on every kind of board. On
 // miniredis, which does not track keys, every read reaches the mirror in
 // Redis: the answers are the same.
-func TestHotTopCache(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for _, kind := range hotKinds {
-			t.Run(kind.name, func(t *testing.T) { runHotTopCache(t, b, kind.opts) })
-		}
-	})
-}
+func TestHotTopCache(t *testing.T) { eachHotKind(t, runHotTopCache) }
 
 // loadHotBoard loads m00..m99 with scores 0..99, then sends a member
 // through every shard, into the top and out, so that every script the
@@ -179,35 +182,31 @@ func runHotTopCache(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 // rebuilt period: no member the store does not know stays on the cached
 // top; on every kind of board.
 func TestHotTopAfterRebuild(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for _, kind := range hotKinds {
-			t.Run(kind.name, func(t *testing.T) {
-				ctx := context.Background()
-				name := shardName(t, b)
-				board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithStore(newMemStore()), lb.WithHotTop(3)}, kind.opts...)...)
-				require.NoError(t, err)
-				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"ana": 30, "ben": 20, "cai": 10}))
-				// A member written around the SDK (and its store) into the
-				// sorted set that holds the best, then the mirror built
-				// again with it.
-				c := b.Client.Client
-				key := "lb:{" + name + "}:alltime"
-				if len(kind.opts) > 0 {
-					key = shardKey(name, []float64{0, 50, 2000}, 2, "alltime", "alltime")
-				}
-				require.NoError(t, c.Do(ctx, c.B().Zadd().Key(key).ScoreMember().ScoreMember(99, "rogue").Build()).Error())
-				require.NoError(t, c.Do(ctx, c.B().Del().Key("lb:{"+name+"}::top:alltime").Build()).Error())
-				top, err := board.Top(ctx, 3)
-				require.NoError(t, err)
-				require.Equal(t, "rogue", top[0].Member)
-
-				_, err = board.Rebuild(ctx)
-				require.NoError(t, err)
-				top, err = board.Top(ctx, 3)
-				require.NoError(t, err)
-				require.Equal(t, []string{"ana", "ben", "cai"}, []string{top[0].Member, top[1].Member, top[2].Member})
-			})
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithStore(newMemStore()), lb.WithHotTop(3)}, kind...)...)
+		require.NoError(t, err)
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"ana": 30, "ben": 20, "cai": 10}))
+		// A member written around the SDK (and its store) into the
+		// sorted set that holds the best, then the mirror built
+		// again with it.
+		c := b.Client.Client
+		key := "lb:{" + name + "}:alltime"
+		if len(kind) > 0 {
+			key = shardKey(name, []float64{0, 50, 2000}, 2, "alltime", "alltime")
 		}
+		require.NoError(t, c.Do(ctx, c.B().Zadd().Key(key).ScoreMember().ScoreMember(99, "rogue").Build()).Error())
+		require.NoError(t, c.Do(ctx, c.B().Del().Key("lb:{"+name+"}::top:alltime").Build()).Error())
+		top, err := board.Top(ctx, 3)
+		require.NoError(t, err)
+		require.Equal(t, "rogue", top[0].Member)
+
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		top, err = board.Top(ctx, 3)
+		require.NoError(t, err)
+		require.Equal(t, []string{"ana", "ben", "cai"}, []string{top[0].Member, top[1].Member, top[2].Member})
 	})
 }
 
@@ -279,13 +278,7 @@ func TestHotTopTurns(t *testing.T) {
 // (read by a board without a hot top); on every kind of board and backend.
 // Reads run beside the writes, so mirrors are also rebuilt by readers
 // while writes land.
-func TestHotTopConcurrent(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for _, kind := range hotKinds {
-			t.Run(kind.name, func(t *testing.T) { runHotTopConcurrent(t, b, kind.opts) })
-		}
-	})
-}
+func TestHotTopConcurrent(t *testing.T) { eachHotKind(t, runHotTopConcurrent) }
 
 func runHotTopConcurrent(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	ctx := context.Background()
@@ -381,28 +374,24 @@ func hotSurprise(t *testing.T, b *testredis.Backend, name string, opts []lb.Opti
 // tracks keys) rather than build it again on every call; an unsharded
 // board's has no mark, and each read of an empty period builds it.
 func TestHotTopEmpty(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for _, kind := range hotKinds {
-			t.Run(kind.name, func(t *testing.T) {
-				ctx := context.Background()
-				name := shardName(t, b)
-				board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(5)}, kind.opts...)...)
-				require.NoError(t, err)
-				for i := range 3 {
-					before := b.Client.Calls()
-					top, err := board.Top(ctx, 5)
-					require.NoError(t, err)
-					require.Empty(t, top)
-					calls := b.Client.Calls() - before
-					switch {
-					case len(kind.opts) == 0:
-						require.GreaterOrEqual(t, calls, int64(2), "an unsharded board's empty mirror: read, then built")
-					case i > 0:
-						require.Equal(t, int64(1), calls, "read %d of a sharded board's empty mirror", i)
-					}
-				}
-				require.Equal(t, len(kind.opts) > 0, len(b.Keys(t, "lb:{"+name+"}::top:*")) == 1)
-			})
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(5)}, kind...)...)
+		require.NoError(t, err)
+		for i := range 3 {
+			before := b.Client.Calls()
+			top, err := board.Top(ctx, 5)
+			require.NoError(t, err)
+			require.Empty(t, top)
+			calls := b.Client.Calls() - before
+			switch {
+			case len(kind) == 0:
+				require.GreaterOrEqual(t, calls, int64(2), "an unsharded board's empty mirror: read, then built")
+			case i > 0:
+				require.Equal(t, int64(1), calls, "read %d of a sharded board's empty mirror", i)
+			}
 		}
+		require.Equal(t, len(kind) > 0, len(b.Keys(t, "lb:{"+name+"}::top:*")) == 1)
 	})
 }

@@ -33,7 +33,14 @@ func (lb *plainBackend) submitBatch(ctx context.Context, ws []*batchWrite) error
 		bw[i] = scripts.BatchWrite{Member: w.sub.member, Value: lb.batchValue(w.sub), Slot: w.sub.t,
 			Data: w.sub.data, Keys: at, Expires: expiresOf(w.live)}
 	}
-	call := scripts.BatchCall(lb.writeHeader(0, nil), ks, lb.keys.Data(), bw)
+	return lb.runBatch(ctx, scripts.BatchCall(lb.writeHeader(0, nil), ks, lb.keys.Data(), bw), tgs, ws)
+}
+
+// runBatch runs a batch's script, which writes the periods tgs, and with
+// a hot top the rewrites of their mirrors after it in the same round trip
+// (hot_top.lua leaves a mirror the batch did not change untouched), and
+// reports each write's answer into ws.
+func (lb *Leaderboard) runBatch(ctx context.Context, call scripts.Call, tgs []target, ws []*batchWrite) error {
 	var res rueidis.RedisResult
 	if lb.hot == nil {
 		res = call.Exec(ctx, lb.client)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/redis/rueidis"
-
 	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/scripts"
 )
@@ -57,22 +55,7 @@ func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) err
 func (lb *shardedBackend) submitBatchLocal(ctx context.Context, ws []*batchWrite) error {
 	ks, tgs, bw := lb.batchLayout(ws)
 	scale, bounds := lb.scriptBounds()
-	call := scripts.ShardBatchCall(lb.writeHeader(0, nil), ks, scale, bounds, bw)
-	var res rueidis.RedisResult
-	if lb.hot == nil {
-		res = call.Exec(ctx, lb.client)
-	} else {
-		rs, err := lb.withHot(ctx, []scripts.Call{call}, tgs)
-		if err != nil {
-			return err
-		}
-		res = rs[0]
-	}
-	v, err := res.ToArray()
-	if err != nil {
-		return err
-	}
-	return lb.batchReplies(v, ws)
+	return lb.runBatch(ctx, scripts.ShardBatchCall(lb.writeHeader(0, nil), ks, scale, bounds, bw), tgs, ws)
 }
 
 // batchLayout lays a batch out as shard_batch.lua takes it: the keys

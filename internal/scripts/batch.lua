@@ -32,16 +32,9 @@ while at <= #ARGV do
   end
   at = at + 5 + 2 * n
 
-  local prev, store, refused = {}, {}, nil
-  for j = 1, n do
-    prev[j] = redis.call('ZSCORE', ks[j], member)
-    local v, code = apply(prev[j], value)
-    if v == false then
-      refused = code .. ' ' .. ks[j]
-      break
-    end
-    store[j] = v
-  end
+  local prev, store, refused = work_out(n, value, function(j)
+    return redis.call('ZSCORE', ks[j], member), ks[j]
+  end)
   if refused then
     out[#out + 1] = refused
   else

@@ -1,7 +1,8 @@
 -- Shared by every script: scripts.go puts this prelude in front of each one,
 -- then the libraries the script needs (order.lua, ranks.lua, versions.lua,
 -- writes.lua, shardwrites.lua, shardof.lua, shardplace.lua,
--- shardstanding.lua, shardslice.lua, mirror.lua), then the script. A script runs its whole text, the closures of every local
+-- shardstanding.lua, shardslice.lua, mirror.lua, batchwrite.lua), then the
+-- script. A script runs its whole text, the closures of every local
 -- function included, on every call: so a script takes only the pieces it
 -- uses. Only locals: Redis refuses scripts that create
 -- globals.

@@ -69,6 +69,8 @@ var (
 	removeBetweenSrc string
 	//go:embed mirror.lua
 	mirror string
+	//go:embed batchwrite.lua
+	batchWrite string
 	//go:embed hot_top.lua
 	hotTopSrc string
 	//go:embed hot_put.lua
@@ -86,7 +88,7 @@ var (
 	Many = newScript(manySrc, writes)
 	// Batch applies a Batcher's folded submissions, each reporting its
 	// standings; see batch.lua.
-	Batch = newScript(batchSrc, order, ranks, writes)
+	Batch = newScript(batchSrc, order, ranks, writes, batchWrite)
 	// Rank reads a competition standing; see rank.lua.
 	Rank = newReadScript(rankSrc, order)
 	// Range reads a slice around a member or a competition page; see range.lua.
@@ -104,7 +106,7 @@ var (
 	ShardLocal = newScript(shardLocalSrc, order, ranks, writes, shardWrites, shardOf, shardPlace, shardStanding)
 	// ShardBatch applies a Batcher's folded submissions to a sharded board
 	// on one node; see shard_batch.lua.
-	ShardBatch = newScript(shardBatchSrc, order, ranks, writes, shardWrites, shardOf, shardPlace, shardStanding)
+	ShardBatch = newScript(shardBatchSrc, order, ranks, writes, shardWrites, shardOf, shardPlace, shardStanding, batchWrite)
 	// ShardLocalMany applies SubmitMany, Remove or Check's repairs to a
 	// sharded board on one node; see shard_local_many.lua.
 	ShardLocalMany = newScript(shardLocalManySrc, writes, shardWrites, shardOf, shardPlace)
@@ -146,8 +148,8 @@ func newReadScript(body string, libs ...string) *Script {
 
 // newScript is common.lua, then the libraries the script uses (order.lua,
 // ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardof.lua,
-// shardplace.lua, shardstanding.lua, shardslice.lua, mirror.lua, in that
-// order), then the script's own file.
+// shardplace.lua, shardstanding.lua, shardslice.lua, mirror.lua,
+// batchwrite.lua, in that order), then the script's own file.
 func newScript(body string, libs ...string) *Script {
 	src := common
 	for _, l := range libs {

@@ -46,16 +46,9 @@ while at <= #ARGV do
   end
   at = at + 6 + 3 * n
 
-  local prev, store, refused = {}, {}, nil
-  for j = 1, n do
-    prev[j] = redis.call('HGET', KEYS[parts[j]], member)
-    local v, code = apply(prev[j], value)
-    if v == false then
-      refused = code .. ' ' .. KEYS[parts[j]]
-      break
-    end
-    store[j] = v
-  end
+  local prev, store, refused = work_out(n, value, function(j)
+    return redis.call('HGET', KEYS[parts[j]], member), KEYS[parts[j]]
+  end)
   if refused then
     out[#out + 1] = refused
   else
