@@ -1056,7 +1056,11 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 
 // clear deletes the periods' shards (the shadow's too) with their recent
 // versions and the periods' partitions; with board, also every partition's
-// clock, id set and data, and Rebuild's marker. One round trip.
+// clock, id set and data, and Rebuild's marker. One round trip; with a hot
+// top one more, which deletes the mirrors again (a read may have built one
+// while the shards went) with a turn on a Cluster (which refuses a put read
+// before); the turn counters then expire with the mirrors' TTL, not an
+// hour later.
 func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) error {
 	var ks []string
 	for _, tg := range tgs {
@@ -1075,13 +1079,10 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 		}
 		ks = append(ks, lb.keys.Marker())
 	}
-	if lb.hot != nil {
-		for _, tg := range tgs {
-			ks = append(ks, lb.hotKey(tg), lb.hotTurnKey(tg))
-			lb.hot.snaps.Delete(lb.hotKey(tg))
-		}
+	if err := lb.unlink(ctx, ks); err != nil {
+		return err
 	}
-	return lb.unlink(ctx, ks)
+	return lb.dropHotFor(ctx, tgs, hotTTL)
 }
 
 // idSet is member's partition's id set: the ids of a sharded board live

@@ -51,7 +51,7 @@ func (lb *shardedBackend) hotRewrite(ctx context.Context, tgs []target) ([]Entry
 	if !lb.cluster {
 		return lb.hotRewriteAll(ctx, tgs)
 	}
-	turns, err := lb.hotTurns(ctx, tgs, false)
+	turns, err := lb.hotTurns(ctx, tgs, false, hotTurnTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +77,11 @@ func (lb *shardedBackend) hotRewrite(ctx context.Context, tgs []target) ([]Entry
 }
 
 // hotTurns takes a turn on each of tgs' mirrors, in one MULTI in the
-// board's slot: an INCR of its counter, which it returns. With drop it
-// also deletes the mirrors: a write's turn, taken after it wrote, which
-// refuses every put read before it.
-func (lb *shardedBackend) hotTurns(ctx context.Context, tgs []target, drop bool) ([]int64, error) {
+// board's slot: an INCR of its counter, which it returns, and the
+// counter's life set to life. With drop it also deletes the mirrors: a
+// write's turn, taken after it wrote, which refuses every put read before
+// it.
+func (lb *shardedBackend) hotTurns(ctx context.Context, tgs []target, drop bool, life time.Duration) ([]int64, error) {
 	b := lb.client.B()
 	per := 2
 	if drop {
@@ -90,7 +91,7 @@ func (lb *shardedBackend) hotTurns(ctx context.Context, tgs []target, drop bool)
 	cmds = append(cmds, b.Multi().Build())
 	for _, tg := range tgs {
 		turn := lb.hotTurnKey(tg)
-		cmds = append(cmds, b.Incr().Key(turn).Build(), b.Pexpire().Key(turn).Milliseconds(hotTurnTTL.Milliseconds()).Build())
+		cmds = append(cmds, b.Incr().Key(turn).Build(), b.Pexpire().Key(turn).Milliseconds(life.Milliseconds()).Build())
 		if drop {
 			cmds = append(cmds, b.Unlink().Key(lb.hotKey(tg)).Build())
 			lb.hot.snaps.Delete(lb.hotKey(tg))
@@ -159,13 +160,18 @@ func (lb *shardedBackend) hotRead(ctx context.Context, tgs []target) ([][]Entry,
 // mirrors share the board's slot); on a Cluster with a turn on each (see
 // hotTurns). One round trip.
 func (lb *shardedBackend) dropHot(ctx context.Context, tgs []target) error {
+	return lb.dropHotFor(ctx, tgs, hotTurnTTL)
+}
+
+// dropHotFor is dropHot, the turn counters then living for life.
+func (lb *shardedBackend) dropHotFor(ctx context.Context, tgs []target, life time.Duration) error {
 	if lb.hot == nil || len(tgs) == 0 {
 		return nil
 	}
 	if !lb.cluster {
 		return lb.client.Do(ctx, lb.hotDrop(tgs)[0]).Error()
 	}
-	_, err := lb.hotTurns(ctx, tgs, true)
+	_, err := lb.hotTurns(ctx, tgs, true, life)
 	return err
 }
 
