@@ -124,7 +124,7 @@ func newBackend(lb *Leaderboard) backend {
 		sb.shadow = newSharded(lb, lb.shadowBounds)
 	}
 	if lb.hot != nil {
-		lb.hot.sets, lb.hot.mark = sb.bestFirstKeys, true
+		lb.hot.sets = sb.bestFirstKeys
 	}
 	return sb
 }

@@ -63,10 +63,7 @@ type hotTop struct {
 	k int
 	// sets lists the sorted sets a rewrite (hot_top.lua) copies a period's
 	// first k from, best first: the period's own, or its shards.
-	sets func(target) []string
-	// mark is whether mirrors carry the mark (mirror.lua), a sharded
-	// board's, whose mirror of an empty period still exists.
-	mark  bool
+	sets  func(target) []string
 	snaps sync.Map // string -> *hotSnap
 }
 
@@ -126,14 +123,10 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, erro
 	return es, nil
 }
 
-// hotUnmarked is a mirror's entries without the mark (mirror.lua), and
-// whether the mirror exists: it holds the mark, or unmarked (an unsharded
-// board's) any entry. An unsharded board's mirror of an empty period is
-// missing, and built again by each read (one script) until it has members.
+// hotUnmarked is a mirror's entries without its mark (mirror.lua), and
+// whether the mirror exists: it holds the mark, also when its period has
+// no members.
 func (lb *Leaderboard) hotUnmarked(es []Entry) ([]Entry, bool) {
-	if !lb.hot.mark {
-		return es, len(es) > 0
-	}
 	if n := len(es); n > 0 && es[n-1].Member == "" {
 		return es[:n-1], true
 	}
@@ -145,7 +138,7 @@ func (lb *Leaderboard) hotUnmarked(es []Entry) ([]Entry, bool) {
 func (lb *Leaderboard) hotCalls(tgs []target) []scripts.Call {
 	calls := make([]scripts.Call, len(tgs))
 	for i, tg := range tgs {
-		calls[i] = scripts.HotTopCall(lb.readHeader(), lb.hotKey(tg), lb.hot.sets(tg), lb.hot.k, hotTTL.Milliseconds(), lb.hot.mark)
+		calls[i] = scripts.HotTopCall(lb.readHeader(), lb.hotKey(tg), lb.hot.sets(tg), lb.hot.k, hotTTL.Milliseconds())
 	}
 	return calls
 }

@@ -156,10 +156,9 @@ func defaultConfig() config {
 // The client must track keys for the cache to serve (rueidis's default;
 // with DisableCache every read reaches Redis, still exact). Page still
 // reads the period's count from Redis (one ZCARD, on a sharded board one
-// a shard). Reads with IncludeData read the board. An unsharded board's
-// mirror of an empty period does not exist, so each read of it builds it
-// (one script) until the period has members; a sharded board's mirror
-// holds a mark that keeps it in place (and in the cache) while empty.
+// a shard). Reads with IncludeData read the board. A mirror holds a mark
+// beside its members (the empty member, at the worst end), which keeps an
+// empty period's mirror in place and in the cache.
 func WithHotTop(k int) Option {
 	return func(c *config) {
 		if k < 1 || k > MaxN {

@@ -12,8 +12,7 @@ import (
 
 // A sharded board's hot top (WithHotTop; see hot.go) is one mirror a
 // period, in the board's slot (keys.Board.Hot), of the period's first k
-// across its shards, marked (mirror.lua) so that an empty period's mirror
-// exists and is read from the cache like any other. On one node
+// across its shards. On one node
 // hot_top.lua reads the shards and writes the mirror in one script, as on
 // an unsharded board. On a Cluster the shards lie in other slots than the
 // mirror, out of one script's reach: the client takes a turn on the

@@ -402,11 +402,10 @@ func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
 
 // HotTopCall rewrites mirror, a period's top mirror, with the period's
 // first k entries, read from its sorted sets (its own, or its shards best
-// first), expiring ttl milliseconds later; marked (mirror.lua) with mark.
-// See hot_top.lua.
-func HotTopCall(h Header, mirror string, sets []string, k int, ttl int64, mark bool) Call {
+// first), expiring ttl milliseconds later. See hot_top.lua.
+func HotTopCall(h Header, mirror string, sets []string, k int, ttl int64) Call {
 	ks := make([]string, 0, 1+len(sets))
-	return h.call(HotTop, append(append(ks, mirror), sets...), append(h.args(3), strconv.Itoa(k), itoa(ttl), flag(mark)))
+	return h.call(HotTop, append(append(ks, mirror), sets...), append(h.args(2), strconv.Itoa(k), itoa(ttl)))
 }
 
 // HotPutCall puts members with their stored values (board order) into

@@ -17,5 +17,5 @@
 if redis.call('GET', KEYS[2]) ~= ARGV[REST] then return 0 end
 local top = {}
 for i = REST + 2, #ARGV do top[#top + 1] = ARGV[i] end
-mirror_put(KEYS[1], top, true, ARGV[REST + 1])
+mirror_put(KEYS[1], top, ARGV[REST + 1])
 return 1

@@ -9,8 +9,7 @@
 -- KEYS[1]  the mirror; KEYS[2], ... the period's sorted sets, best first:
 --          its own (an unsharded board), or its shards (a sharded board
 --          whose keys share one node, where a script reaches them all)
--- ARGV     the header's board part (common.lua), then k, the TTL in ms,
---          and '1' to mark the mirror (mirror.lua), else '0'
+-- ARGV     the header's board part (common.lua), then k, the TTL in ms
 --
 -- Returns the first k entries: member, value, member, value, ...
 local k = num(ARGV[REST])
@@ -21,5 +20,5 @@ for i = 2, #KEYS do
   for j = 1, #got do top[#top + 1] = got[j] end
   have = have + #got / 2
 end
-mirror_put(KEYS[1], top, ARGV[REST + 2] == '1', ARGV[REST + 1])
+mirror_put(KEYS[1], top, ARGV[REST + 1])
 return top
