@@ -202,8 +202,8 @@ func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []tar
 	return false, wrap("submit", lb.hotFollow(ctx, live, where, out, hot))
 }
 
-// submitOnce is submit without the mirrors that it does not rewrite with
-// the write (hot, on one node).
+// submitOnce is submit's write, with (on one node) the rewrites of the
+// mirrors hot in its round trip.
 func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live []target, where []int, out []WindowResult, hot []target) (bool, error) {
 	value := lb.scriptValue(sub.score)
 	if !lb.cluster {
