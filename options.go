@@ -139,9 +139,10 @@ func defaultConfig() config {
 // in one more; on a sharded board on a Cluster, whose shards lie in other
 // slots than the mirror, in three more (a turn on the mirror, the shards'
 // first k, the put; see hot_put.lua). A Batcher's batch rewrites the
-// mirrors of the periods it wrote, in its round trip on an unsharded
-// board, as each of its Submits does on a sharded one (a rewrite that
-// would not change a mirror writes nothing). SubmitMany, Remove,
+// mirrors of the periods it wrote, in its round trip where the batch is
+// one script (an unsharded board, a sharded one on one node), as each of
+// its Submits does on a sharded Cluster board (a rewrite that would not
+// change a mirror writes nothing). SubmitMany, Remove,
 // RemoveBetween, Reset, Delete, Rebuild and Check's repairs delete the
 // mirrors they may change (on a sharded board in one more round trip
 // after the write), and the next read builds them again: one script, or
