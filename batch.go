@@ -52,11 +52,12 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 //
 // On an unsharded board a batch is one script (batch.lua), and on a
 // sharded board (WithShards) whose keys share one node too
-// (shard_batch.lua): each write is atomic across its windows, and the
-// batch as a whole too, the first time a server runs the script excepted.
-// On a sharded board on a Cluster, and on one keeping a shadow layout
-// (WithShadowShards), the folded writes are sent at once, each a Submit of
-// its own (atomic per member as Submit is, not as a batch). A caller whose ctx ends before its
+// (shard_batch.lua, with a shadow layout's share after it in the same
+// round trip while one is kept, as Submit sends it): each write is atomic
+// across its windows, and the batch as a whole too, the first time a
+// server runs the script excepted. On a sharded board on a Cluster the
+// folded writes are sent at once, each a Submit of its own (atomic per
+// member as Submit is, not as a batch). A caller whose ctx ends before its
 // batch is written gets ctx's error; its submission may still be written,
 // as a Submit that times out may have been. The batch's write runs with
 // the values, not the deadline, of the ctx of the first submission in it:

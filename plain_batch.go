@@ -33,29 +33,33 @@ func (lb *plainBackend) submitBatch(ctx context.Context, ws []*batchWrite) error
 		bw[i] = scripts.BatchWrite{Member: w.sub.member, Value: lb.batchValue(w.sub), Slot: w.sub.t,
 			Data: w.sub.data, Keys: at, Expires: expiresOf(w.live)}
 	}
-	return lb.runBatch(ctx, scripts.BatchCall(lb.writeHeader(0, nil), ks, lb.keys.Data(), bw), tgs, ws)
+	return lb.runBatch(ctx, []scripts.Call{scripts.BatchCall(lb.writeHeader(0, nil), ks, lb.keys.Data(), bw)}, tgs, ws)
 }
 
-// runBatch runs a batch's script, which writes the periods tgs, and with
-// a hot top the rewrites of their mirrors after it in the same round trip
+// runBatch runs a batch's script (calls[0]) and the calls that follow it
+// (a shadow layout's share), which write the periods tgs, and with a hot
+// top the rewrites of their mirrors after them in the same round trip
 // (hot_top.lua leaves a mirror the batch did not change untouched), and
-// reports each write's answer into ws.
-func (lb *Leaderboard) runBatch(ctx context.Context, call scripts.Call, tgs []target, ws []*batchWrite) error {
-	var res rueidis.RedisResult
+// reports each write's answer into ws; a failure of a following call is
+// the batch's.
+func (lb *Leaderboard) runBatch(ctx context.Context, calls []scripts.Call, tgs []target, ws []*batchWrite) error {
+	var res []rueidis.RedisResult
 	if lb.hot == nil {
-		res = call.Exec(ctx, lb.client)
+		res = scripts.ExecMulti(ctx, lb.client, calls)
 	} else {
-		rs, err := lb.withHot(ctx, []scripts.Call{call}, tgs)
-		if err != nil {
+		var err error
+		if res, err = lb.withHot(ctx, calls, tgs); err != nil {
 			return err
 		}
-		res = rs[0]
 	}
-	v, err := res.ToArray()
+	v, err := res[0].ToArray()
 	if err != nil {
 		return err
 	}
-	return lb.batchReplies(v, ws)
+	if err := lb.batchReplies(v, ws); err != nil {
+		return err
+	}
+	return firstErr(res[1:])
 }
 
 // batchValue is a folded submission's value as the write scripts take it:

@@ -112,7 +112,7 @@ func runShadowMove(t *testing.T, b *testredis.Backend, c shadowMove) {
 		p.run(modelLoop{
 			steps: steps, checkEvery: steps,
 			before: func() { p.sharded = boards[p.rng.IntN(len(boards))] },
-			ops: []modelOp{{80, p.submitAny}, {12, p.submitBatch}, {8, func() {
+			ops: []modelOp{{80, p.submitAny}, {12, p.submitBatch}, {5, p.batcherPair}, {8, func() {
 				p.remove(p.members(shardPool, modelUnknown, 3)...)
 			}}},
 			check: func(bool) {

@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/skiprank/leaderboard/internal/keys"
@@ -13,13 +14,12 @@ import (
 const batchInFlight = 64
 
 // submitBatch writes a Batcher's batch on a sharded board: on one node as
-// one script (submitBatchLocal); on a Cluster, and while a shadow layout is
-// kept (WithShadowShards), every folded write is a Submit of its own
-// (atomic per member as Submit is), sent batchInFlight at a time. A
-// member's writes to different periods stay in their order. Each write's
-// error is its own.
+// one script (submitBatchLocal); on a Cluster every folded write is a
+// Submit of its own (atomic per member as Submit is), sent batchInFlight at
+// a time. A member's writes to different periods stay in their order.
+// Each write's error is its own.
 func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) error {
-	if !lb.cluster && lb.shadow == nil {
+	if !lb.cluster {
 		return lb.submitBatchLocal(ctx, ws)
 	}
 	// A member with writes to several periods (WithTime) has them in
@@ -50,12 +50,45 @@ func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) err
 
 // submitBatchLocal writes a batch on a sharded board whose keys share one
 // node as one script (shard_batch.lua), each write as Submit writes it;
-// with a hot top it rewrites the mirrors of every period it wrote after
-// it, in the same round trip, as an unsharded board's batch does.
+// while a shadow layout is kept (WithShadowShards), its share after it
+// (one call for the members of each set of periods, as Submit sends
+// one); with a hot top it rewrites the mirrors of every period it wrote
+// after them: all in one round trip, as an unsharded board's batch.
 func (lb *shardedBackend) submitBatchLocal(ctx context.Context, ws []*batchWrite) error {
 	ks, tgs, bw := lb.batchLayout(ws)
 	scale, bounds := lb.scriptBounds()
-	return lb.runBatch(ctx, scripts.ShardBatchCall(lb.writeHeader(0, nil), ks, scale, bounds, bw), tgs, ws)
+	calls := []scripts.Call{scripts.ShardBatchCall(lb.writeHeader(0, nil), ks, scale, bounds, bw)}
+	if lb.shadow != nil {
+		calls = append(calls, lb.batchShadow(ws)...)
+	}
+	return lb.runBatch(ctx, calls, tgs, ws)
+}
+
+// batchShadow is the shadow layout's share of a one-node batch: for each
+// set of periods its writes name, one call that puts their members into
+// the shadow's shards from their partitions (see withShadowLocal).
+func (lb *shardedBackend) batchShadow(ws []*batchWrite) []scripts.Call {
+	var lives [][]target
+	var members [][]string
+	group := map[string]int{}
+	for _, w := range ws {
+		var sig strings.Builder
+		for _, tg := range w.live {
+			sig.WriteString(tg.key)
+			sig.WriteByte(0)
+		}
+		g, ok := group[sig.String()]
+		if !ok {
+			g = len(lives)
+			group[sig.String()], lives, members = g, append(lives, w.live), append(members, nil)
+		}
+		members[g] = append(members[g], w.sub.member)
+	}
+	calls := make([]scripts.Call, len(lives))
+	for g, live := range lives {
+		calls[g] = lb.shadow.manyLocalCall("repair", live, members[g], nil, 0)
+	}
+	return calls
 }
 
 // batchLayout lays a batch out as shard_batch.lua takes it: the keys
