@@ -327,14 +327,18 @@ func runBatcherAt(t *testing.T, b *lb.Batcher, calls []*batchCall, at []time.Tim
 }
 
 // TestBatcherRoundTrips: on an unsharded board, and on a sharded one whose
-// keys share one node, a batch is one call to Redis (once its script is
+// keys share one node (also while it keeps a shadow layout), a batch is
+// one call to Redis (once its script is
 // loaded), whatever it holds: 40 submissions of 10 members, with data,
 // under every policy and rank mode, with a hot top (the mirror's rewrite
 // rides in the same call). (On a Cluster a sharded board writes each
 // folded write as a Submit: see submitBatch.)
 func TestBatcherRoundTrips(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		kinds := hotKinds
+		kinds := append(slices.Clone(hotKinds), struct {
+			name string
+			opts []lb.Option
+		}{"moving", []lb.Option{lb.WithShards(0, 50, 2000), lb.WithShadowShards(10, 100)}})
 		if b.Name == "cluster" {
 			kinds = kinds[:1]
 		}
