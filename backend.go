@@ -90,6 +90,10 @@ type backend interface {
 	// that may have changed their tops and does not rewrite them.
 	hotRewrite(ctx context.Context, tgs []target) ([]Entry, error)
 	dropHot(ctx context.Context, tgs []target) error
+	// hotSets lists the sorted sets one script (hot_top.lua) copies tg's
+	// first k from into its mirror, best first, where one script reaches
+	// them all (not a sharded board on a Cluster: see hotRewrite).
+	hotSets(tg target) []string
 
 	// idSet is the key of the id set a Submit of member records its WithID
 	// id in (Rebuild restores ids there); dataKey the hash that holds
@@ -113,18 +117,11 @@ type backend interface {
 // (WithShadowShards) that every write also keeps.
 func newBackend(lb *Leaderboard) backend {
 	if len(lb.bounds) == 0 {
-		pb := &plainBackend{Leaderboard: lb}
-		if lb.hot != nil {
-			lb.hot.sets = func(tg target) []string { return []string{tg.key} }
-		}
-		return pb
+		return &plainBackend{Leaderboard: lb}
 	}
 	sb := newSharded(lb, lb.bounds)
 	if len(lb.shadowBounds) > 0 {
 		sb.shadow = newSharded(lb, lb.shadowBounds)
-	}
-	if lb.hot != nil {
-		lb.hot.sets = sb.bestFirstKeys
 	}
 	return sb
 }

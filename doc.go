@@ -21,8 +21,8 @@
 // that finds a member in two shards while it moves, a SubmitMany run dry
 // first; with IncludeData, the reads IncludeData names). With WithHotTop
 // the writes and reads of the mirror take what WithHotTop says (on a
-// sharded board, a write that deletes the mirror one more; on a sharded
-// Cluster board, a rewrite three more).
+// sharded Cluster board, a write that deletes the mirror one more, a
+// rewrite three more).
 // Rebuild, Verify, Seal and Check take as many as their data needs. A
 // Batcher (NewBatcher) writes a batch of folded Submits as one script, in
 // one round trip on an unsharded board and on a sharded one whose keys

@@ -56,23 +56,15 @@ func (s *hotSnap) sameReply(vals []rueidis.RedisMessage) bool {
 	return len(vals) > 0 && len(vals) == len(s.reply) && &vals[0] == &s.reply[0]
 }
 
-// hotTop is a board's mirror state: k, how its backend lays mirrors out
-// (set once by newBackend), and the last snapshot of each period's mirror,
-// by mirror key.
+// hotTop is a board's mirror state: k, and the last snapshot of each
+// period's mirror, by mirror key.
 type hotTop struct {
-	k int
-	// sets lists the sorted sets a rewrite (hot_top.lua) copies a period's
-	// first k from, best first: the period's own, or its shards.
-	sets  func(target) []string
+	k     int
 	snaps sync.Map // string -> *hotSnap
 }
 
-func (lb *Leaderboard) hotKey(tg target) string {
-	if tg.hot != "" {
-		return tg.hot // resolved once per period
-	}
-	return lb.keys.Hot(tg.window.Name(), tg.period.ID)
-}
+// hotKey is tg's mirror key, resolved with its period (resolve).
+func (lb *Leaderboard) hotKey(tg target) string { return tg.hot }
 
 // hotReadCmd is the cached read of the mirror key: all of it, ranked.
 func (lb *Leaderboard) hotReadCmd(key string) rueidis.Cacheable {
@@ -89,16 +81,21 @@ func (lb *Leaderboard) hotServes(tg target, start int64, count int) bool {
 	return lb.hot != nil && !tg.data && start+int64(count) <= int64(lb.hot.k)
 }
 
+// hotFirst is Top(n) from tg's mirror (hotServes).
+func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry, error) {
+	es, err := lb.hotEntries(ctx, tg)
+	if err != nil {
+		return nil, wrap("top", err)
+	}
+	return es[:min(n, len(es))], nil
+}
+
 // hotEntries reads tg's mirror, ranked, through the client-side cache;
 // a missing mirror (expired, deleted by a write, never built) is built
 // from the period by hot_top.lua, which also answers it.
 func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, error) {
 	key := lb.hotKey(tg)
-	cached := tg.hotRead
-	if tg.hot == "" {
-		cached = lb.hotReadCmd(key)
-	}
-	res := lb.client.DoCache(ctx, cached, hotTTL)
+	res := lb.client.DoCache(ctx, tg.hotRead, hotTTL)
 	vals, err := res.ToArray()
 	if err != nil {
 		return nil, err
@@ -138,7 +135,7 @@ func (lb *Leaderboard) hotUnmarked(es []Entry) ([]Entry, bool) {
 func (lb *Leaderboard) hotCalls(tgs []target) []scripts.Call {
 	calls := make([]scripts.Call, len(tgs))
 	for i, tg := range tgs {
-		calls[i] = scripts.HotTopCall(lb.readHeader(), lb.hotKey(tg), lb.hot.sets(tg), lb.hot.k, hotTTL.Milliseconds())
+		calls[i] = scripts.HotTopCall(lb.readHeader(), lb.hotKey(tg), lb.be.hotSets(tg), lb.hot.k, hotTTL.Milliseconds())
 	}
 	return calls
 }
@@ -167,19 +164,47 @@ func (lb *Leaderboard) hotRewritten(tgs []target, res []rueidis.RedisResult) ([]
 	return es, nil
 }
 
-// withHot runs a write's calls and then the rewrites of the mirrors of hot,
-// in one round trip, and returns the write's results. A write the server
-// had to load ran after the rewrites: they run again after it.
-func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot []target) ([]rueidis.RedisResult, error) {
-	res, again := scripts.ExecMultiAgain(ctx, lb.client, append(writes, lb.hotCalls(hot)...))
-	rewrites := res[len(writes):]
-	if len(hot) > 0 && len(again) > 0 && again[0] < len(writes) {
-		rewrites = scripts.ExecMulti(ctx, lb.client, lb.hotCalls(hot))
+// execThen runs a write's calls, then the calls after builds (the
+// rewrites or the deletes of top mirrors), in one round trip, and returns
+// the results of each. A write the server had to load ran after them
+// (ExecMultiAgain): they run again after it, in one more.
+func (lb *Leaderboard) execThen(ctx context.Context, writes []scripts.Call, after func() []scripts.Call) (w, a []rueidis.RedisResult) {
+	then := after()
+	if len(then) == 0 && len(writes) == 1 {
+		return []rueidis.RedisResult{writes[0].Exec(ctx, lb.client)}, nil
 	}
+	res, again := scripts.ExecMultiAgain(ctx, lb.client, slices.Concat(writes, then))
+	w, a = res[:len(writes)], res[len(writes):]
+	if len(then) > 0 && len(again) > 0 && again[0] < len(writes) {
+		a = scripts.ExecMulti(ctx, lb.client, after())
+	}
+	return w, a
+}
+
+// withHot runs a write's calls and then the rewrites of the mirrors of hot,
+// in one round trip (see execThen), and returns the write's results.
+func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot []target) ([]rueidis.RedisResult, error) {
+	res, rewrites := lb.execThen(ctx, writes, func() []scripts.Call { return lb.hotCalls(hot) })
 	if _, err := lb.hotRewritten(hot, rewrites); err != nil {
 		return nil, err
 	}
-	return res[:len(writes)], nil
+	return res, nil
+}
+
+// execThenDrop runs a write's calls, then deletes the top mirrors of tgs
+// (WithHotTop) that they may have changed, in one round trip (see
+// execThen), and returns the write's results. For keys that share one
+// node, where a rewrite reads the period in one script: a rewrite then
+// ran wholly before the write, and its mirror goes, or wholly after it.
+func (lb *Leaderboard) execThenDrop(ctx context.Context, writes []scripts.Call, tgs []target) []rueidis.RedisResult {
+	res, _ := lb.execThen(ctx, writes, func() []scripts.Call {
+		drop := lb.hotDrop(tgs)
+		if len(drop) == 0 {
+			return nil
+		}
+		return []scripts.Call{{Cmd: func() rueidis.Completed { return drop[0] }}}
+	})
+	return res
 }
 
 // hotFollow rewrites, in one more round trip, the mirrors of the windows

@@ -62,8 +62,8 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // error matching ErrPending (run Reset again). Submissions after the reset
 // count afresh. At returns ErrInvalidArgument. One round trip: an UNLINK
 // of the period's key, or on a sharded board one UNLINK a hash slot's
-// keys (its 4096 partitions included) in one DoMulti, and with WithHotTop
-// one more that deletes the top mirror again (see Delete).
+// keys (its 4096 partitions included) in one DoMulti (with WithHotTop on a
+// Cluster one more, which deletes the top mirror again: see Delete).
 func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	w, err := lb.currentWindow(q, "Reset")
 	if err != nil {
@@ -92,9 +92,11 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // after it returns an error matching ErrPending (run Delete again). Writes
 // that run while it does may leave keys behind: stop them first. One round
 // trip: one UNLINK of the board's keys (all in its slot), or on a sharded
-// board one UNLINK a hash slot's keys in one DoMulti; with WithHotTop on a
-// sharded board one more, which deletes the top mirrors again (on a
-// Cluster leaving their turn counters, which expire 10 seconds later).
+// board one UNLINK a hash slot's keys in one DoMulti, the top mirrors
+// (WithHotTop) last, so that one a read rebuilt meanwhile goes too; on a
+// Cluster, whose pipelines to different nodes keep no order, that takes
+// one more round trip, which leaves the mirrors' turn counters to expire
+// 10 seconds later.
 func (lb *Leaderboard) Delete(ctx context.Context) error {
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {

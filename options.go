@@ -144,9 +144,11 @@ func defaultConfig() config {
 // its Submits does on a sharded Cluster board (a rewrite that would not
 // change a mirror writes nothing). SubmitMany, Remove,
 // RemoveBetween, Reset, Delete, Rebuild and Check's repairs delete the
-// mirrors they may change (on a sharded board in one more round trip
-// after the write), and the next read builds them again: one script, or
-// on a sharded Cluster board the three round trips above. A cached answer
+// mirrors they may change, in the write's own round trip (Rebuild and
+// Check's repairs in one more; on a sharded Cluster board each in one
+// more after the write, with a turn), and the next read builds them
+// again: one script, or on a sharded Cluster board the three round trips
+// above. A cached answer
 // can trail a write that another process, or this one, made a moment
 // before: Redis invalidates it after the write's reply, within
 // milliseconds (BENCHMARKS.md); a mirror a crashed process left behind a

@@ -19,11 +19,7 @@ type plainBackend struct{ *Leaderboard }
 // IncludeData range.lua, which reads their data too.
 func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
 	if lb.hotServes(tg, 0, n) {
-		es, err := lb.hotEntries(ctx, tg)
-		if err != nil {
-			return nil, wrap("top", err)
-		}
-		return es[:min(n, len(es))], nil
+		return lb.hotFirst(ctx, tg, n)
 	}
 	if tg.data {
 		v, err := scripts.TopDataCall(lb.readHeader(), tg.key, lb.keys.Data(), n).Exec(ctx, lb.client).ToArray()
@@ -551,7 +547,7 @@ func (lb *plainBackend) submitManyScript(ctx context.Context, scores map[string]
 	for m, s := range scores {
 		members, values = append(members, m), append(values, lb.scriptValue(s))
 	}
-	err := lb.execThenDrop(ctx, scripts.ManyCall(lb.writeHeader(slot, nil), ks, expires, members, values), live).Error()
+	err := lb.execThenDrop(ctx, []scripts.Call{scripts.ManyCall(lb.writeHeader(slot, nil), ks, expires, members, values)}, live)[0].Error()
 	return lb.scriptErr("submit many", err, "a total")
 }
 
@@ -611,26 +607,14 @@ func (lb *plainBackend) remove(ctx context.Context, live []target, members []str
 	return wrap("remove", err)
 }
 
-// execThenDrop runs a write's script, then deletes the top mirrors of tgs
-// (WithHotTop) that it may have changed, in one round trip; again after a
-// script the server had to load, which ran after the first delete.
-func (lb *plainBackend) execThenDrop(ctx context.Context, call scripts.Call, tgs []target) rueidis.RedisResult {
-	drop := lb.hotDrop(tgs)
-	if len(drop) == 0 {
-		return call.Exec(ctx, lb.client)
-	}
-	res, again := scripts.ExecMultiAgain(ctx, lb.client, []scripts.Call{call, {Cmd: func() rueidis.Completed { return drop[0] }}})
-	if len(again) > 0 {
-		lb.client.Do(ctx, lb.hotDrop(tgs)[0])
-	}
-	return res[0]
-}
-
 // hotRewrite rewrites tgs' mirrors with one hot_top.lua each, in one
 // round trip.
 func (lb *plainBackend) hotRewrite(ctx context.Context, tgs []target) ([]Entry, error) {
 	return lb.hotRewriteAll(ctx, tgs)
 }
+
+// hotSets is the sorted set a rewrite of tg's mirror copies: tg's own.
+func (lb *plainBackend) hotSets(tg target) []string { return []string{tg.key} }
 
 // dropHot deletes tgs' mirrors, all in the board's slot: one UNLINK.
 func (lb *plainBackend) dropHot(ctx context.Context, tgs []target) error {

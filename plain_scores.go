@@ -69,7 +69,7 @@ func (lb *plainBackend) countBetween(ctx context.Context, tg target, r scoreRang
 
 // dropBetween removes one chunk of a score range with remove_between.lua.
 func (lb *plainBackend) dropBetween(ctx context.Context, tg target, r scoreRange, n int) (int64, bool, error) {
-	v, err := lb.execThenDrop(ctx, scripts.RemoveBetweenCall(lb.readHeader(), tg.key, r.storedLo, r.storedHi, n), []target{tg}).ToArray()
+	v, err := lb.execThenDrop(ctx, []scripts.Call{scripts.RemoveBetweenCall(lb.readHeader(), tg.key, r.storedLo, r.storedHi, n)}, []target{tg})[0].ToArray()
 	if err != nil {
 		return 0, false, err
 	}

@@ -206,8 +206,8 @@ func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []strin
 
 // unlink deletes keys: one UNLINK of each hash slot's keys (a shard's
 // 2,049 with its recent versions), all in one DoMulti (a Cluster spreads
-// them over their nodes).
-func (lb *shardedBackend) unlink(ctx context.Context, ks []string) error {
+// them over their nodes), then the commands of last, in the same DoMulti.
+func (lb *shardedBackend) unlink(ctx context.Context, ks []string, last ...rueidis.Completed) error {
 	bySlot := map[int][]string{}
 	var slots []int // in the order their first key came
 	for _, k := range ks {
@@ -217,11 +217,11 @@ func (lb *shardedBackend) unlink(ctx context.Context, ks []string) error {
 		}
 		bySlot[s] = append(bySlot[s], k)
 	}
-	cmds := make(rueidis.Commands, len(slots))
+	cmds := make(rueidis.Commands, len(slots), len(slots)+len(last))
 	for i, s := range slots {
 		cmds[i] = lb.client.B().Unlink().Key(bySlot[s]...).Build()
 	}
-	return firstErr(lb.client.DoMulti(ctx, cmds...))
+	return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
 }
 
 // withShadowLocal appends to a one-node write's calls the shadow's share:

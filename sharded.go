@@ -146,59 +146,69 @@ type shardSpan struct {
 // readSpans reads spans, in their order, in one round trip: one ZRANGE
 // each, but with better the first through shard_read.lua, which also counts
 // the members of its shard strictly better than its first entry (betterIn,
-// for Competition ranks). It returns the entries and how many each span
-// held. A member found in two shards (a move in flight, or a write that
-// crashed between its steps) keeps the copy in the shard of its
-// partition's value, read in one more round trip when it happens.
+// for Competition ranks). It returns the entries (see spanEntries) and how
+// many each span held.
 func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shardSpan, better bool) (all []Entry, held []int, betterIn int64, err error) {
-	all, held = []Entry{}, make([]int, len(spans))
+	held = make([]int, len(spans))
 	if len(spans) == 0 {
-		return all, held, 0, nil
+		return []Entry{}, held, 0, nil
 	}
 	calls := make([]scripts.Call, len(spans))
+	shards := make([]int, len(spans))
 	for k, sp := range spans {
 		key := lb.shardKey(sp.shard, tg)
+		shards[k] = sp.shard
 		if k == 0 && better {
 			calls[k] = scripts.ShardRangeCall(lb.readHeader(), key, sp.lo, sp.hi-sp.lo)
 			continue
 		}
 		calls[k] = scripts.Call{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, sp.lo, sp.hi-1) }}
 	}
-	var from []int           // shard of each entry
-	var seen map[string]bool // members read, when two spans may share one
-	if len(spans) > 1 {
-		seen = map[string]bool{}
-	}
-	var twice []string
+	lists := make([][]Entry, len(spans))
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
-		var es []Entry
 		if k == 0 && better {
-			es, betterIn, err = lb.shardRangeReply(r)
+			lists[k], betterIn, err = lb.shardRangeReply(r)
 		} else {
-			es, err = lb.zEntries(&r)
+			lists[k], err = lb.zEntries(&r)
 		}
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		held[k] = len(es)
-		if seen == nil { // one span: no member twice
-			if es != nil {
-				all = es
-			}
-			continue
+		held[k] = len(lists[k])
+	}
+	all, err = lb.spanEntries(ctx, tg, lists, shards)
+	return all, held, betterIn, err
+}
+
+// spanEntries joins the entries read from shards (lists[k] from shard
+// shards[k], in the board's order) into one list. A member found in two
+// shards (a move in flight, or a write that crashed between its steps)
+// keeps the copy in the shard of its partition's value, read in one more
+// round trip when it happens (keepCurrent).
+func (lb *shardedBackend) spanEntries(ctx context.Context, tg target, lists [][]Entry, shards []int) ([]Entry, error) {
+	if len(lists) == 1 { // one shard: no member twice
+		if lists[0] == nil {
+			return []Entry{}, nil
 		}
+		return lists[0], nil
+	}
+	all := []Entry{}
+	var from []int // shard of each entry
+	seen := map[string]bool{}
+	var twice []string
+	for k, es := range lists {
 		for _, e := range es {
 			if seen[e.Member] {
 				twice = append(twice, e.Member)
 			}
 			seen[e.Member] = true
-			all, from = append(all, e), append(from, spans[k].shard)
+			all, from = append(all, e), append(from, shards[k])
 		}
 	}
 	if len(twice) > 0 {
-		all, err = lb.keepCurrent(ctx, tg, all, from, twice)
+		return lb.keepCurrent(ctx, tg, all, from, twice)
 	}
-	return all, held, betterIn, err
+	return all, nil
 }
 
 // shardRangeReply decodes shard_read.lua's 'range' reply: the members strictly
@@ -688,11 +698,7 @@ func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 // held hintMargin more than n when last seen).
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
 	if lb.hotServes(tg, 0, n) {
-		es, err := lb.hotEntries(ctx, tg)
-		if err != nil {
-			return nil, wrap("top", err)
-		}
-		return es[:min(n, len(es))], nil
+		return lb.hotFirst(ctx, tg, n)
 	}
 	es, err := lb.topEntries(ctx, tg, n)
 	if err == nil && tg.data {
@@ -1056,11 +1062,12 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 
 // clear deletes the periods' shards (the shadow's too) with their recent
 // versions and the periods' partitions; with board, also every partition's
-// clock, id set and data, and Rebuild's marker. One round trip; with a hot
-// top one more, which deletes the mirrors again (a read may have built one
-// while the shards went) with a turn on a Cluster (which refuses a put read
-// before); the turn counters then expire with the mirrors' TTL, not an
-// hour later.
+// clock, id set and data, and Rebuild's marker. One round trip. With a hot
+// top the mirrors go after the rest, so that one a read rebuilt while the
+// shards went goes too: on one node last in the same pipeline; on a
+// Cluster, whose pipelines to different nodes keep no order, in one more
+// round trip, with a turn (which refuses a put read before); the turn
+// counters then expire with the mirrors' TTL, not an hour later.
 func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) error {
 	var ks []string
 	for _, tg := range tgs {
@@ -1078,6 +1085,9 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 			ks = append(ks, part.Clock(), part.IDs(), part.Data())
 		}
 		ks = append(ks, lb.keys.Marker())
+	}
+	if !lb.cluster {
+		return lb.unlink(ctx, ks, lb.hotDrop(tgs)...)
 	}
 	if err := lb.unlink(ctx, ks); err != nil {
 		return err

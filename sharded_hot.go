@@ -28,9 +28,9 @@ import (
 // after a crash.
 const hotTurnTTL = time.Hour
 
-// bestFirstKeys lists tg's shards, best first: what a rewrite on one node
+// hotSets lists tg's shards, best first: what a rewrite on one node
 // (hot_top.lua) copies the first k from.
-func (lb *shardedBackend) bestFirstKeys(tg target) []string {
+func (lb *shardedBackend) hotSets(tg target) []string {
 	ks := make([]string, len(lb.bestFirst))
 	for j, i := range lb.bestFirst {
 		ks[j] = lb.shardKey(i, tg)
@@ -113,9 +113,8 @@ func (lb *shardedBackend) hotTurns(ctx context.Context, tgs []target, drop bool,
 }
 
 // hotRead reads every shard's first k of each of tgs, all in one round
-// trip, and keeps each period's first k across its shards, with their
-// stored values in Score (one copy of a member found in two shards: see
-// keepCurrent).
+// trip, and keeps each period's first k across its shards (spanEntries),
+// with their stored values in Score.
 func (lb *shardedBackend) hotRead(ctx context.Context, tgs []target) ([][]Entry, error) {
 	k, n := lb.hot.k, len(lb.bestFirst)
 	cmds := make(rueidis.Commands, 0, n*len(tgs))
@@ -127,28 +126,16 @@ func (lb *shardedBackend) hotRead(ctx context.Context, tgs []target) ([][]Entry,
 	res := lb.client.DoMulti(ctx, cmds...)
 	out := make([][]Entry, len(tgs))
 	for t, tg := range tgs {
-		var all []Entry
-		var from []int
-		var twice []string
-		seen := map[string]bool{}
-		for j, i := range lb.bestFirst {
-			es, err := lb.zStored(&res[t*n+j])
-			if err != nil {
+		lists := make([][]Entry, n)
+		for j := range lists {
+			var err error
+			if lists[j], err = lb.zStored(&res[t*n+j]); err != nil {
 				return nil, err
-			}
-			for _, e := range es {
-				if seen[e.Member] {
-					twice = append(twice, e.Member)
-				}
-				seen[e.Member] = true
-				all, from = append(all, e), append(from, i)
 			}
 		}
-		if len(twice) > 0 {
-			var err error
-			if all, err = lb.keepCurrent(ctx, tg, all, from, twice); err != nil {
-				return nil, err
-			}
+		all, err := lb.spanEntries(ctx, tg, lists, lb.bestFirst)
+		if err != nil {
+			return nil, err
 		}
 		out[t] = all[:min(k, len(all))]
 	}

@@ -216,7 +216,7 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string
 		for piece := range slices.Chunk(members, evictPiece) {
 			calls = append(calls, lb.withShadowLocal([]scripts.Call{lb.manyLocalCall("evict", live, piece, nil, 0)}, live, piece)...)
 		}
-		return lb.afterWrite(ctx, live, firstErr(scripts.ExecMulti(ctx, lb.client, calls)))
+		return firstErr(lb.execThenDrop(ctx, calls, live))
 	}
 	for piece := range slices.Chunk(members, evictPiece) {
 		rows, err := lb.partWrite(ctx, "evict", live, piece, nil, 0)
@@ -572,7 +572,7 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own in
 	better := betterOut + p
 	es := append(append(make([]Entry, 0, len(before)+len(after)), before...), after...)
 	lb.rankEntries(es, better-int64(len(before)), 0)
-	return better + 1, es, true, lb.dataIf(ctx, tg, es)
+	return better + 1, es, true, nil
 }
 
 // ownCalls is how many commands ownShardCmds makes: MULTI, ZCOUNT, the

@@ -498,7 +498,7 @@ func formatBounds(lb *Leaderboard, bounds []float64) (scale string, args []strin
 // its share in the same round trip.
 func (lb *shardedBackend) manyLocal(ctx context.Context, mode string, live []target, members, values []string, slot int64) error {
 	calls := lb.withShadowLocal([]scripts.Call{lb.manyLocalCall(mode, live, members, values, slot)}, live, members)
-	return firstErr(scripts.ExecMulti(ctx, lb.client, calls))
+	return firstErr(lb.execThenDrop(ctx, calls, live))
 }
 
 // manyLocalCall is manyLocal's script call.
@@ -535,10 +535,7 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 		values = append(values, lb.scriptValue(s))
 	}
 	if !lb.cluster {
-		if err := lb.manyLocal(ctx, "submit", live, members, values, slot); err != nil {
-			return lb.scriptErr("submit many", err, "a total")
-		}
-		return wrap("submit many", lb.dropHot(ctx, live))
+		return lb.scriptErr("submit many", lb.manyLocal(ctx, "submit", live, members, values, slot), "a total")
 	}
 	rows, err := lb.partWrite(ctx, "submit", live, members, values, slot)
 	if err != nil {
@@ -669,7 +666,7 @@ func (lb *shardedBackend) allShards() []int {
 // remove is Remove on a sharded board.
 func (lb *shardedBackend) remove(ctx context.Context, live []target, members []string) error {
 	if !lb.cluster {
-		return wrap("remove", lb.afterWrite(ctx, live, lb.manyLocal(ctx, "remove", live, members, nil, 0)))
+		return wrap("remove", lb.manyLocal(ctx, "remove", live, members, nil, 0))
 	}
 	rows, err := lb.partWrite(ctx, "remove", live, members, nil, 0)
 	if err != nil {
