@@ -135,7 +135,7 @@ func (lb *Leaderboard) NewBatcher(opts ...BatchOption) (*Batcher, error) {
 // batch is the submissions a Batcher collects and writes together.
 type batch struct {
 	writes  []*batchWrite
-	open    map[string]*batchWrite // by foldKey: the write a submission folds into
+	open    map[foldID]*batchWrite // the write a submission folds into
 	records []Submission           // for the store: every submission, in arrival order
 	ctx     context.Context        // the first submission's, without its cancel
 	timer   *time.Timer
@@ -225,14 +225,15 @@ func (b *Batcher) isClosed() bool {
 // submitTargets filled it).
 func (b *Batcher) join(ctx context.Context, sub submission, live []target, where []int, windows []WindowResult) (*batch, *batchWrite, *batchJoin, error) {
 	lb := b.lb
+	// Built before the lock, which every submission of the board takes.
+	key := foldKey(sub.member, live)
+	j := &batchJoin{sub: sub, out: windows}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, nil, nil, ErrClosed
 	}
 	b.joined++
-	j := &batchJoin{sub: sub, out: windows}
-	key := foldKey(sub.member, live)
 	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, sub) {
 		w.joins = append(w.joins, j)
 		b.record(bt, j, w)
@@ -240,7 +241,7 @@ func (b *Batcher) join(ctx context.Context, sub submission, live []target, where
 	}
 	bt := b.cur
 	if bt == nil {
-		bt = &batch{open: map[string]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+		bt = &batch{open: map[foldID]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 		bt.timer = time.AfterFunc(b.window, func() { b.sendIfCurrent(bt) })
 		b.cur = bt
 	}
@@ -258,7 +259,7 @@ func (b *Batcher) join(ctx context.Context, sub submission, live []target, where
 // newestWrite finds the member's newest write under key in a batch that
 // has not started writing: the batch collecting, then the batches sent,
 // newest first. Called with b.mu held.
-func (b *Batcher) newestWrite(key string) (*batch, *batchWrite) {
+func (b *Batcher) newestWrite(key foldID) (*batch, *batchWrite) {
 	if b.cur != nil {
 		if w := b.cur.open[key]; w != nil {
 			return b.cur, w
@@ -286,17 +287,32 @@ func (b *Batcher) record(bt *batch, j *batchJoin, w *batchWrite) {
 	bt.records = append(bt.records, j.record...)
 }
 
-// foldKey names a member's write to the periods live.
-func foldKey(member string, live []target) string {
-	var sb strings.Builder
-	sb.WriteString(strconv.Itoa(len(member)))
-	sb.WriteByte(':')
-	sb.WriteString(member)
+// foldID names a member's write to a set of periods: submissions with
+// the same foldID fold into one write.
+type foldID struct {
+	member  string
+	periods string // the periods' keys: one key as it is, more each length-prefixed
+}
+
+// foldKey names a member's write to the periods live; with one window
+// (most boards) it costs no allocation.
+func foldKey(member string, live []target) foldID {
+	if len(live) == 1 {
+		return foldID{member: member, periods: live[0].key}
+	}
+	n := 0
 	for _, tg := range live {
-		sb.WriteByte(0)
+		n += len(tg.key) + 11
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	var num [20]byte
+	for _, tg := range live {
+		sb.Write(strconv.AppendInt(num[:0], int64(len(tg.key)), 10))
+		sb.WriteByte(':')
 		sb.WriteString(tg.key)
 	}
-	return sb.String()
+	return foldID{member: member, periods: sb.String()}
 }
 
 // foldInto folds next into w, an earlier submission of the same member to

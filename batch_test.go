@@ -289,6 +289,50 @@ func TestBatcherRefusals(t *testing.T) {
 	})
 }
 
+// TestBatcherFoldsPerPeriods: a member's submissions fold only when they
+// go to the same periods. On a board with an all-time and a daily window,
+// a submission WithTime yesterday (whose daily period is still kept) is a
+// write of its own beside the member's two of today, which fold: today's
+// daily period never sees yesterday's score. On every backend, unsharded
+// and sharded.
+func TestBatcherFoldsPerPeriods(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for name, opts := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(30)}} {
+			t.Run(name, func(t *testing.T) {
+				board, err := lb.New(b.Client, b.BoardName(t), append(opts,
+					lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)))...)
+				require.NoError(t, err)
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				var seqs []int
+				lb.TraceBatch(bt, func(seq int) { seqs = append(seqs, seq) })
+				yesterday := future.AddDate(0, 0, -1)
+				calls := []*batchCall{{member: "a", score: 10}, {member: "a", score: 50}, {member: "a", score: 20}}
+				got := runBatcherAt(t, bt, calls, []time.Time{{}, yesterday, {}})
+				require.Equal(t, []int{0, 1, 0}, seqs, "today's two fold, yesterday's is its own write")
+				for _, c := range got {
+					require.NoError(t, c.err)
+				}
+				today, past := lb.Daily().Period(future).ID, lb.Daily().Period(yesterday).ID
+				require.Equal(t, today, got[0].res.Windows[1].Period)
+				require.Equal(t, 20.0, got[0].res.Windows[1].Standing.Score, "today: the best of today's two")
+				require.Equal(t, got[0].res.Windows, got[2].res.Windows, "folded together: one answer")
+				require.Equal(t, past, got[1].res.Windows[1].Period)
+				require.Equal(t, 50.0, got[1].res.Windows[1].Standing.Score)
+				require.Equal(t, 20.0, got[1].res.Windows[0].Previous.Score, "all-time: written after today's")
+				for at, want := range map[time.Time]float64{future: 20, yesterday: 50} {
+					st, err := board.Rank(context.Background(), "a", lb.In(lb.Daily()), lb.At(at))
+					require.NoError(t, err)
+					require.Equal(t, want, st.Score, "daily period of %v", at)
+				}
+				st, err := board.Rank(context.Background(), "a")
+				require.NoError(t, err)
+				require.Equal(t, 50.0, st.Score)
+			})
+		}
+	})
+}
+
 // batchTieBreak holds scores up to 1,000 with no decimals.
 func batchTieBreak(t *testing.T) lb.TieBreak {
 	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Now().Add(-time.Hour), Resolution: time.Second, MaxScore: 1000})

@@ -189,11 +189,28 @@ func (lb *Leaderboard) windowLivePeriods(w Window, now time.Time) ([]target, err
 // of windows: what a write goes to.
 func (lb *Leaderboard) targetsAt(t time.Time) ([]target, error) {
 	out := make([]target, len(lb.windows))
-	for i, w := range lb.windows {
-		var err error
-		if out[i], err = lb.target(w, t); err != nil {
+	for i := range lb.windows {
+		// The current period, copied straight into out: every write
+		// passes here, often on a fresh goroutine whose stack a target
+		// held in this frame would make grow.
+		if c := lb.current[i].Load(); c != nil && c.holds(t) {
+			out[i] = *c
+			continue
+		}
+		if err := lb.targetInto(&out[i], lb.windows[i], t); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// targetInto resolves into dst what target does: the slow way of
+// targetsAt, out of its frame (not inlined, or the target it holds lands
+// in targetsAt's frame again).
+//
+//go:noinline
+func (lb *Leaderboard) targetInto(dst *target, w Window, t time.Time) error {
+	tg, err := lb.target(w, t)
+	*dst = tg
+	return err
 }

@@ -125,13 +125,14 @@ func (lb *Leaderboard) submitTargets(sub submission, out []WindowResult) (live [
 	live = all[:0] // filtered in place: live[j] is written after all[j] is read
 	where = make([]int, 0, len(all))
 	now := sub.at.UnixMilli()
-	for i, tg := range all {
+	for i := range all {
+		tg := &all[i] // not a copy: this runs on every write's stack
 		out[i] = WindowResult{Window: tg.window.Name(), Period: tg.period.ID, Previous: Entry{Member: sub.member}}
 		if tg.expire != 0 && tg.expire <= now {
 			out[i].Closed = true
 			continue
 		}
-		live = append(live, tg)
+		live = append(live, *tg)
 		where = append(where, i)
 	}
 	return live, where, nil
