@@ -55,9 +55,18 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // (shard_batch.lua, with a shadow layout's share after it in the same
 // round trip while one is kept, as Submit sends it): each write is atomic
 // across its windows, and the batch as a whole too, the first time a
-// server runs the script excepted. On a sharded board on a Cluster the
-// folded writes are sent at once, each a Submit of its own (atomic per
-// member as Submit is, not as a batch). A caller whose ctx ends before its
+// server runs the script excepted. On a sharded board on a Cluster a
+// batch takes Submit's two steps, each one round trip for the whole
+// batch: the members' partitions (a call for the members of a partition
+// that go to the same periods with the same time slot and data), then the
+// shards (a call for each shard of each period written). Each write is
+// atomic in each step, as a Submit is, not the batch as a whole, and each
+// caller's standings are its rank in its shard when its write applied
+// with the other shards' counts after the batch (so Total too is the
+// count after the batch), as if the batch's writes were Submits sent at
+// once. A member's further writes in the batch (WithTime, to other
+// periods) and the writes of a partition call Redis refused are written
+// after it, each as a Submit. A caller whose ctx ends before its
 // batch is written gets ctx's error; its submission may still be written,
 // as a Submit that times out may have been. The batch's write runs with
 // the values, not the deadline, of the ctx of the first submission in it:

@@ -333,6 +333,53 @@ func TestBatcherFoldsPerPeriods(t *testing.T) {
 	})
 }
 
+// TestBatcherShardedStandings: a sharded board's batch reports each
+// caller's standings from its shards, on one node (in batch order) and on
+// a Cluster (each shard's ranks when the write applied, the other shards'
+// counts after the batch): a new member in the best shard, a member moving
+// there from a worse one, and a new member in the shard between, in that
+// order, get exactly the ranks the board shows after (and totals as each
+// write applied, or on a Cluster after the batch), and the mover's
+// previous rank counts the newcomers above it (on a Cluster also the one
+// written after it).
+func TestBatcherShardedStandings(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, rank := range []lb.RankMode{lb.Ordinal, lb.Competition} {
+			t.Run(fmt.Sprint(rank), func(t *testing.T) {
+				ctx := context.Background()
+				board, err := lb.New(b.Client, shardName(t, b), lb.WithShards(0, 50, 2000), lb.WithRanking(rank))
+				require.NoError(t, err)
+				for m, v := range map[string]float64{"a": 10, "b": 100, "c": 3000, "y": 20} {
+					_, err := board.Submit(ctx, m, v)
+					require.NoError(t, err)
+				}
+				calls := []*batchCall{{member: "z", score: 5000}, {member: "y", score: 2500}, {member: "x", score: 60}}
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				got := runBatcherOn(t, bt, calls)
+				totals := []int64{5, 5, 6} // when each write applied
+				if b.Name == "cluster" {
+					totals = []int64{6, 6, 6} // the shards' counts after the batch
+				}
+				for i, c := range calls {
+					require.NoError(t, got[i].err)
+					st, err := board.Rank(ctx, c.member)
+					require.NoError(t, err)
+					require.Equal(t, st.Entry, got[i].res.Entry, c.member)
+					require.Equal(t, totals[i], got[i].res.Total, c.member)
+				}
+				prev := int64(4) // z above it
+				if b.Name == "cluster" {
+					prev = 5 // and x, which landed above it in the same batch
+				}
+				require.Equal(t, lb.Entry{Member: "y", Score: 20, Rank: prev}, got[1].res.Previous)
+				require.True(t, got[1].res.Changed)
+				require.Equal(t, lb.Entry{Member: "z"}, got[0].res.Previous)
+			})
+		}
+	})
+}
+
 // batchTieBreak holds scores up to 1,000 with no decimals.
 func batchTieBreak(t *testing.T) lb.TieBreak {
 	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Now().Add(-time.Hour), Resolution: time.Second, MaxScore: 1000})
@@ -372,47 +419,52 @@ func runBatcherAt(t *testing.T, b *lb.Batcher, calls []*batchCall, at []time.Tim
 
 // TestBatcherRoundTrips: on an unsharded board, and on a sharded one whose
 // keys share one node (also while it keeps a shadow layout), a batch is
-// one call to Redis (once its script is
-// loaded), whatever it holds: 40 submissions of 10 members, with data,
-// under every policy and rank mode, with a hot top (the mirror's rewrite
-// rides in the same call). (On a Cluster a sharded board writes each
-// folded write as a Submit: see submitBatch.)
+// one call to Redis (once its scripts are loaded), whatever it holds: 40
+// submissions of 10 members, with data, under every policy and rank mode,
+// with a hot top (the mirror's rewrite rides in the same call). On a
+// Cluster a sharded board's batch is two (its partitions, then its
+// shards), and three more for the hot top it reached (a turn, the shards'
+// first k, the put).
 func TestBatcherRoundTrips(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		kinds := append(slices.Clone(hotKinds), struct {
 			name string
 			opts []lb.Option
 		}{"moving", []lb.Option{lb.WithShards(0, 50, 2000), lb.WithShadowShards(10, 100)}})
-		if b.Name == "cluster" {
-			kinds = kinds[:1]
-		}
 		for _, kind := range kinds {
-			t.Run(kind.name, func(t *testing.T) { runBatcherRoundTrips(t, b, kind.opts) })
+			want := int64(1)
+			if b.Name == "cluster" && kind.name != "plain" {
+				want = 2 + 3
+			}
+			t.Run(kind.name, func(t *testing.T) { runBatcherRoundTrips(t, b, kind.opts, want) })
 		}
 	})
 }
 
-func runBatcherRoundTrips(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+func runBatcherRoundTrips(t *testing.T, b *testredis.Backend, kind []lb.Option, want int64) {
 	for _, policy := range []lb.Policy{lb.KeepBest, lb.Replace, lb.Accumulate} {
 		for _, rank := range []lb.RankMode{lb.Ordinal, lb.Competition} {
 			cc := &testredis.CountingClient{Client: b.Client}
 			board, err := lb.New(cc, shardName(t, b), append([]lb.Option{lb.WithPolicy(policy), lb.WithRanking(rank),
 				lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithHotTop(5)}, kind...)...)
 			require.NoError(t, err)
-			calls := make([]*batchCall, 40)
-			for i := range calls {
-				calls[i] = &batchCall{member: fmt.Sprintf("m%d", i%10), score: float64(i % 7), data: fmt.Sprint(i)}
+			calls := func(base int) []*batchCall {
+				out := make([]*batchCall, 40)
+				for i := range out {
+					out[i] = &batchCall{member: fmt.Sprintf("m%d", i%10), score: float64(base + i%7), data: fmt.Sprint(i)}
+				}
+				return out
 			}
 			bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
 			require.NoError(t, err)
-			runBatcherOn(t, bt, calls[:1]) // loads the scripts
+			runBatcherOn(t, bt, calls(0)) // loads the scripts on every node
 			bt, err = board.NewBatcher(lb.WithBatchWindow(time.Minute))
 			require.NoError(t, err)
 			before := cc.Calls()
-			for _, r := range runBatcherOn(t, bt, calls) {
+			for _, r := range runBatcherOn(t, bt, calls(10)) {
 				require.NoError(t, r.err)
 			}
-			require.Equal(t, int64(1), cc.Calls()-before, "%v %v", policy, rank)
+			require.Equal(t, want, cc.Calls()-before, "%v %v", policy, rank)
 		}
 	}
 }

@@ -26,8 +26,10 @@
 // Rebuild, Verify, Seal and Check take as many as their data needs. A
 // Batcher (NewBatcher) writes a batch of folded Submits as one script, in
 // one round trip on an unsharded board and on a sharded one whose keys
-// share one node (a folded Accumulate write Redis refuses takes one more a
-// submission in it).
+// share one node, and in Submit's two steps, each one round trip for the
+// batch, on a sharded board on a Cluster (where a member's further writes
+// in the batch, to other periods, take a Submit each after it); a folded
+// Accumulate write Redis refuses takes one more a submission in it.
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction
 // of plain commands, or in one Lua script where the write must branch on

@@ -140,9 +140,9 @@ func defaultConfig() config {
 // slots than the mirror, in three more (a turn on the mirror, the shards'
 // first k, the put; see hot_put.lua). A Batcher's batch rewrites the
 // mirrors of the periods it wrote, in its round trip where the batch is
-// one script (an unsharded board, a sharded one on one node), as each of
-// its Submits does on a sharded Cluster board (a rewrite that would not
-// change a mirror writes nothing). SubmitMany, Remove,
+// one script (an unsharded board, a sharded one on one node), and on a
+// sharded Cluster board once for the batch, in the three more round trips
+// (a rewrite that would not change a mirror writes nothing). SubmitMany, Remove,
 // RemoveBetween, Reset, Delete, Rebuild and Check's repairs delete the
 // mirrors they may change, in the write's own round trip (Rebuild and
 // Check's repairs in one more; on a sharded Cluster board each in one

@@ -14,16 +14,19 @@ import (
 const batchInFlight = 64
 
 // submitBatch writes a Batcher's batch on a sharded board: on one node as
-// one script (submitBatchLocal); on a Cluster every folded write is a
-// Submit of its own (atomic per member as Submit is), sent batchInFlight at
-// a time. A member's writes to different periods stay in their order.
-// Each write's error is its own.
+// one script (submitBatchLocal), on a Cluster in Submit's two steps, each
+// one round trip for the whole batch (submitBatchCluster).
 func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) error {
 	if !lb.cluster {
 		return lb.submitBatchLocal(ctx, ws)
 	}
-	// A member with writes to several periods (WithTime) has them in
-	// arrival order: they run one after another, the members at once.
+	return lb.submitBatchCluster(ctx, ws)
+}
+
+// submitEach writes writes each as a Submit of its own, sent batchInFlight
+// at a time; a member's writes run one after another, in their order, the
+// members at once. Each write's error is its own.
+func (lb *shardedBackend) submitEach(ctx context.Context, ws []*batchWrite) {
 	byMember := map[string][]*batchWrite{}
 	var order []string
 	for _, w := range ws {
@@ -45,7 +48,6 @@ func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) err
 		}(byMember[m])
 	}
 	wg.Wait()
-	return nil
 }
 
 // submitBatchLocal writes a batch on a sharded board whose keys share one

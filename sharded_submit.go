@@ -356,15 +356,14 @@ func (lb *shardedBackend) shardReplies(ctx context.Context, member string, live 
 // and the entry before, with global ranks from the shards' counts. It
 // reports whether a shard refused the write as late.
 func (lb *shardedBackend) shardStanding(member string, row indexRow, mv shardMove, replies []rueidis.RedisResult, swept map[int]int64, wr *WindowResult) (bool, error) {
-	cards := make([]int64, len(replies))
-	var put, del [4]int64 // before, after, worse after, card
+	seen := shardSeen{cards: make([]int64, len(replies))}
 	late := false
 	for i, r := range replies {
 		if i != mv.to && i != mv.from {
 			var err error
 			if c, ok := swept[i]; ok {
-				cards[i] = c
-			} else if cards[i], err = r.AsInt64(); err != nil {
+				seen.cards[i] = c
+			} else if seen.cards[i], err = r.AsInt64(); err != nil {
 				return false, err
 			}
 			continue
@@ -374,27 +373,46 @@ func (lb *shardedBackend) shardStanding(member string, row indexRow, mv shardMov
 			return false, fmt.Errorf("shard write returned %v: %w", v, err)
 		}
 		late = late || v[0] == 1
-		cards[i] = v[4]
+		seen.cards[i] = v[4]
 		if i == mv.to {
-			copy(put[:], v[1:])
+			copy(seen.put[:], v[1:4])
 		} else {
-			copy(del[:], v[1:])
+			copy(seen.del[:], v[1:4])
 		}
 	}
+	lb.seenStanding(member, row, mv, seen, wr)
+	return late, nil
+}
+
+// shardSeen is what the second step of a write on a Cluster saw of a
+// member in one window: every shard's count after it, and the member's
+// ranks in its new shard (put) and in its old one (del): before, after,
+// and members worse after (see shard_write.lua).
+type shardSeen struct {
+	cards    []int64
+	put, del [3]int64
+}
+
+// seenStanding is a write's result in one window, from the partition's
+// row and what the shards showed: the standing after, and the entry
+// before, with global ranks from the shards' counts. It takes seen.cards
+// for its own.
+func (lb *shardedBackend) seenStanding(member string, row indexRow, mv shardMove, seen shardSeen, wr *WindowResult) {
+	cards := seen.cards
 	total := sum(cards)
 	wr.Standing = Standing{Entry: Entry{Member: member}, Total: total}
 	if row.has {
-		rank, worse := lb.globalRank(cards, mv.to, put[1], put[2])
+		rank, worse := lb.globalRank(cards, mv.to, seen.put[1], seen.put[2])
 		wr.Standing = lb.standing(member, lb.plain(storedNow(row)), rank, worse, total)
 	}
 	if !row.had {
 		wr.Changed = row.has
-		return late, nil
+		return
 	}
 	prev, _ := strconv.ParseFloat(row.prev, 64)
-	inPrev := put[0]
+	inPrev := seen.put[0]
 	if mv.from != mv.to {
-		inPrev = del[0]
+		inPrev = seen.del[0]
 		cards[mv.from]++ // as they were before this write
 		if mv.to >= 0 {
 			cards[mv.to]--
@@ -403,7 +421,6 @@ func (lb *shardedBackend) shardStanding(member string, row indexRow, mv shardMov
 	prank, _ := lb.globalRank(cards, mv.from, inPrev, 0)
 	wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank}
 	wr.Changed = lb.plain(prev) != lb.plain(storedNow(row))
-	return late, nil
 }
 
 // storedNow is the row's stored value after the write.

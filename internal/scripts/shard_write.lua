@@ -16,13 +16,14 @@
 --          'put', 'del', 'keep' (nothing to write: the member's value did
 --          not change; only its ranks are reported), or 'sweep': a delete
 --          of a copy a crashed write left behind, which remembers nothing
---          where there is no copy
+--          where there is no copy (and never reports ranks)
 --
 -- Returns per op: 1 when it came too late and was refused (the caller
--- gives it a new version and sends it again), else 0; when reporting, then
--- its rank in the shard before and after (0 when absent; competition: 1 +
--- members strictly better), members strictly worse after (-1 when not
--- competition); then, always, the shard's member count.
+-- gives it a new version and sends it again), else 0; when reporting and
+-- not a sweep, then its rank in the shard before and after (0 when
+-- absent; competition: 1 + members strictly better), members strictly
+-- worse after (-1 when not competition); then, always, the shard's member
+-- count.
 local key = KEYS[1]
 local exp, report = ARGV[REST], ARGV[REST + 1] == '1'
 local now = now_ms()
@@ -49,14 +50,16 @@ for j = REST + 2, #ARGV, 4 do
   local k = 2 * ((j - REST - 2) / 4 + 1)
   local r0, r1 = KEYS[k], KEYS[k + 1]
   local cur = KEYS[k + bucket % 2]
+  local reports = report and op ~= 'sweep'
   local before = 0
-  if report then
+  if reports then
     before = rank(member)
   elseif op == 'sweep' and redis.call('ZSCORE', key, member) then
     before = 1
   end
   local late = op ~= 'keep' and now - math.floor(version / TICKS) > LATE
-  if op ~= 'keep' and not late and version > recent_of(r0, r1, member) and (op ~= 'sweep' or before > 0) then
+  -- A sweep where there is no copy reads no versions.
+  if op ~= 'keep' and not late and (op ~= 'sweep' or before > 0) and version > recent_of(r0, r1, member) then
     if op == 'put' then
       redis.call('ZADD', key, value, member)
     else
@@ -66,7 +69,7 @@ for j = REST + 2, #ARGV, 4 do
     remembered[cur] = true
   end
   if late then out[#out + 1] = 1 else out[#out + 1] = 0 end
-  if report then
+  if reports then
     local w = -1
     if COMP then
       local v = redis.call('ZSCORE', key, member)
