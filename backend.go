@@ -23,7 +23,8 @@ type backend interface {
 	// submitBatch writes a Batcher's folded writes, each as submit writes
 	// one (all its windows or none), reporting each into its out and a
 	// refusal or failure of its own into its err; the error is the batch's
-	// when it may have written none of them.
+	// when its writes failed together (none written, or, between a
+	// Cluster's two steps, not known which).
 	submitBatch(ctx context.Context, ws []*batchWrite) error
 	// submitMany writes a checked bulk load; slot is the tie-break's time
 	// slot of the board's clock.

@@ -64,7 +64,8 @@
 // is one (writethrough.go), and then makes one call to the board's backend.
 // The backend (backend.go) is chosen once, in New: plainBackend (plain.go),
 // one sorted set per window period; or shardedBackend (sharded.go,
-// sharded_submit.go, sharded_hot.go, check.go), shards beside partitions of the members'
+// sharded_submit.go, sharded_batch.go, sharded_batch_cluster.go,
+// sharded_hot.go, check.go), shards beside partitions of the members'
 // stored values, which also decides once whether a write is one script
 // (every key on one node) or two steps (a Cluster), and which may hold a
 // second shardedBackend, the shadow layout every write also keeps while the

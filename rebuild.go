@@ -246,7 +246,7 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 		return nil
 	})
 	if err != nil {
-		return members, fmt.Errorf("leaderboard: rebuild %s/%s: %w", tg.window.Name(), tg.period.ID, err)
+		return members, wrap("rebuild "+tg.window.Name()+"/"+tg.period.ID, err)
 	}
 	// Every command must have reached Redis before the swap.
 	if err := batch.finish(); err != nil {

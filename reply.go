@@ -20,8 +20,23 @@ func wrap(op string, err error) error {
 	if rueidis.IsRedisNil(err) {
 		err = errNilReply
 	}
-	return fmt.Errorf("leaderboard: %s: %w", op, err)
+	return &opError{op: op, err: err}
 }
+
+// opError is an error of the operation op. The package's prefix opens
+// its message once: an error of an inner step (one wrapped already, or a
+// sentinel's) reads "leaderboard: set: submit: ...", not "leaderboard:
+// set: leaderboard: submit: ...".
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string {
+	return "leaderboard: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "leaderboard: ")
+}
+
+func (e *opError) Unwrap() error { return e.err }
 
 // execResult returns the replies of a MULTI ... EXEC pipeline's EXEC, or the
 // first error of the pipeline (a queued command refused, EXEC aborted).

@@ -1,9 +1,14 @@
 package leaderboard
 
 import (
+	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzFormatScore checks that every finite score survives the trip through
@@ -32,4 +37,22 @@ func FuzzFormatScore(f *testing.F) {
 			t.Fatalf("formatScore(%v) = %q parses back as %v", s, str, back)
 		}
 	})
+}
+
+// TestWrapOnce: an operation's error names the package once, however many
+// steps wrapped it, and still unwraps to its cause.
+func TestWrapOnce(t *testing.T) {
+	inner := wrap("submit", io.EOF)
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{wrap("set", inner), "leaderboard: set: submit: EOF"},
+		{wrap("set", fmt.Errorf("%w: adding 1 to \"a\"", ErrInvalidScore)), "leaderboard: set: invalid score: adding 1 to \"a\""},
+		{wrap("top", rueidis.Nil), "leaderboard: top: unexpected nil reply"},
+	} {
+		require.EqualError(t, c.err, c.want)
+	}
+	require.ErrorIs(t, wrap("set", inner), io.EOF)
+	require.ErrorIs(t, wrap("set", fmt.Errorf("%w: x", ErrInvalidScore)), ErrInvalidScore)
 }

@@ -99,7 +99,7 @@ func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyRepor
 		err = compare()
 	}
 	if err != nil {
-		return r, fmt.Errorf("leaderboard: verify %s/%s: %w", tg.window.Name(), tg.period.ID, err)
+		return r, wrap("verify "+tg.window.Name()+"/"+tg.period.ID, err)
 	}
 	if r.RedisMembers, err = lb.be.count(ctx, tg); err != nil {
 		return r, wrap("verify", err)
