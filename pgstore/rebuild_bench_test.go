@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/redisnode"
 	"github.com/skiprank/leaderboard/internal/redisurl"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
@@ -467,21 +468,18 @@ WHERE board = $1 AND "window" = 'alltime' AND period = 'alltime' ORDER BY score 
 // that block Redis for more than a second.
 func deleteBoardKeys(b *testing.B, client rueidis.Client, board string) {
 	ctx := context.Background()
-	var cursor uint64
-	for {
-		e, err := client.Do(ctx, client.B().Scan().Cursor(cursor).Match("lb:{"+board+"}:*").Count(1000).Build()).AsScanEntry()
-		require.NoError(b, err)
-		for _, k := range e.Elements {
+	err := redisnode.Scan(ctx, client, "lb:{"+redisnode.GlobEscape(board)+"}:*", func(keys []string) error {
+		for _, k := range keys {
 			card, _ := client.Do(ctx, client.B().Zcard().Key(k).Build()).AsInt64() // 0 for other types
 			start := time.Now()
-			require.NoError(b, client.Do(ctx, client.B().Del().Key(k).Build()).Error())
+			if err := client.Do(ctx, client.B().Del().Key(k).Build()).Error(); err != nil {
+				return err
+			}
 			if d := time.Since(start); d > time.Second {
 				b.Logf("DEL %s (%d members) blocked Redis for %v", k, card, d.Round(time.Millisecond))
 			}
 		}
-		if e.Cursor == 0 {
-			return
-		}
-		cursor = e.Cursor
-	}
+		return nil
+	})
+	require.NoError(b, err)
 }

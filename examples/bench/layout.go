@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/redisnode"
 )
 
 // The layout report (-layout) answers where a sharded board's bytes and
@@ -163,20 +164,14 @@ func (b *bench) settle(ctx context.Context, lb *layoutBoard, progress console) e
 func (b *bench) layoutSizes(ctx context.Context, lb *layoutBoard) error {
 	nodes := b.c.nodes()
 	lb.keys = keySizes{bytes: map[string]int64{}, count: map[string]int{}, node: make([]int64, len(nodes))}
-	pattern := globEscape(b.cfg.prefix+":{"+lb.name) + "[}#]*"
+	pattern := redisnode.GlobEscape(b.cfg.prefix+":{"+lb.name) + "[}#]*"
 	for i, node := range nodes {
-		err := scanKeys(ctx, node, pattern, func(key string) error {
-			n, err := node.Do(ctx, node.B().MemoryUsage().Key(key).Samples(0).Build()).AsInt64()
-			if rueidis.IsRedisNil(err) {
-				return nil // expired since SCAN listed it: a piece of recent versions
+		err := redisnode.Scan(ctx, node, pattern, func(keys []string) error {
+			for _, key := range keys {
+				if err := sizeKey(ctx, node, key, lb, i); err != nil {
+					return err
+				}
 			}
-			if err != nil {
-				return fmt.Errorf("MEMORY USAGE: %w", err)
-			}
-			kind := keyKind(key)
-			lb.keys.bytes[kind] += n
-			lb.keys.count[kind]++
-			lb.keys.node[i] += n
 			return nil
 		})
 		if err != nil {
@@ -186,24 +181,20 @@ func (b *bench) layoutSizes(ctx context.Context, lb *layoutBoard) error {
 	return nil
 }
 
-// scanKeys calls fn for every key of node matching pattern.
-func scanKeys(ctx context.Context, node rueidis.Client, pattern string, fn func(string) error) error {
-	cursor := uint64(0)
-	for {
-		e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return err
-		}
-		for _, k := range e.Elements {
-			if err := fn(k); err != nil {
-				return err
-			}
-		}
-		if e.Cursor == 0 {
-			return nil
-		}
-		cursor = e.Cursor
+// sizeKey adds key's size on node i (MEMORY USAGE) to lb's sizes.
+func sizeKey(ctx context.Context, node rueidis.Client, key string, lb *layoutBoard, i int) error {
+	n, err := node.Do(ctx, node.B().MemoryUsage().Key(key).Samples(0).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return nil // expired since SCAN listed it: a piece of recent versions
 	}
+	if err != nil {
+		return fmt.Errorf("MEMORY USAGE: %w", err)
+	}
+	kind := keyKind(key)
+	lb.keys.bytes[kind] += n
+	lb.keys.count[kind]++
+	lb.keys.node[i] += n
+	return nil
 }
 
 // keyKind names the structure a key of a board holds, from the SDK's key

@@ -14,6 +14,8 @@ import (
 
 	"github.com/redis/rueidis"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/skiprank/leaderboard/internal/redisnode"
 )
 
 // figure is one implementation of one operation measured at one
@@ -233,26 +235,7 @@ func drive(ctx context.Context, im impl, conc int, d time.Duration, record bool)
 // sorted: one, or every primary of a Cluster (its replicas hold copies:
 // their CPU is replication's, and they refuse writes).
 func (c *conn) nodeAddrs() []string {
-	ns := c.rue.Nodes()
-	addrs := make([]string, 0, len(ns))
-	for a, n := range ns {
-		if isPrimary(n) {
-			addrs = append(addrs, a)
-		}
-	}
-	slices.Sort(addrs)
-	return addrs
-}
-
-// isPrimary reports whether a node is a primary (ROLE); a server without
-// ROLE (miniredis) counts as one.
-func isPrimary(node rueidis.Client) bool {
-	v, err := node.Do(context.Background(), node.B().Role().Build()).ToArray()
-	if err != nil || len(v) == 0 {
-		return true
-	}
-	role, _ := v[0].ToString()
-	return role == "master"
+	return redisnode.Primaries(context.Background(), c.rue)
 }
 
 // nodes are the Redis servers behind the client, in nodeAddrs' order.
@@ -359,43 +342,5 @@ func (c *conn) describe(ctx context.Context) (environment, error) {
 // deleteKeys unlinks every key starting with prefix on every node and
 // returns how many it removed.
 func (c *conn) deleteKeys(ctx context.Context, prefix string) (int64, error) {
-	pattern := globEscape(prefix) + "*"
-	var n int64
-	for _, node := range c.nodes() {
-		cursor := uint64(0)
-		for {
-			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				return n, err
-			}
-			cmds := make(rueidis.Commands, 0, len(e.Elements))
-			for _, k := range e.Elements {
-				// Through the main client, which routes each key to its node.
-				cmds = append(cmds, c.rue.B().Unlink().Key(k).Build())
-			}
-			for _, r := range c.rue.DoMulti(ctx, cmds...) {
-				d, err := r.AsInt64()
-				if err != nil {
-					return n, err
-				}
-				n += d
-			}
-			if e.Cursor == 0 {
-				break
-			}
-			cursor = e.Cursor
-		}
-	}
-	return n, nil
-}
-
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return redisnode.Unlink(ctx, c.rue, redisnode.GlobEscape(prefix)+"*")
 }

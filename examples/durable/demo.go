@@ -16,6 +16,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/redisnode"
 	"github.com/skiprank/leaderboard/pgstore"
 )
 
@@ -237,7 +238,7 @@ func (d *demo) retry(ctx context.Context, m match) error {
 // lose deletes the board's keys from Redis, as a restart without
 // persistence would, and shows that Present notices.
 func (d *demo) lose(ctx context.Context) error {
-	d.say("\n5. Simulated loss: deleting every Redis key of the board (SCAN MATCH %s, then DEL).", pattern(d.cfg.Board))
+	d.say("\n5. Simulated loss: deleting every Redis key of the board (SCAN MATCH %s, then UNLINK).", pattern(d.cfg.Board))
 	n, err := wipe(ctx, d.client, d.cfg.Board)
 	if err != nil {
 		return err
@@ -341,39 +342,18 @@ func (d *demo) compare(ctx context.Context) error {
 // pattern is the SCAN glob of every key of the board: the SDK's keys are
 // "lb:{<board>}:..." with the default key prefix "lb" (the board's name is
 // the hash tag, so on a Redis Cluster they all live on one node).
-func pattern(board string) string { return "lb:{" + board + "}:*" }
+func pattern(board string) string { return "lb:{" + redisnode.GlobEscape(board) + "}:*" }
 
 // wipe deletes every key of the board, as a FLUSHALL or a restart without
 // persistence would, and returns how many it deleted. SCAN runs on every
-// primary (one, unless Redis is a Cluster); DEL goes where the keys live.
+// primary (one, unless Redis is a Cluster); UNLINK goes where the keys
+// live.
 func wipe(ctx context.Context, client rueidis.Client, board string) (int, error) {
-	deleted := 0
-	for _, node := range client.Nodes() {
-		if role, err := node.Do(ctx, node.B().Role().Build()).ToArray(); err == nil && len(role) > 0 {
-			if r, _ := role[0].ToString(); r != "master" {
-				continue // a Cluster's replica: it holds copies
-			}
-		}
-		var cursor uint64
-		for {
-			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern(board)).Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				return deleted, fmt.Errorf("redis: scan: %w", err)
-			}
-			if len(e.Elements) > 0 {
-				n, err := client.Do(ctx, client.B().Del().Key(e.Elements...).Build()).AsInt64()
-				if err != nil {
-					return deleted, fmt.Errorf("redis: del: %w", err)
-				}
-				deleted += int(n)
-			}
-			if e.Cursor == 0 {
-				break
-			}
-			cursor = e.Cursor
-		}
+	n, err := redisnode.Unlink(ctx, client, pattern(board))
+	if err != nil {
+		return int(n), fmt.Errorf("redis: delete the board's keys: %w", err)
 	}
-	return deleted, nil
+	return int(n), nil
 }
 
 // countAll returns the member counts of the current alltime and weekly

@@ -3,16 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/redisnode"
 )
 
 // pattern is a SCAN glob of every key of the board, on the default "lb"
 // prefix the program uses.
 func (p program) pattern() string {
-	return "lb:{" + strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(p.board) + "}:*"
+	return "lb:{" + redisnode.GlobEscape(p.board) + "}:*"
 }
 
 // cleanUp deletes the board's keys from a real Redis, or with keep says
@@ -26,52 +27,12 @@ func (p program) cleanUp(c rueidis.Client, keep bool) error {
 			"Delete them with: redis-cli --scan --pattern '%s' | xargs redis-cli unlink\n", p.pattern(), p.pattern())
 		return nil
 	}
-	n, err := unlinkMatching(ctx, c, p.pattern())
+	// On every primary (a Cluster's too), scanning so that a busy Redis
+	// is never blocked.
+	n, err := redisnode.Unlink(ctx, c, p.pattern())
 	if err != nil {
 		return fmt.Errorf("delete the board's keys (%s): %w", p.pattern(), err)
 	}
 	fmt.Fprintf(p.stdout, "\nDeleted the board's %d keys (%s); -keep leaves them.\n", n, p.pattern())
 	return nil
-}
-
-// unlinkMatching unlinks every key matching pattern on every primary (a
-// Cluster's too; its replicas hold copies, and refuse writes), scanning so
-// that a busy Redis is never blocked.
-func unlinkMatching(ctx context.Context, c rueidis.Client, pattern string) (int64, error) {
-	var n int64
-	for _, node := range c.Nodes() {
-		if !isPrimary(ctx, node) {
-			continue
-		}
-		var cursor uint64
-		for {
-			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				return n, err
-			}
-			for _, k := range e.Elements {
-				d, err := node.Do(ctx, node.B().Unlink().Key(k).Build()).AsInt64()
-				if err != nil {
-					return n, err
-				}
-				n += d
-			}
-			if e.Cursor == 0 {
-				break
-			}
-			cursor = e.Cursor
-		}
-	}
-	return n, nil
-}
-
-// isPrimary reports whether a node is a primary (ROLE); a server without
-// ROLE (miniredis) counts as one.
-func isPrimary(ctx context.Context, node rueidis.Client) bool {
-	v, err := node.Do(ctx, node.B().Role().Build()).ToArray()
-	if err != nil || len(v) == 0 {
-		return true
-	}
-	role, _ := v[0].ToString()
-	return role == "master"
 }

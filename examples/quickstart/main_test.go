@@ -15,6 +15,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/skiprank/leaderboard/internal/redisnode"
 	"github.com/skiprank/leaderboard/internal/redisurl"
 	"github.com/skiprank/leaderboard/internal/testnet"
 	"github.com/skiprank/leaderboard/internal/testredis"
@@ -137,7 +138,7 @@ func TestRealRedisLeavesNoKeys(t *testing.T) {
 			if len(left) == 0 || !strings.Contains(out.String(), "Kept the board's keys") {
 				t.Errorf("-keep: %d keys left; output:\n%s", len(left), out)
 			}
-			if _, err := unlinkMatching(context.Background(), b.Client, p.pattern()); err != nil {
+			if _, err := redisnode.Unlink(context.Background(), b.Client, p.pattern()); err != nil {
 				t.Fatal(err)
 			}
 			continue

@@ -19,6 +19,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
+	"github.com/skiprank/leaderboard/internal/redisnode"
 	"github.com/skiprank/leaderboard/internal/redisurl"
 )
 
@@ -180,24 +181,13 @@ func (b *Backend) Wipe(t testing.TB, name string) {
 // not blocked, on every primary of a cluster (a replica holds copies).
 func (b *Backend) Keys(t testing.TB, pattern string) []string {
 	t.Helper()
-	ctx := context.Background()
 	var out []string
-	for addr, c := range b.Client.Client.Nodes() {
-		if !IsPrimary(ctx, c) {
-			continue
-		}
-		var cursor uint64
-		for {
-			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				t.Fatalf("scan %s on %s: %v", pattern, addr, err)
-			}
-			out = append(out, e.Elements...)
-			if e.Cursor == 0 {
-				break
-			}
-			cursor = e.Cursor
-		}
+	err := redisnode.ScanPrimaries(context.Background(), b.Client.Client, pattern, func(keys []string) error {
+		out = append(out, keys...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scan %s: %v", pattern, err)
 	}
 	return out
 }
@@ -287,15 +277,4 @@ func (b *Backend) Caching(t testing.TB) *CountingClient {
 	}
 	t.Cleanup(c.Close)
 	return &CountingClient{Client: c}
-}
-
-// IsPrimary reports whether a node is a primary (ROLE): a Cluster client's
-// nodes include the replicas.
-func IsPrimary(ctx context.Context, node rueidis.Client) bool {
-	v, err := node.Do(ctx, node.B().Role().Build()).ToArray()
-	if err != nil || len(v) == 0 {
-		return true // a server without ROLE (miniredis): its only node
-	}
-	role, _ := v[0].ToString()
-	return role == "master"
 }
