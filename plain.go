@@ -497,7 +497,7 @@ func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.Redis
 func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live []target, where []int, out []WindowResult, hot []target) (bool, error) {
 	member := sub.member
 	ks, expires := keysOf(live)
-	call := scripts.SubmitCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.Data(), lb.keys.IDs(), member, lb.scriptValue(sub.score), expires)
+	call := scripts.SubmitCall(lb.writeHeader(sub.t, &sub), ks, lb.keys.Data(), lb.keys.IDs(), member, lb.subValue(sub), expires)
 	var res rueidis.RedisResult
 	if len(hot) == 0 {
 		res = call.Exec(ctx, lb.client)

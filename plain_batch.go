@@ -3,7 +3,6 @@ package leaderboard
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/rueidis"
 
@@ -30,7 +29,7 @@ func (lb *plainBackend) submitBatch(ctx context.Context, ws []*batchWrite) error
 			}
 			at[j] = k
 		}
-		bw[i] = scripts.BatchWrite{Member: w.sub.member, Value: lb.batchValue(w.sub), Slot: w.sub.t,
+		bw[i] = scripts.BatchWrite{Member: w.sub.member, Value: lb.subValue(w.sub), Slot: w.sub.t,
 			Data: w.sub.data, Keys: at, Expires: expiresOf(w.live)}
 	}
 	return lb.runBatch(ctx, []scripts.Call{scripts.BatchCall(lb.writeHeader(0, nil), ks, lb.keys.Data(), bw)}, tgs, ws)
@@ -60,16 +59,6 @@ func (lb *Leaderboard) runBatch(ctx context.Context, calls []scripts.Call, tgs [
 		return err
 	}
 	return firstErr(res[1:])
-}
-
-// batchValue is a folded submission's value as the write scripts take it:
-// its score, or under a tie-break its scaled score (a folded Accumulate
-// carries the sum in s, which the score may not hold exactly).
-func (lb *Leaderboard) batchValue(sub submission) string {
-	if lb.tb == nil {
-		return formatScore(sub.score)
-	}
-	return strconv.FormatInt(sub.s, 10)
 }
 
 // batchReplies decodes batch.lua's reply into each write's out, or its

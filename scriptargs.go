@@ -15,9 +15,20 @@ func formatScore(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
-// scriptValue is a submitted score as the write scripts take it: the
-// score, or under a tie-break the scaled integer score (the script
-// composes it with the time slot). The score was checked by the front.
+// subValue is a checked submission's value as the write scripts take it:
+// its score, or under a tie-break its scaled score, which the script
+// composes with the time slot (a folded Accumulate submission carries its
+// sum there, which the score may not hold exactly).
+func (lb *Leaderboard) subValue(sub submission) string {
+	if lb.tb == nil {
+		return formatScore(sub.score)
+	}
+	return strconv.FormatInt(sub.s, 10)
+}
+
+// scriptValue is a score of a bulk load as the write scripts take it, as
+// subValue: the score, or under a tie-break the scaled integer score. The
+// score was checked by the front.
 func (lb *Leaderboard) scriptValue(score float64) string {
 	if lb.tb == nil {
 		return formatScore(score)

@@ -114,7 +114,7 @@ func (lb *shardedBackend) batchLayout(ws []*batchWrite) ([]string, []target, []s
 	bw := make([]scripts.ShardBatchWrite, len(ws))
 	for i, w := range ws {
 		part := lb.parts.Of(keys.PartitionOf(w.sub.member))
-		b := scripts.ShardBatchWrite{Member: w.sub.member, Value: lb.batchValue(w.sub), Slot: w.sub.t,
+		b := scripts.ShardBatchWrite{Member: w.sub.member, Value: lb.subValue(w.sub), Slot: w.sub.t,
 			Data: w.sub.data, DataKey: -1, Expires: expiresOf(w.live)}
 		if w.sub.data != "" {
 			b.DataKey = name(part.Data())

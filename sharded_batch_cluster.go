@@ -109,7 +109,7 @@ func (lb *shardedBackend) batchParts(ctx context.Context, groups []partGroup) (r
 	for g, grp := range groups {
 		members, values := make([]string, len(grp.ws)), make([]string, len(grp.ws))
 		for k, w := range grp.ws {
-			members[k], values[k] = w.sub.member, lb.batchValue(w.sub)
+			members[k], values[k] = w.sub.member, lb.subValue(w.sub)
 		}
 		w0 := grp.ws[0]
 		calls[g] = lb.partWriteCall("submit", w0.live, grp.part, members, values, w0.sub.t, submission{data: w0.sub.data})

@@ -205,7 +205,7 @@ func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []tar
 // submitOnce is submit's write, with (on one node) the rewrites of the
 // mirrors hot in its round trip.
 func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live []target, where []int, out []WindowResult, hot []target) (bool, error) {
-	value := lb.scriptValue(sub.score)
+	value := lb.subValue(sub)
 	if !lb.cluster {
 		return lb.submitLocal(ctx, sub, value, live, where, out, hot)
 	}
