@@ -300,14 +300,15 @@ func (b *Batcher) record(bt *batch, j *batchJoin, w *batchWrite) {
 // the same foldID fold into one write.
 type foldID struct {
 	member  string
-	periods string // the periods' keys: one key as it is, more each length-prefixed
+	n       int    // how many periods
+	periods string // their keys: one key as it is, more each length-prefixed
 }
 
 // foldKey names a member's write to the periods live; with one window
 // (most boards) it costs no allocation.
 func foldKey(member string, live []target) foldID {
 	if len(live) == 1 {
-		return foldID{member: member, periods: live[0].key}
+		return foldID{member: member, n: 1, periods: live[0].key}
 	}
 	n := 0
 	for _, tg := range live {
@@ -321,7 +322,7 @@ func foldKey(member string, live []target) foldID {
 		sb.WriteByte(':')
 		sb.WriteString(tg.key)
 	}
-	return foldID{member: member, periods: sb.String()}
+	return foldID{member: member, n: len(live), periods: sb.String()}
 }
 
 // foldInto folds next into w, an earlier submission of the same member to
