@@ -1283,9 +1283,11 @@ func TestShardedTopBestShard(t *testing.T) {
 // ---- 3. concurrency ----
 
 // TestShardedConcurrentCluster has writers move members across the shards
-// with Accumulate (and add and remove a few more members) while readers read
-// and a Check repairs alongside: no answer may hold a member twice or be out
-// of order, no increment may be lost, and the shards must end up consistent.
+// with Accumulate (half of them through one Batcher, which folds their
+// submissions to a member into one write; and add and remove a few more
+// members) while readers read and a Check repairs alongside: no answer may
+// hold a member twice or be out of order, no increment may be lost, and
+// the shards must end up consistent.
 func TestShardedConcurrentCluster(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		runShardConcurrent(t, testredis.Cluster(t), lb.HighestFirst, lb.Ordinal, 16, 30, 100, 4100)
@@ -1310,6 +1312,14 @@ func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank
 	var fails failures
 	fail := fails.add
 
+	batcher, err := board.NewBatcher(lb.WithBatchWindow(2 * time.Millisecond))
+	require.NoError(t, err)
+	submit := func(w int) func(context.Context, string, float64, ...lb.SubmitOption) (lb.Result, error) {
+		if w%2 == 1 {
+			return batcher.Submit
+		}
+		return board.Submit
+	}
 	sums := make([]map[string]float64, writers)
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -1347,7 +1357,7 @@ func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank
 				}
 				back := -v + 0.5*float64(rng.IntN(3)-1)
 				for _, x := range []float64{v, back} {
-					if _, err := board.Submit(ctx, m, x); err != nil {
+					if _, err := submit(w)(ctx, m, x); err != nil {
 						fail("writer %d: Submit(%q, %v): %v", w, m, x, err)
 						return
 					}
@@ -1420,6 +1430,7 @@ func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank
 		}
 	}()
 	wg.Wait()
+	require.NoError(t, batcher.Close(ctx))
 	close(done)
 	rwg.Wait()
 	require.Empty(t, fails.list, "seed=%d", seed)
