@@ -89,3 +89,45 @@ func benchOps(b *testing.B, be *testredis.Backend) {
 		})
 	}
 }
+
+// BenchmarkBatcher measures a Batcher's Submit beside the board's, from
+// 512 goroutines at once (b.SetParallelism) to 1,000 members on a real
+// Redis, with the client's allocations a submission: what the caller's
+// side of a batch costs (examples/bench -batch measures both against
+// Redis's work, in bursts).
+//
+//	go test -run '^$' -bench Batcher -benchmem -count 6 . | benchstat -
+func BenchmarkBatcher(b *testing.B) {
+	be := testredis.Real(b)
+	ctx := context.Background()
+	name := be.BoardName(b)
+	board, err := New(be.Client.Client, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Wipe(b, name) })
+	bt, err := board.NewBatcher()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = bt.Close(ctx) })
+	for _, c := range []struct {
+		name   string
+		submit func(context.Context, string, float64, ...SubmitOption) (Result, error)
+	}{{"Batcher", bt.Submit}, {"Submit", board.Submit}} {
+		b.Run(c.name, func(b *testing.B) {
+			var n atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(256)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					if _, err := c.submit(ctx, "player:"+strconv.FormatInt(i%1000, 10), float64(i%7000)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

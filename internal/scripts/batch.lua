@@ -22,6 +22,9 @@ local out = {}
 -- batch's writes (a new member adds one), and the value a write stored:
 -- so a write costs its ZSCORE, its ranks and its ZADD, no more.
 local cards = {}
+-- The periods whose expiry the batch set: once a key is enough, every
+-- write to a period carrying the same expiry.
+local expired = {}
 local at = REST
 while at <= #ARGV do
   local member, value, data, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4])
@@ -45,15 +48,19 @@ while at <= #ARGV do
       local prank = 0
       if p then prank = rank_of(key, member, p) end
       local card = cards[key] or redis.call('ZCARD', key)
-      local v = p
+      local v, rank = p, prank -- unchanged: its rank too
       if store[j] then
         redis.call('ZADD', key, store[j], member)
         v = store[j]
         if not p then card = card + 1 end
+        rank = rank_of(key, member, v)
       end
       cards[key] = card
-      if exps[j] ~= '0' then redis.call('PEXPIREAT', key, exps[j]) end
-      window_reply(out, p, prank, v, rank_of(key, member, v), card, worse_comp(key, v))
+      if exps[j] ~= '0' and not expired[key] then
+        redis.call('PEXPIREAT', key, exps[j])
+        expired[key] = true
+      end
+      window_reply(out, p, prank, v, rank, card, worse_comp(key, v))
     end
   end
 end

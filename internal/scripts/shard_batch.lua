@@ -57,19 +57,20 @@ while at <= #ARGV do
     for j = 1, n do
       local base, p = bases[j], prev[j]
       local c = cards_at(base)
-      local from, pv, prank = -1, nil, 0
+      local from, pv, prank, pworst, ptotal = -1, nil, 0, nil, nil
       if p then
         from = shard_of(p, bounds, scale)
         pv = redis.call('ZSCORE', KEYS[base + from], member)
-        if pv then prank = shard_standing(base, nshards, from, member, pv, c) end
+        if pv then prank, pworst, ptotal = shard_standing(base, nshards, from, member, pv, c) end
       end
       local v = store[j] or p
+      local rank, worst, total = prank, pworst, ptotal -- unchanged: its standing too
       if v ~= p or not pv then
         place(base, nshards, member, v, shard_of(v, bounds, scale), from, false, exps[j], c)
         part_set(KEYS[parts[j]], member, p, v)
         expire(exps[j], parts[j], parts[j])
+        rank, worst, total = shard_standing(base, nshards, shard_of(v, bounds, scale), member, v, c)
       end
-      local rank, worst, total = shard_standing(base, nshards, shard_of(v, bounds, scale), member, v, c)
       window_reply(out, p, prank, v, rank, total, worst)
     end
   end
