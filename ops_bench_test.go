@@ -31,15 +31,21 @@ func BenchmarkOps(b *testing.B) {
 	}
 }
 
-func benchOps(b *testing.B, be *testredis.Backend) {
-	const members = 10_000
-	ctx := context.Background()
+// benchBoard is a new board on be, wiped after the benchmark.
+func benchBoard(b *testing.B, be *testredis.Backend) *Leaderboard {
 	name := be.BoardName(b)
 	board, err := New(be.Client.Client, name)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { be.Wipe(b, name) })
+	return board
+}
+
+func benchOps(b *testing.B, be *testredis.Backend) {
+	const members = 10_000
+	ctx := context.Background()
+	board := benchBoard(b, be)
 	member := func(i int64) string { return "player:" + strconv.FormatInt(i%members, 10) }
 	batch := make(map[string]float64, 1000)
 	for i := range int64(members) {
@@ -98,14 +104,8 @@ func benchOps(b *testing.B, be *testredis.Backend) {
 //
 //	go test -run '^$' -bench Batcher -benchmem -count 6 . | benchstat -
 func BenchmarkBatcher(b *testing.B) {
-	be := testredis.Real(b)
 	ctx := context.Background()
-	name := be.BoardName(b)
-	board, err := New(be.Client.Client, name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { be.Wipe(b, name) })
+	board := benchBoard(b, testredis.Real(b))
 	bt, err := board.NewBatcher()
 	if err != nil {
 		b.Fatal(err)
