@@ -87,12 +87,14 @@ func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry,
 	if err != nil {
 		return nil, wrap("top", err)
 	}
-	return es[:min(n, len(es))], nil
+	return slices.Clone(es[:min(n, len(es))]), nil
 }
 
 // hotEntries reads tg's mirror, ranked, through the client-side cache;
 // a missing mirror (expired, deleted by a write, never built) is built
-// from the period by hot_top.lua, which also answers it.
+// from the period by hot_top.lua, which also answers it. The entries may
+// be the snapshot's, shared by every read: read only; a caller copies what
+// it returns (only that: a Top(3) of a mirror of 100 copies 3).
 func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, error) {
 	key := lb.hotKey(tg)
 	res := lb.client.DoCache(ctx, tg.hotRead, hotTTL)
@@ -101,7 +103,7 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, erro
 		return nil, err
 	}
 	if v, ok := lb.hot.snaps.Load(key); ok && v.(*hotSnap).sameReply(vals) {
-		return slices.Clone(v.(*hotSnap).es), nil
+		return v.(*hotSnap).es, nil
 	}
 	es, err := lb.zEntries(&res)
 	if err != nil {

@@ -146,6 +146,26 @@ func runHotTopCache(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		require.Equal(t, want[1:9], got)
 		return err
 	})
+	// An answer is its caller's: changing it changes no later answer,
+	// which may come from the same cached read.
+	for _, read := range []func() ([]lb.Entry, error){
+		func() ([]lb.Entry, error) { return board.Top(ctx, 10) },
+		func() ([]lb.Entry, error) { return board.Top(ctx, 4) },
+		func() ([]lb.Entry, error) { return board.Range(ctx, 1, 6) },
+	} {
+		served("an answer its caller changes", func() error {
+			got, err := read()
+			for i := range got {
+				got[i] = lb.Entry{Member: "changed", Score: -1}
+			}
+			return err
+		})
+		served("Top(10) after", func() error {
+			got, err := board.Top(ctx, 10)
+			require.Equal(t, want, got, "a caller's change to its answer reached the next one")
+			return err
+		})
+	}
 
 	// A write below the top does not touch the mirror: the cached
 	// copy stays, and stays right.
