@@ -73,7 +73,7 @@ func runCoalesce(ctx context.Context, b *bench, env environment, out io.Writer, 
 		if err != nil {
 			return err
 		}
-		ph, err := b.coalescePhase(ctx, cc, conc, bt.Submit)
+		ph, err := b.runPhase(ctx, cc, conc, bt.Submit)
 		if cerr := bt.Close(ctx); err == nil {
 			err = cerr
 		}
@@ -81,7 +81,7 @@ func runCoalesce(ctx context.Context, b *bench, env environment, out io.Writer, 
 			return fmt.Errorf("batcher: %w", err)
 		}
 		batched = append(batched, ph)
-		if ph, err = b.coalescePhase(ctx, cc, conc, board.Submit); err != nil {
+		if ph, err = b.runPhase(ctx, cc, conc, board.Submit); err != nil {
 			return fmt.Errorf("submit: %w", err)
 		}
 		plain = append(plain, ph)
@@ -90,8 +90,8 @@ func runCoalesce(ctx context.Context, b *bench, env environment, out io.Writer, 
 	return nil
 }
 
-// coalescePhase runs conc goroutines sending bursts through submit for -d.
-func (b *bench) coalescePhase(ctx context.Context, cc *countingClient, conc int, submit func(context.Context, string, float64, ...leaderboard.SubmitOption) (leaderboard.Result, error)) (coalescePhase, error) {
+// runPhase runs conc goroutines sending bursts through submit for -d.
+func (b *bench) runPhase(ctx context.Context, cc *countingClient, conc int, submit func(context.Context, string, float64, ...leaderboard.SubmitOption) (leaderboard.Result, error)) (coalescePhase, error) {
 	var ph coalescePhase
 	cpu0, _ := b.c.redisCPU(ctx)
 	n0 := cc.n.Load()
