@@ -39,8 +39,8 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // would leave the range starts a write of its own; and so that one
 // submission's refusal is never another's, a folded write Redis refuses
 // (its sum out of range with what is stored) is written again one
-// submission at a time, after the rest of its batch, at one round trip
-// each. Sums are added once: totals of scores that are not whole numbers
+// submission at a time, after the rest of its batch, each as a Submit
+// (one round trip; a sharded Cluster board's two steps). Sums are added once: totals of scores that are not whole numbers
 // may differ in the last bit from adding them one by one (a store's
 // aggregation adds them one by one).
 //

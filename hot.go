@@ -299,9 +299,13 @@ func (lb *Leaderboard) hotLikely(tg target, member string, stored float64) bool 
 // before or after: then the mirror must be rewritten. A competition rank
 // is at most the position, so it may say yes where the position would not,
 // never the other way.
-func (lb *Leaderboard) hotReached(wr WindowResult) bool {
-	k := int64(lb.hot.k)
-	return (wr.Previous.Rank > 0 && wr.Previous.Rank <= k) || (wr.Standing.Rank > 0 && wr.Standing.Rank <= k)
+func (lb *Leaderboard) hotReached(wr WindowResult) bool { return lb.hotWithin(wr, 0) }
+
+// hotWithin is hotReached for ranks that may each be off by up to slack
+// (a sharded Cluster batch's: see batchHot).
+func (lb *Leaderboard) hotWithin(wr WindowResult, slack int64) bool {
+	near := int64(lb.hot.k) + slack
+	return (wr.Previous.Rank > 0 && wr.Previous.Rank <= near) || (wr.Standing.Rank > 0 && wr.Standing.Rank <= near)
 }
 
 // hotDrop deletes the mirrors of tgs: after a write that may change their

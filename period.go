@@ -28,10 +28,8 @@ type target struct {
 // t, else from w (Window.Period is a function of t alone).
 func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
 	slot := lb.currentSlot(w)
-	if slot != nil {
-		if c := slot.Load(); c != nil && c.holds(t) {
-			return *c, nil
-		}
+	if c := heldBy(slot, t); c != nil {
+		return *c, nil
 	}
 	tg, err := lb.resolve(w, t)
 	if err != nil || slot == nil {
@@ -43,6 +41,18 @@ func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
 		slot.Store(&tg)
 	}
 	return tg, nil
+}
+
+// heldBy is the period cached in slot when it holds t, else nil (also for
+// a nil slot: a window the board does not have).
+func heldBy(slot *atomic.Pointer[target], t time.Time) *target {
+	if slot == nil {
+		return nil
+	}
+	if c := slot.Load(); c != nil && c.holds(t) {
+		return c
+	}
+	return nil
 }
 
 // currentSlot is w's entry in lb.current; nil for a window the board does
@@ -193,7 +203,7 @@ func (lb *Leaderboard) targetsAt(t time.Time) ([]target, error) {
 		// The current period, copied straight into out: every write
 		// passes here, often on a fresh goroutine whose stack a target
 		// held in this frame would make grow.
-		if c := lb.current[i].Load(); c != nil && c.holds(t) {
+		if c := heldBy(&lb.current[i], t); c != nil {
 			out[i] = *c
 			continue
 		}

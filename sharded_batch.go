@@ -2,7 +2,6 @@ package leaderboard
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/skiprank/leaderboard/internal/keys"
@@ -72,17 +71,13 @@ func (lb *shardedBackend) submitBatchLocal(ctx context.Context, ws []*batchWrite
 func (lb *shardedBackend) batchShadow(ws []*batchWrite) []scripts.Call {
 	var lives [][]target
 	var members [][]string
-	group := map[string]int{}
+	group := map[foldID]int{}
 	for _, w := range ws {
-		var sig strings.Builder
-		for _, tg := range w.live {
-			sig.WriteString(tg.key)
-			sig.WriteByte(0)
-		}
-		g, ok := group[sig.String()]
+		id := foldKey("", w.live) // the periods alone
+		g, ok := group[id]
 		if !ok {
 			g = len(lives)
-			group[sig.String()], lives, members = g, append(lives, w.live), append(members, nil)
+			group[id], lives, members = g, append(lives, w.live), append(members, nil)
 		}
 		members[g] = append(members[g], w.sub.member)
 	}

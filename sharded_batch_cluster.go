@@ -82,14 +82,14 @@ type partGroup struct {
 func (lb *shardedBackend) partGroups(ws []*batchWrite) []partGroup {
 	type groupID struct {
 		part    int
-		periods string
+		periods foldID // the periods alone
 		slot    int64
 		data    string
 	}
 	at := map[groupID]int{}
 	var groups []partGroup
 	for _, w := range ws {
-		id := groupID{keys.PartitionOf(w.sub.member), foldKey("", w.live).periods, w.sub.t, w.sub.data}
+		id := groupID{keys.PartitionOf(w.sub.member), foldKey("", w.live), w.sub.t, w.sub.data}
 		g, ok := at[id]
 		if !ok {
 			g = len(groups)
@@ -351,8 +351,7 @@ func (lb *shardedBackend) batchHot(ctx context.Context, written []*batchWrite) {
 	for _, w := range written {
 		hit := false
 		for j, tg := range w.live {
-			wr, near := w.out[w.where[j]], int64(lb.hot.k)+writes[tg.key]-1
-			if (wr.Previous.Rank > 0 && wr.Previous.Rank <= near) || (wr.Standing.Rank > 0 && wr.Standing.Rank <= near) {
+			if lb.hotWithin(w.out[w.where[j]], writes[tg.key]-1) {
 				hit = true
 				if !holdsTarget(tgs, tg) {
 					tgs = append(tgs, tg)
