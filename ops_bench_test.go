@@ -131,3 +131,38 @@ func BenchmarkBatcher(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHotTop measures a Top(10) answered from this process's memory
+// (WithHotTop on a client that tracks keys) on a real Redis, from 64
+// goroutines, with the client's allocations a call: the SDK's side of a
+// cached read, which bounds it (examples/bench -hot measures it against
+// the uncached Top).
+//
+//	go test -run '^$' -bench HotTop -benchmem -count 6 . | benchstat -
+func BenchmarkHotTop(b *testing.B) {
+	ctx := context.Background()
+	be := testredis.Real(b)
+	name := be.BoardName(b)
+	b.Cleanup(func() { be.Wipe(b, name) })
+	board, err := New(be.Caching(b).Client, name, WithHotTop(10)) // not counting: its counters would be measured too
+	if err != nil {
+		b.Fatal(err)
+	}
+	scores := make(map[string]float64, 1000)
+	for i := range 1000 {
+		scores["player:"+strconv.Itoa(i)] = float64(i)
+	}
+	if err := board.SubmitMany(ctx, scores); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(32) // 32 goroutines a CPU: 64 on two
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if es, err := board.Top(ctx, 10); err != nil || len(es) != 10 {
+				b.Errorf("Top(10): %d entries, %v", len(es), err)
+				return
+			}
+		}
+	})
+}
