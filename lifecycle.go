@@ -60,10 +60,16 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // that a Rebuild does not bring them back: a store failure returns an
 // error and leaves Redis untouched, a Redis failure after it returns an
 // error matching ErrPending (run Reset again). Submissions after the reset
-// count afresh. At returns ErrInvalidArgument. One round trip: an UNLINK
-// of the period's key, or on a sharded board one UNLINK a hash slot's
-// keys (its 4096 partitions included) in one DoMulti (with WithHotTop on a
-// Cluster one more, which deletes the top mirror again: see Delete).
+// count afresh. A write that runs while it does lands wholly before or
+// wholly after it, except on a sharded board on a Cluster, where a write's
+// two steps (partition, then shards) can straddle it and leave the member
+// in a shard and in no partition, or the other way round, until Check
+// repairs it: reset such a board while no writes run, or run Check after.
+// At returns ErrInvalidArgument. One round trip: an UNLINK of the
+// period's key; on a sharded board on one node one UNLINK of its shards and
+// its 4096 partitions, atomic; on a Cluster one UNLINK a hash slot's keys
+// in one DoMulti (with WithHotTop one more, which deletes the top mirror
+// again: see Delete).
 func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	w, err := lb.currentWindow(q, "Reset")
 	if err != nil {
@@ -92,8 +98,9 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // after it returns an error matching ErrPending (run Delete again). Writes
 // that run while it does may leave keys behind: stop them first. One round
 // trip: one UNLINK of the board's keys (all in its slot), or on a sharded
-// board one UNLINK a hash slot's keys in one DoMulti, the top mirrors
-// (WithHotTop) last, so that one a read rebuilt meanwhile goes too; on a
+// board one UNLINK of them all on one node and one UNLINK a hash slot's
+// keys on a Cluster, in one DoMulti, the top mirrors (WithHotTop) last, so
+// that one a read rebuilt meanwhile goes too; on a
 // Cluster, whose pipelines to different nodes keep no order, that takes
 // one more round trip, which leaves the mirrors' turn counters to expire
 // 10 seconds later.

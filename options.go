@@ -547,7 +547,10 @@ func nilWindow(w Window) bool {
 // round trip more when it finds one, three when the Submit changed
 // nothing), its next Remove (which sweeps every
 // shard in its second round trip) or a Check with repair. SubmitMany does
-// not sweep.
+// not sweep. A Reset (or Delete) that runs between a write's two steps
+// leaves the member in a shard and in no partition, or the other way
+// round, until a Check with repair (on one node a Reset is one UNLINK,
+// which no write straddles).
 //
 // A SubmitMany whose members span several partitions is one script per
 // partition on a Cluster, each atomic: a total that one partition refuses

@@ -193,21 +193,32 @@ func (lb *shardedBackend) unlinkShards(ctx context.Context, tg target, recent bo
 }
 
 // shardKeys appends to ks this layout's shards of tg, with recent their
-// recent versions too.
+// recent versions too: on a Cluster only, the one place they are written
+// (on one node they would be 2,048 UNLINKed keys a shard that never exist).
 func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []string {
 	for _, key := range lb.appendShardKeys(nil, tg) {
 		ks = append(ks, key)
-		if recent {
+		if recent && lb.cluster {
 			ks = keys.AllRecent(ks, key)
 		}
 	}
 	return ks
 }
 
-// unlink deletes keys: one UNLINK of each hash slot's keys (a shard's
-// 2,049 with its recent versions), all in one DoMulti (a Cluster spreads
-// them over their nodes), then the commands of last, in the same DoMulti.
+// unlink deletes keys, then runs the commands of last, in one DoMulti. On
+// one node that is one UNLINK of every key, atomic: a write there is one
+// script over its partition and shards, and lands wholly before or wholly
+// after it (a pipeline of UNLINKs let writes run between a partition's and
+// a shard's, leaving members in two shards or in no partition). A Cluster
+// takes one UNLINK of each hash slot's keys (a shard's 2,049 with its
+// recent versions), spread over the nodes: no atomicity across them.
 func (lb *shardedBackend) unlink(ctx context.Context, ks []string, last ...rueidis.Completed) error {
+	if !lb.cluster {
+		if len(ks) > 0 {
+			last = append(rueidis.Commands{lb.client.B().Unlink().Key(ks...).Build()}, last...)
+		}
+		return firstErr(lb.client.DoMulti(ctx, last...))
+	}
 	bySlot := map[int][]string{}
 	var slots []int // in the order their first key came
 	for _, k := range ks {
