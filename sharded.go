@@ -1061,8 +1061,9 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 }
 
 // clear deletes the periods' shards (the shadow's too) with their recent
-// versions (on a Cluster) and the periods' partitions; with board, also every partition's
-// clock, id set and data, and Rebuild's marker. One round trip. With a hot
+// versions (on a Cluster) and the periods' partitions; with board, also
+// every partition's clock, id set and data, and Rebuild's marker. One
+// round trip (one UNLINK on one node: see unlink). With a hot
 // top the mirrors go after the rest, so that one a read rebuilt while the
 // shards went goes too: on one node last in the same pipeline; on a
 // Cluster, whose pipelines to different nodes keep no order, in one more
