@@ -98,9 +98,9 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // after it returns an error matching ErrPending (run Delete again). Writes
 // that run while it does may leave keys behind: stop them first. One round
 // trip: one UNLINK of the board's keys (all in its slot), or on a sharded
-// board one UNLINK of them all on one node and one UNLINK a hash slot's
-// keys on a Cluster, in one DoMulti, the top mirrors (WithHotTop) last, so
-// that one a read rebuilt meanwhile goes too; on a
+// board one UNLINK a period (atomic) and one of the rest on one node, one
+// UNLINK a hash slot's keys on a Cluster, in one DoMulti, the top mirrors
+// (WithHotTop) last, so that one a read rebuilt meanwhile goes too; on a
 // Cluster, whose pipelines to different nodes keep no order, that takes
 // one more round trip, which leaves the mirrors' turn counters to expire
 // 10 seconds later.

@@ -189,7 +189,7 @@ func (lb *shardedBackend) dropShadow(ctx context.Context, tg target) error {
 // unlinkShards deletes this layout's shards of tg, with recent their
 // recent versions too, in one round trip.
 func (lb *shardedBackend) unlinkShards(ctx context.Context, tg target, recent bool) error {
-	return lb.unlink(ctx, lb.shardKeys(nil, tg, recent))
+	return lb.unlink(ctx, [][]string{lb.shardKeys(nil, tg, recent)})
 }
 
 // shardKeys appends to ks this layout's shards of tg, with recent their
@@ -205,28 +205,36 @@ func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []strin
 	return ks
 }
 
-// unlink deletes keys, then runs the commands of last, in one DoMulti. On
-// one node that is one UNLINK of every key, atomic: a write there is one
-// script over its partition and shards, and lands wholly before or wholly
-// after it (a pipeline of UNLINKs let writes run between a partition's and
-// a shard's, leaving members in two shards or in no partition). A Cluster
-// takes one UNLINK of each hash slot's keys (a shard's 2,049 with its
-// recent versions), spread over the nodes: no atomicity across them.
-func (lb *shardedBackend) unlink(ctx context.Context, ks []string, last ...rueidis.Completed) error {
+// unlink deletes the keys of groups, then runs the commands of last, in
+// one DoMulti. On one node each group is one UNLINK, atomic: a write there
+// is one script over its partition and shards, and lands wholly before or
+// wholly after it, so a group of a period's shards and partitions leaves
+// them agreeing (a pipeline of UNLINKs let writes run between a
+// partition's and a shard's, leaving members in two shards or in no
+// partition); a group a period also bounds how long one UNLINK holds
+// Redis. A Cluster takes one UNLINK of each hash slot's keys (a shard's
+// 2,049 with its recent versions), spread over the nodes: no atomicity
+// across them.
+func (lb *shardedBackend) unlink(ctx context.Context, groups [][]string, last ...rueidis.Completed) error {
 	if !lb.cluster {
-		if len(ks) > 0 {
-			last = append(rueidis.Commands{lb.client.B().Unlink().Key(ks...).Build()}, last...)
+		cmds := make(rueidis.Commands, 0, len(groups)+len(last))
+		for _, ks := range groups {
+			if len(ks) > 0 {
+				cmds = append(cmds, lb.client.B().Unlink().Key(ks...).Build())
+			}
 		}
-		return firstErr(lb.client.DoMulti(ctx, last...))
+		return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
 	}
 	bySlot := map[int][]string{}
 	var slots []int // in the order their first key came
-	for _, k := range ks {
-		s := keys.Slot(k)
-		if _, ok := bySlot[s]; !ok {
-			slots = append(slots, s)
+	for _, ks := range groups {
+		for _, k := range ks {
+			s := keys.Slot(k)
+			if _, ok := bySlot[s]; !ok {
+				slots = append(slots, s)
+			}
+			bySlot[s] = append(bySlot[s], k)
 		}
-		bySlot[s] = append(bySlot[s], k)
 	}
 	cmds := make(rueidis.Commands, len(slots), len(slots)+len(last))
 	for i, s := range slots {

@@ -1063,34 +1063,37 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 // clear deletes the periods' shards (the shadow's too) with their recent
 // versions (on a Cluster) and the periods' partitions; with board, also
 // every partition's clock, id set and data, and Rebuild's marker. One
-// round trip (one UNLINK on one node: see unlink). With a hot
+// round trip (on one node one UNLINK a period, atomic, and one of the
+// board's other keys: see unlink). With a hot
 // top the mirrors go after the rest, so that one a read rebuilt while the
 // shards went goes too: on one node last in the same pipeline; on a
 // Cluster, whose pipelines to different nodes keep no order, in one more
 // round trip, with a turn (which refuses a put read before); the turn
 // counters then expire with the mirrors' TTL, not an hour later.
 func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) error {
-	var ks []string
+	groups := make([][]string, 0, len(tgs)+1)
 	for _, tg := range tgs {
-		ks = lb.shardKeys(ks, tg, true)
+		ks := lb.shardKeys(nil, tg, true)
 		if lb.shadow != nil {
 			ks = lb.shadow.shardKeys(ks, tg, true)
 		}
 		for p := range lb.parts.Len() {
 			ks = append(ks, lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID))
 		}
+		groups = append(groups, ks)
 	}
 	if board {
+		var ks []string
 		for p := range lb.parts.Len() {
 			part := lb.parts.Of(p)
 			ks = append(ks, part.Clock(), part.IDs(), part.Data())
 		}
-		ks = append(ks, lb.keys.Marker())
+		groups = append(groups, append(ks, lb.keys.Marker()))
 	}
 	if !lb.cluster {
-		return lb.unlink(ctx, ks, lb.hotDrop(tgs)...)
+		return lb.unlink(ctx, groups, lb.hotDrop(tgs)...)
 	}
-	if err := lb.unlink(ctx, ks); err != nil {
+	if err := lb.unlink(ctx, groups); err != nil {
 		return err
 	}
 	return lb.dropHotFor(ctx, tgs, hotTTL)
