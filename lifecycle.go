@@ -64,7 +64,8 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // wholly after it, except on a sharded board on a Cluster, where a write's
 // two steps (partition, then shards) can straddle it and leave the member
 // in a shard and in no partition, or the other way round, until Check
-// repairs it: reset such a board while no writes run, or run Check after.
+// repairs it: reset such a board while no writes run, or run Check with
+// repair after.
 // At returns ErrInvalidArgument. One round trip: an UNLINK of the
 // period's key; on a sharded board on one node one UNLINK of its shards and
 // its 4096 partitions, atomic; on a Cluster one UNLINK a hash slot's keys

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/redis/rueidis"
+
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -33,8 +35,13 @@ func BenchmarkOps(b *testing.B) {
 
 // benchBoard is a new board on be, wiped after the benchmark.
 func benchBoard(b *testing.B, be *testredis.Backend) *Leaderboard {
+	return benchBoardOn(b, be, be.Client.Client)
+}
+
+// benchBoardOn is benchBoard through client (one of be's) with opts.
+func benchBoardOn(b *testing.B, be *testredis.Backend, client rueidis.Client, opts ...Option) *Leaderboard {
 	name := be.BoardName(b)
-	board, err := New(be.Client.Client, name)
+	board, err := New(client, name, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -142,12 +149,8 @@ func BenchmarkBatcher(b *testing.B) {
 func BenchmarkHotTop(b *testing.B) {
 	ctx := context.Background()
 	be := testredis.Real(b)
-	name := be.BoardName(b)
-	b.Cleanup(func() { be.Wipe(b, name) })
-	board, err := New(be.Caching(b).Client, name, WithHotTop(10)) // not counting: its counters would be measured too
-	if err != nil {
-		b.Fatal(err)
-	}
+	// Not counting: its counters would be measured too.
+	board := benchBoardOn(b, be, be.Caching(b).Client, WithHotTop(10))
 	scores := make(map[string]float64, 1000)
 	for i := range 1000 {
 		scores["player:"+strconv.Itoa(i)] = float64(i)

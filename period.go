@@ -27,7 +27,11 @@ type target struct {
 // target resolves the period of w holding t: from lb.current when it holds
 // t, else from w (Window.Period is a function of t alone).
 func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
-	slot := lb.currentSlot(w)
+	return lb.targetIn(lb.currentSlot(w), w, t)
+}
+
+// targetIn is target with w's entry in lb.current (currentSlot) found.
+func (lb *Leaderboard) targetIn(slot *atomic.Pointer[target], w Window, t time.Time) (target, error) {
 	if c := heldBy(slot, t); c != nil {
 		return *c, nil
 	}
@@ -55,20 +59,6 @@ func heldBy(slot *atomic.Pointer[target], t time.Time) *target {
 	return nil
 }
 
-// timeless is the period cached in slot when it never ends nor expires
-// (AllTime without retention): it holds every instant, so a read of the
-// current period needs no clock (a clock read is a large part of a read
-// served from memory: WithHotTop).
-func timeless(slot *atomic.Pointer[target]) *target {
-	if slot == nil {
-		return nil
-	}
-	if c := slot.Load(); c != nil && c.period.Start.IsZero() && c.period.End.IsZero() && c.expire == 0 {
-		return c
-	}
-	return nil
-}
-
 // currentSlot is w's entry in lb.current; nil for a window the board does
 // not have.
 func (lb *Leaderboard) currentSlot(w Window) *atomic.Pointer[target] {
@@ -79,6 +69,14 @@ func (lb *Leaderboard) currentSlot(w Window) *atomic.Pointer[target] {
 		}
 	}
 	return nil
+}
+
+// timeless reports whether the target's period never ends nor expires
+// (AllTime without retention): it holds every instant, so a read of it
+// needs no clock (a clock read is a large part of a read served from
+// memory: WithHotTop).
+func (tg *target) timeless() bool {
+	return tg.period.Start.IsZero() && tg.period.End.IsZero() && tg.expire == 0
 }
 
 // holds reports whether t lies in the target's period, which must have a
@@ -129,6 +127,7 @@ func parseQueries(qs []Query) (query, error) {
 	return applyQueries(qs)
 }
 
+// applyQueries applies one or more queries (parseQueries).
 func applyQueries(qs []Query) (query, error) {
 	var q query
 	for _, fn := range qs {
@@ -169,11 +168,12 @@ func (lb *Leaderboard) read(qs []Query) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
-	if q.at.IsZero() {
-		if tg := timeless(lb.currentSlot(w)); tg != nil {
-			r := *tg
-			r.data = q.data
-			return r, nil
+	slot := lb.currentSlot(w)
+	if q.at.IsZero() && slot != nil {
+		if c := slot.Load(); c != nil && c.timeless() {
+			tg := *c
+			tg.data = q.data
+			return tg, nil
 		}
 	}
 	now := lb.now()
@@ -181,7 +181,7 @@ func (lb *Leaderboard) read(qs []Query) (target, error) {
 	if t.IsZero() {
 		t = now
 	}
-	tg, err := lb.target(w, t)
+	tg, err := lb.targetIn(slot, w, t)
 	if err == nil && tg.expire != 0 && tg.expire <= now.UnixMilli() {
 		return target{}, fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, w.Name(), tg.period.ID,
 			time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
