@@ -132,12 +132,13 @@ func newBackend(lb *Leaderboard) backend {
 func newSharded(lb *Leaderboard, bounds []float64) *shardedBackend {
 	sb := &shardedBackend{Leaderboard: lb, bounds: bounds, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
 		shards: lb.keys.Shards(bounds), parts: lb.keys.Partitions(), bestFirst: bestFirstOf(len(bounds)+1, lb.high()),
-		bestHolds: map[string]*atomic.Int64{}, seenCards: newSeenCards(lb)}
+		bestHolds: map[string]*atomic.Int64{}, seenCards: newSeenCards(lb), periodKeys: map[string]*atomic.Pointer[periodShards]{}}
 	sb.scale, sb.boundArgs = formatBounds(lb, bounds)
 	for _, w := range lb.windows {
 		h := &atomic.Int64{}
 		h.Store(math.MaxInt64) // unknown: try the best shard alone first
 		sb.bestHolds[w.Name()] = h
+		sb.periodKeys[w.Name()] = &atomic.Pointer[periodShards]{}
 	}
 	return sb
 }

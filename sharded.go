@@ -49,7 +49,37 @@ func bestFirstOf(n int, high bool) []int {
 }
 
 func (lb *shardedBackend) shardKey(i int, tg target) string {
-	return lb.shards[i].Period(tg.window.Name(), tg.period.ID)
+	return lb.periodShardKeys(tg)[i]
+}
+
+// periodShards are one period's shard keys, by shard.
+type periodShards struct {
+	period Period
+	keys   []string
+}
+
+// periodShardKeys are tg's shard keys, by shard (read only): built once for the
+// latest period of each window read or written (keyed by the window's
+// name, as lb.current is), as a read of a sharded board names most of its
+// shards and building their keys was a tenth of a Between's CPU in the
+// client. An older period (At) is built each time and not kept, so that
+// it does not evict the current one.
+func (lb *shardedBackend) periodShardKeys(tg target) []string {
+	slot := lb.periodKeys[tg.window.Name()]
+	var c *periodShards
+	if slot != nil {
+		if c = slot.Load(); c != nil && c.period.ID == tg.period.ID {
+			return c.keys
+		}
+	}
+	ks := make([]string, len(lb.shards))
+	for i, s := range lb.shards {
+		ks[i] = s.Period(tg.window.Name(), tg.period.ID)
+	}
+	if slot != nil && (c == nil || c.period.Start.Before(tg.period.Start)) {
+		slot.Store(&periodShards{period: tg.period, keys: ks})
+	}
+	return ks
 }
 
 // partKey is the hash of member's partition in tg.
@@ -94,6 +124,9 @@ type shardedBackend struct {
 	// looks for its entries beside the counts (see hintedSlice). Like
 	// bestHolds it decides round trips, never answers.
 	seenCards map[string]*atomic.Pointer[[]int64]
+	// periodKeys is, per window name, the shard keys of its latest period
+	// (periodShardKeys).
+	periodKeys map[string]*atomic.Pointer[periodShards]
 }
 
 // globalRank turns a rank inside shard s into a rank on the board: every
@@ -149,6 +182,7 @@ type shardSpan struct {
 // for Competition ranks). It returns the entries (see spanEntries) and how
 // many each span held.
 func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shardSpan, better bool) (all []Entry, held []int, betterIn int64, err error) {
+	sk := lb.periodShardKeys(tg)
 	held = make([]int, len(spans))
 	if len(spans) == 0 {
 		return []Entry{}, held, 0, nil
@@ -156,7 +190,7 @@ func (lb *shardedBackend) readSpans(ctx context.Context, tg target, spans []shar
 	calls := make([]scripts.Call, len(spans))
 	shards := make([]int, len(spans))
 	for k, sp := range spans {
-		key := lb.shardKey(sp.shard, tg)
+		key := sk[sp.shard]
 		shards[k] = sp.shard
 		if k == 0 && better {
 			calls[k] = scripts.ShardRangeCall(lb.readHeader(), key, sp.lo, sp.hi-sp.lo)
@@ -275,10 +309,11 @@ func (lb *shardedBackend) shardCards(ctx context.Context, tg target) ([]int64, i
 // shardCardsWith is shardCards with at most one more command in the same
 // round trip, whose result it returns.
 func (lb *shardedBackend) shardCardsWith(ctx context.Context, tg target, extra ...rueidis.Completed) ([]int64, int64, rueidis.RedisResult, error) {
+	sk := lb.periodShardKeys(tg)
 	n := len(lb.bounds) + 1
 	cmds := make(rueidis.Commands, 0, n+1)
 	for i := 0; i < n; i++ {
-		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
+		cmds = append(cmds, lb.client.B().Zcard().Key(sk[i]).Build())
 	}
 	cmds = append(cmds, extra...)
 	res := lb.client.DoMulti(ctx, cmds...)
@@ -297,17 +332,19 @@ func (lb *shardedBackend) shardCardsWith(ctx context.Context, tg target, extra .
 	return cards, sum(cards), more, nil
 }
 
-// doApart sends tx, one MULTI/EXEC on one shard's slot, and rest in one
-// round trip: one pipeline on one node; on a Cluster two pipelines at
-// once, as rueidis cannot pipeline a MULTI beside other slots' commands
-// (it panics). The results come back in the order tx, rest.
-func (lb *shardedBackend) doApart(ctx context.Context, tx, rest rueidis.Commands) []rueidis.RedisResult {
-	if !lb.cluster || len(tx) == 0 || len(rest) == 0 {
-		return lb.client.DoMulti(ctx, append(tx, rest...)...)
+// doApart sends cmds in one round trip, the first ntx of them one
+// MULTI/EXEC on one shard's slot: one pipeline on one node; on a Cluster
+// two pipelines at once, as rueidis cannot pipeline a MULTI beside other
+// slots' commands (it panics). The results come back in the order of cmds.
+// The callers build one slice, the MULTI first, so that one node's
+// pipeline needs no copy of them.
+func (lb *shardedBackend) doApart(ctx context.Context, cmds rueidis.Commands, ntx int) []rueidis.RedisResult {
+	if !lb.cluster || ntx == 0 || ntx == len(cmds) {
+		return lb.client.DoMulti(ctx, cmds...)
 	}
 	done := make(chan []rueidis.RedisResult, 1)
-	go func() { done <- lb.client.DoMulti(ctx, tx...) }()
-	others := lb.client.DoMulti(ctx, rest...)
+	go func() { done <- lb.client.DoMulti(ctx, cmds[:ntx]...) }()
+	others := lb.client.DoMulti(ctx, cmds[ntx:]...)
 	return append(<-done, others...)
 }
 
@@ -592,10 +629,11 @@ func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (S
 // member missing from that shard (a move in flight, a crashed write) is
 // located as Rank locates it: one more round trip.
 func (lb *shardedBackend) ranks(ctx context.Context, tg target, members []string) ([]Standing, error) {
+	sk := lb.periodShardKeys(tg)
 	n := len(lb.bounds) + 1
 	cmds := make(rueidis.Commands, 0, n)
 	for i := 0; i < n; i++ {
-		cmds = append(cmds, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
+		cmds = append(cmds, lb.client.B().Zcard().Key(sk[i]).Build())
 	}
 	cmds, at := lb.partHMGETs(cmds, members, func(p int) string { return lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID) })
 	if tg.data {

@@ -64,13 +64,14 @@ func (lb *shardedBackend) hintedSlice(ctx context.Context, tg target, place func
 	if p == nil || p.Load() == nil {
 		return nil, nil, nil
 	}
+	sk := lb.periodShardKeys(tg)
 	hint := *p.Load()
 	start, count := place(sum(hint))
 	from, to := start-hintMargin, start+count+hintMargin
 	n := len(lb.bestFirst)
 	calls := make([]scripts.Call, 0, 2*n)
 	for i := 0; i < n; i++ {
-		calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
+		calls = append(calls, lb.zcardCall(sk[i]))
 	}
 	var spans []shardSpan
 	offset := int64(0)
@@ -78,7 +79,7 @@ func (lb *shardedBackend) hintedSlice(ctx context.Context, tg target, place func
 		lo, hi := max(from-offset, 0), to-offset
 		if hi > 0 && lo < hint[i]+hintMargin {
 			spans = append(spans, shardSpan{i, lo, hi})
-			calls = append(calls, scripts.ShardRangeCall(lb.readHeader(), lb.shardKey(i, tg), lo, hi-lo))
+			calls = append(calls, scripts.ShardRangeCall(lb.readHeader(), sk[i], lo, hi-lo))
 		}
 		offset += hint[i]
 	}

@@ -35,11 +35,12 @@ func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, 
 	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
 		return lb.betweenPlain(ctx, tg, r, n)
 	}
+	sk := lb.periodShardKeys(tg)
 	lo, hi := lb.spans(r)
 	var calls []scripts.Call
 	var spanned []bool
 	for _, i := range lb.bestFirst {
-		key := lb.shardKey(i, tg)
+		key := sk[i]
 		switch {
 		case i >= lo && i <= hi:
 			calls, spanned = append(calls, scripts.ShardBetweenCall(lb.readHeader(), key, r.storedLo, r.storedHi, n)), append(spanned, true)
@@ -85,26 +86,30 @@ func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, 
 // than the best one's), its entries within the range. One round trip (on
 // a Cluster two pipelines at once: doApart).
 func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
+	sk := lb.periodShardKeys(tg)
 	lo, hi := lb.spans(r)
 	b := lb.client.B()
-	var tx, rest rueidis.Commands
+	// The MULTI on the best shard spanned goes first, the others after it
+	// as they come.
+	cmds := make(rueidis.Commands, 4, 4+len(lb.bestFirst))
+	tx := false
 	// per shard read, in the order of the replies (the MULTI's first):
 	// 'm' the MULTI (4 replies), 'c' a ZCARD, 'r' a ZRANGE
-	kinds := []byte{'m'}
+	kinds := append(make([]byte, 0, 1+len(lb.bestFirst)), 'm')
 	for _, i := range lb.bestFirst {
-		key := lb.shardKey(i, tg)
+		key := sk[i]
 		switch {
-		case i >= lo && i <= hi && tx == nil:
+		case i >= lo && i <= hi && !tx:
 			better, in := lb.betweenCmds(key, r, n)
-			tx = rueidis.Commands{b.Multi().Build(), better, in, b.Exec().Build()}
+			cmds[0], cmds[1], cmds[2], cmds[3], tx = b.Multi().Build(), better, in, b.Exec().Build(), true
 		case i >= lo && i <= hi:
 			_, in := lb.betweenCmds(key, r, n)
-			rest, kinds = append(rest, in), append(kinds, 'r')
+			cmds, kinds = append(cmds, in), append(kinds, 'r')
 		case lb.betterShard(i, lo):
-			rest, kinds = append(rest, b.Zcard().Key(key).Build()), append(kinds, 'c')
+			cmds, kinds = append(cmds, b.Zcard().Key(key).Build()), append(kinds, 'c')
 		}
 	}
-	res := lb.doApart(ctx, tx, rest)
+	res := lb.doApart(ctx, cmds, 4)
 	var better int64
 	es := []Entry{}
 	parts := 0 // shards that gave entries
@@ -169,10 +174,11 @@ func (lb *shardedBackend) countAndStretch(v []rueidis.RedisMessage) (int64, shar
 }
 
 func (lb *shardedBackend) countBetween(ctx context.Context, tg target, r scoreRange) (int64, error) {
+	sk := lb.periodShardKeys(tg)
 	lo, hi := lb.spans(r)
 	cmds := make(rueidis.Commands, 0, hi-lo+1)
 	for i := lo; i <= hi; i++ {
-		cmds = append(cmds, lb.client.B().Zcount().Key(lb.shardKey(i, tg)).Min(r.storedLo).Max(r.storedHi).Build())
+		cmds = append(cmds, lb.client.B().Zcount().Key(sk[i]).Min(r.storedLo).Max(r.storedHi).Build())
 	}
 	counts, err := int64s(lb.client.DoMulti(ctx, cmds...))
 	return sum(counts), err
@@ -238,9 +244,10 @@ func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge strin
 	if lb.ranking == Ordinal {
 		return lb.aroundScoreOrdinal(ctx, tg, edge, score, radius)
 	}
+	sk := lb.periodShardKeys(tg)
 	calls := make([]scripts.Call, len(lb.bestFirst))
 	for k, i := range lb.bestFirst {
-		calls[k] = scripts.ShardScoreCall(lb.readHeader(), lb.shardKey(i, tg), edge, radius)
+		calls[k] = scripts.ShardScoreCall(lb.readHeader(), sk[i], edge, radius)
 	}
 	var before, after []placed
 	var better, offset int64
@@ -316,10 +323,11 @@ func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n 
 			return es, next, err
 		}
 	}
+	sk := lb.periodShardKeys(tg)
 	shards := len(lb.bestFirst)
 	calls := make([]scripts.Call, 0, 2*shards)
 	for _, i := range lb.bestFirst {
-		calls = append(calls, lb.zcardCall(lb.shardKey(i, tg)))
+		calls = append(calls, lb.zcardCall(sk[i]))
 	}
 	asked := lb.walkPlan(at, n)
 	for _, a := range asked {
@@ -327,7 +335,7 @@ func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n 
 		if a.shard == at.shard {
 			value, member = at.value, at.member
 		}
-		calls = append(calls, scripts.ShardAfterCall(lb.readHeader(), lb.shardKey(lb.bestFirst[a.shard], tg), value, member, a.limit))
+		calls = append(calls, scripts.ShardAfterCall(lb.readHeader(), sk[lb.bestFirst[a.shard]], value, member, a.limit))
 	}
 	res := scripts.ExecMulti(ctx, lb.client, calls)
 	cards, err := int64s(res[:shards])
@@ -370,26 +378,34 @@ func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n 
 // cursor's entry moved (its value or place is not the one the cursor
 // knows): then walk's scripts read the chunk by value instead.
 func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, bool, error) {
+	sk := lb.periodShardKeys(tg)
 	shards := len(lb.bestFirst)
 	b := lb.client.B()
-	var tx rueidis.Commands
-	rest := make(rueidis.Commands, 0, 2*shards)
-	for _, i := range lb.bestFirst {
-		rest = append(rest, b.Zcard().Key(lb.shardKey(i, tg)).Build())
-	}
 	asked := lb.walkPlan(at, n)
 	resume := at.value != "" // the chunk starts after the cursor's entry
+	// The MULTI on the cursor's shard, when the chunk resumes in it,
+	// goes first (walkTxCalls of them), the others after it.
+	ntx := 0
 	for _, a := range asked {
-		key := lb.shardKey(lb.bestFirst[a.shard], tg)
 		if a.shard == at.shard && resume {
-			tx = rueidis.Commands{b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member),
-				lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build()}
+			ntx = walkTxCalls
+		}
+	}
+	cmds := make(rueidis.Commands, ntx, ntx+2*shards)
+	for _, i := range lb.bestFirst {
+		cmds = append(cmds, b.Zcard().Key(sk[i]).Build())
+	}
+	for _, a := range asked {
+		key := sk[lb.bestFirst[a.shard]]
+		if a.shard == at.shard && resume {
+			cmds[0], cmds[1], cmds[2] = b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member)
+			cmds[3], cmds[4] = lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build()
 			continue
 		}
-		rest = append(rest, lb.rangeCmd(key, 0, int64(a.limit)-1))
+		cmds = append(cmds, lb.rangeCmd(key, 0, int64(a.limit)-1))
 	}
-	res := lb.doApart(ctx, tx, rest)
-	txRes, res := res[:len(tx)], res[len(tx):]
+	res := lb.doApart(ctx, cmds, ntx)
+	txRes, res := res[:ntx], res[ntx:]
 	cards, err := int64s(res[:shards])
 	if err != nil {
 		return nil, at, false, err
@@ -489,9 +505,10 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 			return r, es, err
 		}
 	}
+	sk := lb.periodShardKeys(tg)
 	var calls []scripts.Call
 	for _, i := range lb.bestFirst {
-		key := lb.shardKey(i, tg)
+		key := sk[i]
 		switch {
 		case i == own:
 			calls = append(calls, scripts.ShardScoreCall(lb.readHeader(), key, edge, radius))
@@ -543,11 +560,12 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 // every shard's edge too, in a second. (With IncludeData the data take
 // the second round trip, so the read takes every shard's edge at once.)
 func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own int, edge string, radius int) (int64, []Entry, bool, error) {
-	rest := make(rueidis.Commands, 0, len(lb.bestFirst))
+	sk := lb.periodShardKeys(tg)
+	cmds := lb.ownShardCmds(make(rueidis.Commands, 0, ownCalls+len(lb.bestFirst)), sk[own], edge, radius)
 	for _, i := range lb.bestFirst {
-		rest = append(rest, lb.client.B().Zcard().Key(lb.shardKey(i, tg)).Build())
+		cmds = append(cmds, lb.client.B().Zcard().Key(sk[i]).Build())
 	}
-	res := lb.doApart(ctx, lb.ownShardCmds(lb.shardKey(own, tg), edge, radius), rest)
+	res := lb.doApart(ctx, cmds, ownCalls)
 	cards, err := int64s(res[ownCalls:])
 	if err != nil {
 		return 0, nil, false, err
@@ -575,30 +593,35 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own in
 	return better + 1, es, true, nil
 }
 
+// walkTxCalls is how many commands walkTx's MULTI on the cursor's shard
+// takes: MULTI, ZSCORE, the rank, ZRANGE, EXEC.
+const walkTxCalls = 5
+
 // ownCalls is how many commands ownShardCmds makes: MULTI, ZCOUNT, the
 // two ranges, EXEC.
 const ownCalls = 5
 
-// ownShardCmds read, in one MULTI on the score's own shard, what its
-// 'score' script reads (shard_read.lua): the members strictly better than
-// edge (a stored value, as order.lua's better_than counts them), the
-// radius entries nearest to edge among them (nearest first) and the
-// radius first entries at or after it, each by score with a LIMIT.
-func (lb *shardedBackend) ownShardCmds(key, edge string, radius int) rueidis.Commands {
+// ownShardCmds appends to cmds the commands that read, in one MULTI on
+// the score's own shard, what its 'score' script reads (shard_read.lua):
+// the members strictly better than edge (a stored value, as order.lua's
+// better_than counts them), the radius entries nearest to edge among them
+// (nearest first) and the radius first entries at or after it, each by
+// score with a LIMIT.
+func (lb *shardedBackend) ownShardCmds(cmds rueidis.Commands, key, edge string, radius int) rueidis.Commands {
 	b := lb.client.B()
 	r := int64(radius)
 	if lb.high() {
-		return rueidis.Commands{b.Multi().Build(),
-			b.Zcount().Key(key).Min("(" + edge).Max("+inf").Build(),
+		return append(cmds, b.Multi().Build(),
+			b.Zcount().Key(key).Min("("+edge).Max("+inf").Build(),
 			b.Zrange().Key(key).Min("("+edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
 			b.Zrange().Key(key).Min(edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
-			b.Exec().Build()}
+			b.Exec().Build())
 	}
-	return rueidis.Commands{b.Multi().Build(),
-		b.Zcount().Key(key).Min("-inf").Max("(" + edge).Build(),
+	return append(cmds, b.Multi().Build(),
+		b.Zcount().Key(key).Min("-inf").Max("("+edge).Build(),
 		b.Zrange().Key(key).Min("("+edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
 		b.Zrange().Key(key).Min(edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
-		b.Exec().Build()}
+		b.Exec().Build())
 }
 
 // ownShardPlain decodes the replies to ownShardCmds: the members better

@@ -484,10 +484,7 @@ func (lb *shardedBackend) localReplies(r rueidis.RedisResult, sub submission, li
 
 // appendShardKeys appends every shard's sorted set of tg to ks.
 func (lb *shardedBackend) appendShardKeys(ks []string, tg target) []string {
-	for i := 0; i <= len(lb.bounds); i++ {
-		ks = append(ks, lb.shardKey(i, tg))
-	}
-	return ks
+	return append(ks, lb.periodShardKeys(tg)...)
 }
 
 // scriptBounds are the tie-break's 10^decimals ("1" for none) and the

@@ -140,7 +140,11 @@ func (b *bench) betweenOp() operation {
 	)
 	b.onShards(&op, "one pipeline of a ZCARD of each shard wholly better than the window, the ZCOUNT of the members better than it in the best shard it spans, and a ZRANGE BYSCORE LIMIT 0 "+fmt.Sprint(betweenN)+" on each shard it spans", func(ctx context.Context, w *worker) error {
 		lo, hi := b.scoreWindow(w)
-		return b.betweenShards(ctx, lo, hi)
+		return b.betweenShards(ctx, lo, hi, false)
+	})
+	b.onShardsAs(&op, "rueidis shards MULTI", "the same, the best shard's ZCOUNT and ZRANGE in one MULTI/EXEC (one moment of that shard, as the SDK reads it), sent first; on a Cluster the MULTI in a pipeline of its own beside the others, at once, as rueidis cannot pipeline a MULTI beside other slots' commands", func(ctx context.Context, w *worker) error {
+		lo, hi := b.scoreWindow(w)
+		return b.betweenShards(ctx, lo, hi, true)
 	})
 	return b.withBaselines(op)
 }

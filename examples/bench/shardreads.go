@@ -50,11 +50,16 @@ func newShardKeys(b *bench) *shardKeys {
 // onShards adds op's "rueidis shards" version, which sends what, on a
 // sharded board the tool can read by hand (see shardKeys).
 func (b *bench) onShards(op *operation, what string, call func(context.Context, *worker) error) {
+	b.onShardsAs(op, "rueidis shards", what, call)
+}
+
+// onShardsAs is onShards with the version's name.
+func (b *bench) onShardsAs(op *operation, name, what string, call func(context.Context, *worker) error) {
 	if b.shardKeys == nil {
 		return
 	}
-	op.desc += "; \"rueidis shards\" reads the board's own shards: " + what
-	op.impls = append(op.impls, impl{name: "rueidis shards", units: 1, call: call})
+	op.desc += "; \"" + name + "\" reads the board's own shards: " + what
+	op.impls = append(op.impls, impl{name: name, units: 1, call: call})
 }
 
 // of is the shard holding score x: the number of bounds at or below it.
@@ -124,13 +129,17 @@ func (b *bench) rangeShards(ctx context.Context, from int64) error {
 // than the window in the best shard it spans, and the best betweenN of
 // each shard it spans; the entries are the first betweenN of those in the
 // board's order.
-func (b *bench) betweenShards(ctx context.Context, lo, hi float64) error {
+func (b *bench) betweenShards(ctx context.Context, lo, hi float64, multi bool) error {
 	s := b.shardKeys
 	first, last := s.of(hi), s.of(lo) // best and worst spanned shard
 	if !b.high() {
 		first, last = last, first
 	}
-	var cmds rueidis.Commands
+	// With multi the best spanned shard's two reads are one MULTI, first.
+	cmds, ntx := rueidis.Commands{}, 0
+	if multi {
+		cmds, ntx = make(rueidis.Commands, 4, 4+len(s.bestFirst)), 4
+	}
 	betterShards := 0
 	for _, i := range s.bestFirst {
 		if i == first {
@@ -139,32 +148,36 @@ func (b *bench) betweenShards(ctx context.Context, lo, hi float64) error {
 		cmds = append(cmds, b.c.rue.B().Zcard().Key(s.keys[i]).Build())
 		betterShards++
 	}
-	spanned := 0
 	for k, i := range s.bestFirst {
 		if k < betterShards {
 			continue
 		}
 		better, entries := b.betweenCmds(s.keys[i], lo, hi)
-		if i == first {
-			cmds = append(cmds, better)
+		switch {
+		case i == first && multi:
+			cmds[0], cmds[1], cmds[2], cmds[3] = b.c.rue.B().Multi().Build(), better, entries, b.c.rue.B().Exec().Build()
+		case i == first:
+			cmds = append(cmds, better, entries)
+		default:
+			cmds = append(cmds, entries)
 		}
-		cmds = append(cmds, entries)
-		spanned++
 		if i == last {
 			break
 		}
 	}
-	res := b.c.rue.DoMulti(ctx, cmds...)
-	rank := int64(1)
-	for _, r := range res[:betterShards+1] {
-		n, err := r.AsInt64()
-		if err != nil {
-			return err
-		}
-		rank += n
+	res, err := b.doApart(ctx, cmds, ntx)
+	if err != nil {
+		return err
 	}
-	got := 0
-	for _, r := range res[betterShards+1:] {
+	// The counts (ZCARD, ZCOUNT) sum to the first rank; the rest are
+	// entries.
+	rank, got := int64(1), 0
+	for _, r := range res {
+		if r.IsInt64() {
+			n, _ := r.AsInt64()
+			rank += n
+			continue
+		}
 		zs, err := r.AsZScores()
 		if err != nil {
 			return err
@@ -175,6 +188,39 @@ func (b *bench) betweenShards(ctx context.Context, lo, hi float64) error {
 		return errCheck
 	}
 	return nil
+}
+
+// doApart sends cmds, the first ntx of them one MULTI/EXEC, in one round
+// trip, as a rueidis user must on a Cluster, where rueidis cannot pipeline
+// a MULTI beside other slots' commands: two pipelines at once. It returns
+// the replies in the order of cmds, the MULTI's as EXEC's elements (the
+// MULTI's own "OK" and "QUEUED"s dropped).
+func (b *bench) doApart(ctx context.Context, cmds rueidis.Commands, ntx int) ([]rueidis.RedisMessage, error) {
+	var res []rueidis.RedisResult
+	if b.c.rue.Mode() != rueidis.ClientModeCluster || ntx == 0 {
+		res = b.c.rue.DoMulti(ctx, cmds...)
+	} else {
+		done := make(chan []rueidis.RedisResult, 1)
+		go func() { done <- b.c.rue.DoMulti(ctx, cmds[:ntx]...) }()
+		rest := b.c.rue.DoMulti(ctx, cmds[ntx:]...)
+		res = append(<-done, rest...)
+	}
+	out := make([]rueidis.RedisMessage, 0, len(res))
+	if ntx > 0 {
+		exec, err := res[ntx-1].ToArray()
+		if err != nil {
+			return nil, err
+		}
+		out, res = append(out, exec...), res[ntx:]
+	}
+	for _, r := range res {
+		m, err := r.ToMessage()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // countBetweenShards is CountBetween by hand: a ZCOUNT on each shard the

@@ -116,7 +116,7 @@ func (r *report) readTargets() []target {
 		// around-score and cutoff have only two-round-trip baselines (what
 		// they read cannot be one MULTI); "rueidis shards" reads a sharded
 		// board's own keys (shardreads.go).
-		for _, base := range []string{"rueidis", "rueidis MULTI", "rueidis 2 RT", "rueidis shards"} {
+		for _, base := range []string{"rueidis", "rueidis MULTI", "rueidis 2 RT", "rueidis shards", "rueidis shards MULTI"} {
 			if ops, _, ok := r.ratios(op, base, hi); ok {
 				ts = append(ts, target{fmt.Sprintf("%s: ops/s at c=%d >= 0.9x %s", op, hi, base), ops, atLeast(0.9), ratioShow})
 			}
