@@ -532,8 +532,14 @@ func nilWindow(w Window) bool {
 // steps). This needs the Cluster nodes' clocks to agree
 // within 15 seconds (NTP does far better).
 //
-// Each shard is read atomically, but a read that spans shards on several
-// nodes is not a snapshot of all of them. While a member crosses a bound
+// Each shard is read atomically, but a read that spans shards is not a
+// snapshot of all of them. On one node a read's commands go in one
+// pipeline, which Redis runs back to back when it reads the pipeline at
+// once (nearly always; a pipeline split between two reads of the socket
+// may let another connection's write run between two of its commands, and
+// a test double such as miniredis runs each command on its own): then a
+// member that moved between two shards in that instant is counted twice
+// or not at all, as below. On a Cluster, while a member crosses a bound
 // (between the two shard writes of its Submit, typically under a
 // millisecond) a read may find it in both shards or in neither: reads keep
 // one copy, the one in the shard its partition's value belongs to (one

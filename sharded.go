@@ -1070,9 +1070,11 @@ func (lb *shardedBackend) fillData(ctx context.Context, es []Entry) error {
 	return nil
 }
 
-// count sums the shards' member counts: exact on one node, where every
-// write is one script; on a Cluster exact but while a member's move
-// between two shards is in flight, or a crashed write awaits Check.
+// count sums the shards' member counts, read in one pipeline: on one node,
+// where every write is one script, exact when Redis runs the pipeline's
+// ZCARDs back to back (as it does with a pipeline it reads at once); on a
+// Cluster exact but while a member's move between two shards is in
+// flight, or a crashed write awaits Check (see WithShards, Consistency).
 func (lb *shardedBackend) count(ctx context.Context, tg target) (int64, error) {
 	_, n, err := lb.shardCards(ctx, tg)
 	return n, wrap("count", err)
