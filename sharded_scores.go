@@ -184,16 +184,16 @@ func (lb *shardedBackend) countBetween(ctx context.Context, tg target, r scoreRa
 	return sum(counts), err
 }
 
-// evictPiece is how many members one script of a sharded removal takes:
-// each costs the script about 20 µs on one node (every shard and the
-// member's partition; BENCHMARKS.md), so that a piece stays a few
-// milliseconds of Redis's time, where a chunk of MaxN would stall it for
-// 20 or more; on a Cluster a shard's script of 100 took 1 ms or so, its
-// longest 6-8 ms on a busy machine, against 9-14 ms at 200.
+// evictPiece is how many members one script of a sharded removal takes,
+// so that a piece stays a few milliseconds of Redis's time, where a chunk
+// of MaxN would stall it for 20 or more: on one node a piece's script took
+// at most 2.8-3.6 ms (it took 4-12 ms while it swept every shard for each
+// member); on a Cluster a shard's script of 100 took 1 ms or so, its
+// longest 6-8 ms on a busy machine, against 9-14 ms at 200 (BENCHMARKS.md).
 const evictPiece = 100
 
 // dropBetween reads a chunk's members, at most evictPiece, then removes
-// them as Remove does, their data kept.
+// them (evict), their data kept.
 func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRange, n int) (int64, bool, error) {
 	tg.data = false
 	n = min(n, evictPiece)
@@ -212,9 +212,12 @@ func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRan
 }
 
 // evict removes members from one period, as Remove does but for their
-// data, which stays.
+// data, which stays, and on one node for the sweep: there a member is only
+// in the shard of its partition's value (every write is one script), so
+// that shard alone is cleared, every shard only for a member without one.
 // In pieces of evictPiece members: on one node one script a piece, in one
-// round trip; on a Cluster each piece's two steps in turn.
+// round trip; on a Cluster each piece's two steps in turn, sweeping every
+// shard, as a member may be in two while a move is in flight.
 func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string) error {
 	live := []target{tg}
 	if !lb.cluster {
