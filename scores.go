@@ -183,9 +183,10 @@ func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius in
 // error and leaves the chunk in Redis; a Redis failure after it
 // ErrPending), then Redis removes them: two round trips a chunk, so that a
 // Rebuild keeps them out. A sharded board reads each chunk's members, then
-// removes them as Remove does, in chunks of 200 (its removal costs Redis
-// about 20 µs a member, BENCHMARKS.md): two round trips a chunk on one
-// node, three on a Cluster.
+// removes them as Remove does (their data kept), in chunks of 100, so
+// that one chunk's script holds Redis a few milliseconds at most
+// (BENCHMARKS.md): two round trips a chunk on one node, three on a
+// Cluster.
 func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {
