@@ -211,13 +211,10 @@ func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRan
 	return int64(len(members)), len(members) == n, nil
 }
 
-// evict removes members from one period, as Remove does but for their
-// data, which stays, and on one node for the sweep: there a member is only
-// in the shard of its partition's value (every write is one script), so
-// that shard alone is cleared, every shard only for a member without one.
-// In pieces of evictPiece members: on one node one script a piece, in one
-// round trip; on a Cluster each piece's two steps in turn, sweeping every
-// shard, as a member may be in two while a move is in flight.
+// evict removes members from one period, as Remove does (see remove) but
+// for their data, which stays. In pieces of evictPiece members: on one
+// node one script a piece, in one round trip; on a Cluster each piece's
+// two steps in turn.
 func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string) error {
 	live := []target{tg}
 	if !lb.cluster {

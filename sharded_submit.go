@@ -677,7 +677,11 @@ func (lb *shardedBackend) allShards() []int {
 	return all
 }
 
-// remove is Remove on a sharded board.
+// remove is Remove on a sharded board. On one node it clears a member
+// from the shard of its partition's value alone (every write there is one
+// script, so that shard is the one holding it), every shard only for a
+// member its partition does not hold; on a Cluster it sweeps every shard,
+// as a member may be in two while a move is in flight.
 func (lb *shardedBackend) remove(ctx context.Context, live []target, members []string) error {
 	if !lb.cluster {
 		return wrap("remove", lb.manyLocal(ctx, "remove", live, members, nil, 0))

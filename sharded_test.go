@@ -2259,10 +2259,14 @@ func TestShardedRemoveBetweenPieces(t *testing.T) {
 			n, err := board.RemoveBetween(ctx, -3, 2)
 			require.NoError(t, err)
 			n-- // the stray
-			for i := range len(shardBounds) + 1 {
-				_, err := b.Client.Do(ctx, b.Client.B().Zscore().Key(shardKey(name, shardBounds, i, "alltime", all)).Member("stray").Build()).ToFloat64()
-				require.True(t, rueidis.IsRedisNil(err), "the stray left in shard %d: %v", i, err)
+			requireGone(t, b, name, "stray")
+			// Remove clears a stray from every shard too.
+			for _, i := range []int{shardOf(shardBounds, -5), shardOf(shardBounds, 5)} {
+				key := shardKey(name, shardBounds, i, "alltime", all)
+				require.NoError(t, b.Client.Do(ctx, b.Client.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(10*i-20), "stray2").Build()).Error())
 			}
+			require.NoError(t, board.Remove(ctx, "stray2"))
+			requireGone(t, b, name, "stray2")
 			left, err := board.Count(ctx)
 			require.NoError(t, err)
 			want := int64(0)
@@ -2278,6 +2282,17 @@ func TestShardedRemoveBetweenPieces(t *testing.T) {
 			requireCleanReport(t, reps[0], left, fmt.Sprintf("store %v", withStore))
 		}
 	})
+}
+
+// requireGone fails unless no shard of board name's all-time period holds
+// member.
+func requireGone(t *testing.T, b *testredis.Backend, name, member string) {
+	t.Helper()
+	all := lb.AllTime().Period(future).ID
+	for i := range len(shardBounds) + 1 {
+		_, err := b.Client.Do(context.Background(), b.Client.B().Zscore().Key(shardKey(name, shardBounds, i, "alltime", all)).Member(member).Build()).ToFloat64()
+		require.True(t, rueidis.IsRedisNil(err), "%s left in shard %d: %v", member, i, err)
+	}
 }
 
 // recentBase is the shard key a piece of recent versions (keys.Recent)

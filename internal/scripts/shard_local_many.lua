@@ -19,11 +19,11 @@
 -- Every change is worked out before the first write: one total out of
 -- range refuses the whole call. 'repair' puts each member's stored value
 -- from its partition into the right shard and sweeps every other shard of
--- it (or every shard, when the partition holds no value); 'remove' sweeps
--- every shard too, and deletes the members' data; 'evict' removes each
--- member from the shard of its partition's value, and sweeps every shard
--- only for a member its partition does not hold. Returns the number of
--- windows written.
+-- it (or every shard, when the partition holds no value); 'remove' and
+-- 'evict' remove each member from the shard of its partition's value, and
+-- sweep every shard only for a member its partition does not hold;
+-- 'remove' also deletes the members' data. Returns the number of windows
+-- written.
 write_header()
 local r = REST
 local mode = ARGV[r]
@@ -73,12 +73,12 @@ for k = 1, nw do
       local from, to = -1, -1
       if p then from = shard_of(p, bounds, scale) end
       if v then to = shard_of(v, bounds, scale) end
-      -- 'evict' sweeps only a member without a value: on one node every
-      -- write is one script over its partition and shards, so the shard of
-      -- the partition's value is the one that holds it, and a sweep of
-      -- every shard for each member made a piece of RemoveBetween's several
-      -- times as long.
-      place(w, nshards, member, v, to, from, sweep and (mode ~= 'evict' or not p), exp)
+      -- 'remove' and 'evict' sweep only a member without a value: on one
+      -- node every write is one script over its partition and shards, so
+      -- the shard of the partition's value is the one that holds it, and a
+      -- sweep of every shard for each member made a piece of
+      -- RemoveBetween's several times as long.
+      place(w, nshards, member, v, to, from, sweep and (mode == 'repair' or not p), exp)
       part_set(KEYS[pk], member, p, v)
       if v then expire(exp, pk, pk) end
     end
