@@ -110,6 +110,10 @@ type backend interface {
 	// stored reads the stored values of members (nil where none), in one
 	// round trip: Among and Verify.
 	stored(ctx context.Context, tg target, members []string) ([]rueidis.RedisMessage, error)
+	// layoutKeys are the keys of a window's period that the board's layout
+	// adds (a sharded board's shards, by shard, and its shadow layout's),
+	// which resolve keeps in the period's target; nil for none.
+	layoutKeys(window, period string) (shards, shadow []string)
 }
 
 // newBackend picks the board's backend: plain without bounds; sharded with
@@ -123,6 +127,7 @@ func newBackend(lb *Leaderboard) backend {
 	sb := newSharded(lb, lb.bounds)
 	if len(lb.shadowBounds) > 0 {
 		sb.shadow = newSharded(lb, lb.shadowBounds)
+		sb.shadow.isShadow = true
 	}
 	return sb
 }
@@ -132,13 +137,12 @@ func newBackend(lb *Leaderboard) backend {
 func newSharded(lb *Leaderboard, bounds []float64) *shardedBackend {
 	sb := &shardedBackend{Leaderboard: lb, bounds: bounds, cluster: lb.client.Mode() == rueidis.ClientModeCluster,
 		shards: lb.keys.Shards(bounds), parts: lb.keys.Partitions(), bestFirst: bestFirstOf(len(bounds)+1, lb.high()),
-		bestHolds: map[string]*atomic.Int64{}, seenCards: newSeenCards(lb), periodKeys: map[string]*atomic.Pointer[periodShards]{}}
+		bestHolds: map[string]*atomic.Int64{}, seenCards: newSeenCards(lb)}
 	sb.scale, sb.boundArgs = formatBounds(lb, bounds)
 	for _, w := range lb.windows {
 		h := &atomic.Int64{}
 		h.Store(math.MaxInt64) // unknown: try the best shard alone first
 		sb.bestHolds[w.Name()] = h
-		sb.periodKeys[w.Name()] = &atomic.Pointer[periodShards]{}
 	}
 	return sb
 }

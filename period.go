@@ -19,7 +19,12 @@ type target struct {
 	// hotRead is the cached read of the mirror, built once a period and
 	// pinned so that every read sends it again (WithHotTop).
 	hotRead rueidis.Cacheable
-	expire  int64 // unix ms when the key expires; 0 for never
+	// shards and shadowShards are a sharded board's shard keys of the
+	// period, by shard, and its shadow layout's (WithShadowShards): built
+	// once a period with the rest, as a read names most of its shards
+	// (backend.layoutKeys); nil on an unsharded board. Read only.
+	shards, shadowShards []string
+	expire               int64 // unix ms when the key expires; 0 for never
 	// data is a read's IncludeData: fill each entry's Data.
 	data bool
 }
@@ -99,6 +104,7 @@ func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
 		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID)
 	}
 	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID)}
+	tg.shards, tg.shadowShards = lb.be.layoutKeys(w.Name(), p.ID)
 	if lb.hot != nil {
 		tg.hot = lb.keys.Hot(w.Name(), p.ID)
 		tg.hotRead = lb.hotReadCmd(tg.hot).Pin()

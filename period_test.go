@@ -82,10 +82,11 @@ func TestCurrentPeriodCache(t *testing.T) {
 	require.EqualValues(t, 1, n)
 }
 
-// TestShardKeysCache checks that a sharded board keeps the shard keys of
-// each window's latest period only: reads of an older period (At) get
-// that period's shards without evicting the current one's, and a clock
-// crossing a reset moves the kept keys to the new period.
+// TestShardKeysCache checks that a sharded board's period carries its
+// shard keys, its own layout's and its shadow's, built with the period:
+// the current period's kept with it in lb.current (a clock crossing a
+// reset moves them on), an older period's (At) built for it without
+// evicting the current one, and each read finding its own period's shards.
 func TestShardKeysCache(t *testing.T) {
 	be := testredis.Mini(t)
 	ctx := context.Background()
@@ -94,30 +95,43 @@ func TestShardKeysCache(t *testing.T) {
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&day1)
 	name := be.BoardName(t)
-	board, err := New(be.Client, name, WithWindows(Daily()), WithShards(10, 20),
+	board, err := New(be.Client, name, WithWindows(Daily()), WithShards(10, 20), WithShadowShards(15),
 		WithClock(func() time.Time { return *clock.Load() }), WithRetention(48*time.Hour))
 	require.NoError(t, err)
 	t.Cleanup(func() { be.Wipe(t, name) })
 	sb := board.be.(*shardedBackend)
-	kept := func() string { return sb.periodKeys["daily"].Load().period.ID }
+	kept := func() *target { return board.current[0].Load() }
+	wantKeys := func(tg *target, day string) {
+		t.Helper()
+		require.Equal(t, day, tg.period.ID)
+		require.Len(t, tg.shards, 3)
+		for i, key := range tg.shards {
+			require.Equal(t, sb.shards[i].Period("daily", day), key)
+		}
+		require.Len(t, tg.shadowShards, 2)
+		for i, key := range tg.shadowShards {
+			require.Equal(t, sb.shadow.shards[i].Period("daily", day), key)
+		}
+		require.Equal(t, tg.shards, sb.periodShardKeys(*tg))
+		require.Equal(t, tg.shadowShards, sb.shadow.periodShardKeys(*tg))
+	}
 
 	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"ann": 5, "bob": 15, "cy": 25}))
-	require.Equal(t, "2026-11-30", kept())
+	wantKeys(kept(), "2026-11-30")
 	clock.Store(&day2)
 	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"dee": 12}))
-	require.Equal(t, "2026-12-01", kept(), "a new period's keys replace the old")
+	wantKeys(kept(), "2026-12-01")
 	for range 3 {
 		old, err := board.Between(ctx, 0, 30, 10, At(day1))
 		require.NoError(t, err)
 		require.Equal(t, []Entry{{Member: "cy", Score: 25, Rank: 1}, {Member: "bob", Score: 15, Rank: 2}, {Member: "ann", Score: 5, Rank: 3}}, old)
-		require.Equal(t, "2026-12-01", kept(), "an older period's read must not evict the current keys")
+		wantKeys(kept(), "2026-12-01")
 		cur, err := board.Between(ctx, 0, 30, 10)
 		require.NoError(t, err)
 		require.Equal(t, []Entry{{Member: "dee", Score: 12, Rank: 1}}, cur)
 	}
-	for i, key := range sb.periodShardKeys(mustTarget(t, board, day2)) {
-		require.Equal(t, sb.shards[i].Period("daily", "2026-12-01"), key)
-	}
+	old := mustTarget(t, board, day1)
+	wantKeys(&old, "2026-11-30")
 }
 
 // mustTarget is the board's default window's period holding at.

@@ -15,6 +15,11 @@ import (
 // period, every key in the board's slot, every operation one round trip.
 type plainBackend struct{ *Leaderboard }
 
+// layoutKeys: one sorted set a period, whose key is the target's own.
+func (lb *plainBackend) layoutKeys(window, period string) (shards, shadow []string) {
+	return nil, nil
+}
+
 // top reads the first n entries of one sorted set: one ZRANGE, or with
 // IncludeData range.lua, which reads their data too.
 func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {

@@ -50,17 +50,25 @@ func (lb *plainBackend) betweenTx(ctx context.Context, tg target, r scoreRange, 
 }
 
 // betweenCmds are Between's plain commands on one sorted set: the count of
-// its members better than r, and its first n entries within r.
+// its members better than r, and its first n entries within r
+// (betweenInCmd).
 func (lb *Leaderboard) betweenCmds(key string, r scoreRange, n int) (better, in rueidis.Completed) {
 	b := lb.client.B()
 	if lb.high() {
 		better = b.Zcount().Key(key).Min("(" + r.storedHi).Max("+inf").Build()
-		in = b.Zrange().Key(key).Min(r.storedHi).Max(r.storedLo).Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
 	} else {
 		better = b.Zcount().Key(key).Min("-inf").Max("(" + r.storedLo).Build()
-		in = b.Zrange().Key(key).Min(r.storedLo).Max(r.storedHi).Byscore().Limit(0, int64(n)).Withscores().Build()
 	}
-	return better, in
+	return better, lb.betweenInCmd(key, r, n)
+}
+
+// betweenInCmd reads the first n entries of one sorted set within r.
+func (lb *Leaderboard) betweenInCmd(key string, r scoreRange, n int) rueidis.Completed {
+	b := lb.client.B()
+	if lb.high() {
+		return b.Zrange().Key(key).Min(r.storedHi).Max(r.storedLo).Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
+	}
+	return b.Zrange().Key(key).Min(r.storedLo).Max(r.storedHi).Byscore().Limit(0, int64(n)).Withscores().Build()
 }
 
 func (lb *plainBackend) countBetween(ctx context.Context, tg target, r scoreRange) (int64, error) {

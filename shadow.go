@@ -196,7 +196,7 @@ func (lb *shardedBackend) unlinkShards(ctx context.Context, tg target, recent bo
 // recent versions too: on a Cluster only, the one place they are written
 // (on one node they would be 2,048 UNLINKed keys a shard that never exist).
 func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []string {
-	for _, key := range lb.appendShardKeys(nil, tg) {
+	for _, key := range lb.periodShardKeys(tg) {
 		ks = append(ks, key)
 		if recent && lb.cluster {
 			ks = keys.AllRecent(ks, key)

@@ -52,34 +52,33 @@ func (lb *shardedBackend) shardKey(i int, tg target) string {
 	return lb.periodShardKeys(tg)[i]
 }
 
-// periodShards are one period's shard keys, by shard.
-type periodShards struct {
-	period Period
-	keys   []string
-}
-
-// periodShardKeys are tg's shard keys, by shard (read only): built once for the
-// latest period of each window read or written (keyed by the window's
-// name, as lb.current is), as a read of a sharded board names most of its
-// shards and building their keys was a tenth of a Between's CPU in the
-// client. An older period (At) is built each time and not kept, so that
-// it does not evict the current one.
+// periodShardKeys are tg's shard keys in this layout, by shard (read
+// only): those resolve built with the period (target.shards).
 func (lb *shardedBackend) periodShardKeys(tg target) []string {
-	slot := lb.periodKeys[tg.window.Name()]
-	var c *periodShards
-	if slot != nil {
-		if c = slot.Load(); c != nil && c.period.ID == tg.period.ID {
-			return c.keys
-		}
+	ks := tg.shards
+	if lb.isShadow {
+		ks = tg.shadowShards
 	}
-	ks := make([]string, len(lb.shards))
-	for i, s := range lb.shards {
-		ks[i] = s.Period(tg.window.Name(), tg.period.ID)
-	}
-	if slot != nil && (c == nil || c.period.Start.Before(tg.period.Start)) {
-		slot.Store(&periodShards{period: tg.period, keys: ks})
+	if ks == nil { // a target not from resolve
+		ks = lb.buildShardKeys(tg.window.Name(), tg.period.ID)
 	}
 	return ks
+}
+
+// buildShardKeys are this layout's shard keys of a window's period.
+func (lb *shardedBackend) buildShardKeys(window, period string) []string {
+	ks := make([]string, len(lb.shards))
+	for i, s := range lb.shards {
+		ks[i] = s.Period(window, period)
+	}
+	return ks
+}
+
+func (lb *shardedBackend) layoutKeys(window, period string) (shards, shadow []string) {
+	if lb.shadow != nil {
+		shadow = lb.shadow.buildShardKeys(window, period)
+	}
+	return lb.buildShardKeys(window, period), shadow
 }
 
 // partKey is the hash of member's partition in tg.
@@ -124,9 +123,9 @@ type shardedBackend struct {
 	// looks for its entries beside the counts (see hintedSlice). Like
 	// bestHolds it decides round trips, never answers.
 	seenCards map[string]*atomic.Pointer[[]int64]
-	// periodKeys is, per window name, the shard keys of its latest period
-	// (periodShardKeys).
-	periodKeys map[string]*atomic.Pointer[periodShards]
+	// isShadow is whether this layout is a board's shadow
+	// (WithShadowShards), whose shard keys a target holds in shadowShards.
+	isShadow bool
 }
 
 // globalRank turns a rank inside shard s into a rank on the board: every

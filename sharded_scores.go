@@ -103,8 +103,7 @@ func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRa
 			better, in := lb.betweenCmds(key, r, n)
 			cmds[0], cmds[1], cmds[2], cmds[3], tx = b.Multi().Build(), better, in, b.Exec().Build(), true
 		case i >= lo && i <= hi:
-			_, in := lb.betweenCmds(key, r, n)
-			cmds, kinds = append(cmds, in), append(kinds, 'r')
+			cmds, kinds = append(cmds, lb.betweenInCmd(key, r, n)), append(kinds, 'r')
 		case lb.betterShard(i, lo):
 			cmds, kinds = append(cmds, b.Zcard().Key(key).Build()), append(kinds, 'c')
 		}
