@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -277,6 +278,89 @@ func (b *bench) aroundScoreShards(ctx context.Context, score float64) error {
 		return errCheck
 	}
 	return err
+}
+
+// aroundScoreShardsMulti is AroundScore by hand as the SDK reads it, one
+// moment of the score's shard in one round trip: a MULTI/EXEC on that
+// shard of the ZCOUNT of its members strictly better than the score and
+// the aroundScoreRadius entries nearest the score on either side (ZRANGE
+// BYSCORE LIMIT), beside every shard's ZCARD (on a Cluster the MULTI in a
+// pipeline of its own, at once: doApart); only when the slice reaches past
+// that shard's edge into a shard holding members, a second round trip
+// reads it by rank, as aroundScoreShards does.
+func (b *bench) aroundScoreShardsMulti(ctx context.Context, score float64) error {
+	s, bd := b.shardKeys, b.c.rue.B()
+	own, v, r := s.of(score), formatScore(score), int64(aroundScoreRadius)
+	key := s.keys[own]
+	tx := rueidis.Commands{bd.Multi().Build(),
+		bd.Zcount().Key(key).Min("-inf").Max("(" + v).Build(),
+		bd.Zrange().Key(key).Min("("+v).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
+		bd.Zrange().Key(key).Min(v).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
+		bd.Exec().Build()}
+	if b.high() {
+		tx[1] = bd.Zcount().Key(key).Min("(" + v).Max("+inf").Build()
+		tx[2] = bd.Zrange().Key(key).Min("("+v).Max("+inf").Byscore().Limit(0, r).Withscores().Build()
+		tx[3] = bd.Zrange().Key(key).Min(v).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build()
+	}
+	for _, k := range s.keys {
+		tx = append(tx, bd.Zcard().Key(k).Build())
+	}
+	out, err := b.doApart(ctx, tx, 5)
+	if err != nil {
+		return err
+	}
+	better, err := out[0].AsInt64()
+	if err != nil {
+		return err
+	}
+	near := [2]int64{}
+	for j := range near {
+		zs, err := out[1+j].AsZScores()
+		if err != nil {
+			return err
+		}
+		near[j] = int64(len(zs))
+	}
+	cards, err := int64Messages(out[3:])
+	if err != nil {
+		return err
+	}
+	var betterOut, worseOut, total int64
+	at := slices.Index(s.bestFirst, own)
+	for k, i := range s.bestFirst {
+		switch {
+		case k == at:
+		case k < at:
+			betterOut += cards[i]
+		default:
+			worseOut += cards[i]
+		}
+		total += cards[i]
+	}
+	better += betterOut
+	got := int(min(near[0], r) + min(near[1], r))
+	if (near[0] < r && betterOut > 0) || (near[1] < r && worseOut > 0) {
+		start := max(0, better-r)
+		if got, err = b.shardSlice(ctx, cards, start, better+r-start); err != nil {
+			return err
+		}
+	}
+	if got != aroundScoreLen(better, total) {
+		return errCheck
+	}
+	return nil
+}
+
+// int64Messages reads integer replies.
+func int64Messages(ms []rueidis.RedisMessage) ([]int64, error) {
+	out := make([]int64, len(ms))
+	for i := range ms {
+		var err error
+		if out[i], err = ms[i].AsInt64(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // cutoffShards is Cutoff by hand: every shard's count, then the one

@@ -113,9 +113,11 @@ func (r *report) readTargets() []target {
 	hi, lo := slices.Max(r.cfg.concurrency), slices.Min(r.cfg.concurrency)
 	for _, op := range []string{"top", "rank", "page", "page-deep", "count", "among", "top-data", "rank-data",
 		"range", "between", "count-between", "around-score", "cutoff"} {
-		// around-score and cutoff have only two-round-trip baselines (what
-		// they read cannot be one MULTI); "rueidis shards" reads a sharded
-		// board's own keys (shardreads.go).
+		// On one sorted set around-score and cutoff have only
+		// two-round-trip baselines (what they read cannot be one MULTI);
+		// "rueidis shards" reads a sharded board's own keys, and "rueidis
+		// shards MULTI" the same keys at one moment of a shard, as the SDK
+		// reads them (shardreads.go).
 		for _, base := range []string{"rueidis", "rueidis MULTI", "rueidis 2 RT", "rueidis shards", "rueidis shards MULTI"} {
 			if ops, _, ok := r.ratios(op, base, hi); ok {
 				ts = append(ts, target{fmt.Sprintf("%s: ops/s at c=%d >= 0.9x %s", op, hi, base), ops, atLeast(0.9), ratioShow})
