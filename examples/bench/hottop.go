@@ -90,18 +90,34 @@ func runHot(ctx context.Context, b *bench, env environment, out io.Writer, progr
 	return nil
 }
 
-// cacheCounter counts the reads served from the client's memory.
+// cacheCounter counts the reads served from the client's memory. It
+// counts on stripes picked at random, each on a cache line of its own: one
+// shared counter, which 64 callers on two CPUs bump over a million times a
+// second, put a cost on the cached phase alone (the uncached one is not
+// wrapped): a profile found 9% of the cached Tops' time in this method.
 type cacheCounter struct {
 	rueidis.Client
-	hits atomic.Int64
+	stripes [16]struct {
+		n atomic.Int64
+		_ [56]byte // the rest of a 64-byte cache line
+	}
 }
 
 func (c *cacheCounter) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
 	r := c.Client.DoCache(ctx, cmd, ttl)
 	if r.IsCacheHit() {
-		c.hits.Add(1)
+		c.stripes[rand.Uint32()%uint32(len(c.stripes))].n.Add(1)
 	}
 	return r
+}
+
+// hits is the reads served from memory so far.
+func (c *cacheCounter) hits() int64 {
+	var n int64
+	for i := range c.stripes {
+		n += c.stripes[i].n.Load()
+	}
+	return n
 }
 
 // hotRound runs one round's phases.
@@ -116,9 +132,9 @@ func (b *bench) hotRound(ctx context.Context, hot *leaderboard.Leaderboard, coun
 	}
 	measure(&rd.writer, 1, func(ctx context.Context, _ *rand.Rand) error { time.Sleep(time.Millisecond); return nil })
 	measure(&rd.top, conc, func(ctx context.Context, _ *rand.Rand) error { _, err := b.board.Top(ctx, hotK); return err })
-	h0 := counted.hits.Load()
+	h0 := counted.hits()
 	measure(&rd.cachedTop, conc, func(ctx context.Context, _ *rand.Rand) error { _, err := hot.Top(ctx, hotK); return err })
-	rd.hits = counted.hits.Load() - h0
+	rd.hits = counted.hits() - h0
 	close(stop)
 	if werr := <-done; err == nil {
 		err = werr
