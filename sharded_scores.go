@@ -238,10 +238,18 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string
 // aroundScore reads, from every shard, its count, its members strictly
 // better than the score and the radius entries either side of that place;
 // the slice is the last radius of the better entries and the first radius
-// of the others, in the shards' order.
+// of the others, in the shards' order. Under Competition ranks without
+// data it does so only when aroundScoreOwn finds the slice crossing the
+// score's shard's edge (with data, whose read takes a round trip of its
+// own, it does so at once, so that the read takes two).
 func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
 	if lb.ranking == Ordinal {
 		return lb.aroundScoreOrdinal(ctx, tg, edge, score, radius)
+	}
+	if !tg.data {
+		if r, es, ok, err := lb.aroundScoreOwn(ctx, tg, edge, score, radius); err != nil || ok {
+			return r, es, err
+		}
 	}
 	sk := lb.periodShardKeys(tg)
 	calls := make([]scripts.Call, len(lb.bestFirst))
@@ -290,6 +298,61 @@ func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge strin
 	es = onceEach(es)
 	lb.rankEntries(es, better-int64(len(before)), first)
 	return better + 1, es, lb.dataIf(ctx, tg, es)
+}
+
+// aroundScoreOwn is aroundScore under Competition ranks without data when
+// the slice lies in the score's own shard, as it nearly always does on a
+// large board: that shard's 'score' script (which counts the ties of the
+// slice's first entry) and every other shard's ZCARD, in one round trip,
+// one pipeline. ok is false when the slice reaches past the own shard's
+// edge into a shard that holds members: then aroundScore reads every
+// shard by its script, in a second.
+func (lb *shardedBackend) aroundScoreOwn(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, bool, error) {
+	sk := lb.periodShardKeys(tg)
+	own := lb.shardOfPlain(score)
+	calls := make([]scripts.Call, 0, len(lb.bestFirst))
+	calls = append(calls, scripts.ShardScoreCall(lb.readHeader(), sk[own], edge, radius))
+	for _, i := range lb.bestFirst {
+		if i != own {
+			calls = append(calls, lb.zcardCall(sk[i]))
+		}
+	}
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	cards, err := int64s(res[1:])
+	if err != nil {
+		return 0, nil, false, err
+	}
+	var betterOut, worseOut int64 // members in the shards better, worse than own
+	k := 0
+	for _, i := range lb.bestFirst {
+		switch {
+		case i == own:
+			continue
+		case lb.betterShard(i, own):
+			betterOut += cards[k]
+		default:
+			worseOut += cards[k]
+		}
+		k++
+	}
+	v, err := res[0].ToArray()
+	if err != nil || len(v) < 1 {
+		return 0, nil, false, fmt.Errorf("shard read: %d values (%v)", len(v), err)
+	}
+	p, st, err := lb.countAndStretch(v[1:])
+	if err != nil {
+		return 0, nil, false, err
+	}
+	nb := int(min(p-st.lo, int64(len(st.es)))) // the stretch's entries better than the score
+	if (nb < radius && betterOut > 0) || (len(st.es)-nb < radius && worseOut > 0) {
+		return 0, nil, false, nil
+	}
+	better := betterOut + p
+	if len(st.es) == 0 {
+		return better + 1, []Entry{}, true, nil
+	}
+	lb.rankEntries(st.es, better-int64(nb), betterOut+stretchBetter(st, 0)+1)
+	return better + 1, st.es, true, nil
 }
 
 // placed is an entry with its competition rank on the board.

@@ -1093,14 +1093,12 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 	// Under Ordinal ranks without data a Cluster sends Between,
 	// AroundScore and a chunk of All as two pipelines at once (a MULTI on
 	// one shard, the other shards' commands beside it): two calls, one
-	// round trip. AroundScore: a second round trip when its slice crosses
-	// the score's shard's edge (here, radius 4 on a small board).
-	apart, aroundScoreMax := int64(1), int64(1)
-	if c.rank == lb.Ordinal {
-		aroundScoreMax = 2
-		if b.Name == "cluster" {
-			apart, aroundScoreMax = 2, 3
-		}
+	// round trip. AroundScore, under either ranking: a second round trip
+	// when its slice crosses the score's shard's edge (here, radius 4 on a
+	// small board).
+	apart, aroundScoreMax := int64(1), int64(2)
+	if c.rank == lb.Ordinal && b.Name == "cluster" {
+		apart, aroundScoreMax = 2, 3
 	}
 	manyMax := submitMax
 	if b.Name == "cluster" && c.policy == lb.Accumulate && c.tie != 0 {

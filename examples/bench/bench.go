@@ -84,6 +84,7 @@ func (b *bench) boardOptions() ([]leaderboard.Option, error) {
 		leaderboard.WithKeyPrefix(cfg.prefix),
 		leaderboard.WithPolicy(cfg.policy),
 		leaderboard.WithOrder(cfg.order),
+		leaderboard.WithRanking(cfg.ranking),
 	}
 	now := time.Now()
 	rawBoard := keys.NewBoard(cfg.prefix, b.name+"-raw")
@@ -289,6 +290,9 @@ func (b *bench) loadWith(ctx context.Context, progress console, what string, wri
 func (b *bench) describe() string {
 	s := fmt.Sprintf("%d members, windows %v, policy %s, order %s", b.cfg.members, b.cfg.windows,
 		policyName(b.cfg.policy), orderName(b.cfg.order))
+	if b.cfg.ranking == leaderboard.Competition {
+		s += ", competition ranks"
+	}
 	if b.cfg.shards > 0 {
 		s += fmt.Sprintf(", %d shards", b.cfg.shards)
 	}
@@ -345,6 +349,34 @@ type operation struct {
 var errCheck = errors.New("unexpected reply")
 
 func (b *bench) high() bool { return b.cfg.order == leaderboard.HighestFirst }
+
+// rankFits reports whether rank is a rank the entry at 1-based position pos
+// may hold: pos under Ordinal ranks; under Competition at most pos and at
+// least 1, as ties share the best of their places.
+func (b *bench) rankFits(rank, pos int64) bool {
+	if b.cfg.ranking == leaderboard.Competition {
+		return rank >= 1 && rank <= pos
+	}
+	return rank == pos
+}
+
+// ranksRun reports whether es, a stretch of the board, hold ranks that can
+// follow one another: from 1 up, each one more than the last under
+// Ordinal ranks, never less than the last under Competition.
+func (b *bench) ranksRun(es []leaderboard.Entry) bool {
+	for i := range es {
+		switch {
+		case es[i].Rank < 1:
+			return false
+		case i == 0:
+		case b.cfg.ranking == leaderboard.Competition && es[i].Rank < es[i-1].Rank:
+			return false
+		case b.cfg.ranking == leaderboard.Ordinal && es[i].Rank != es[i-1].Rank+1:
+			return false
+		}
+	}
+	return true
+}
 
 // operation builds the named operation's implementations.
 func (b *bench) operation(name string) operation {

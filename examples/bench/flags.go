@@ -19,6 +19,7 @@ type config struct {
 	windows         []string
 	policy          leaderboard.Policy
 	order           leaderboard.Order
+	ranking         leaderboard.RankMode
 	shards          int
 	tieBreak        string
 	concurrency     []int
@@ -88,7 +89,7 @@ const minVerdictRounds = 3
 
 // listFlags are the flags given as text and checked after parsing.
 type listFlags struct {
-	windows, policy, order, conc, ops, tieBreak string
+	windows, policy, order, ranking, conc, ops, tieBreak string
 }
 
 // parseFlags reads the command line, and REDIS_URL through getenv. It
@@ -133,6 +134,7 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&lists.windows, "windows", "alltime", `windows, comma-separated: alltime, daily, weekly, monthly; or "4" for all four (the first is read)`)
 	fs.StringVar(&lists.policy, "policy", "keepbest", "keepbest, replace or accumulate")
 	fs.StringVar(&lists.order, "order", "highest", "highest or lowest first")
+	fs.StringVar(&lists.ranking, "ranking", "ordinal", "ordinal or competition (WithRanking; the raw versions read ordinal ranks either way)")
 	fs.IntVar(&cfg.shards, "shards", 0, "score-range shards (WithShards with shards-1 even bounds over [0, score-max)); 0: unsharded")
 	fs.StringVar(&lists.tieBreak, "tiebreak", "none", "none, earlier or later (EarlierFirst/LaterFirst, 1 s resolution)")
 	fs.StringVar(&lists.conc, "c", "1,64", "concurrency levels: goroutines calling at once")
@@ -232,6 +234,14 @@ func checkBoard(cfg *config, l listFlags) error {
 		cfg.order = leaderboard.LowestFirst
 	default:
 		return fmt.Errorf("-order %q: want highest or lowest", l.order)
+	}
+	switch l.ranking {
+	case "ordinal":
+		cfg.ranking = leaderboard.Ordinal
+	case "competition":
+		cfg.ranking = leaderboard.Competition
+	default:
+		return fmt.Errorf("-ranking %q: want ordinal or competition", l.ranking)
 	}
 	if cfg.shards < 0 || cfg.shards == 1 || cfg.shards > 64 {
 		return fmt.Errorf("-shards %d: want 0 (unsharded) or 2..64", cfg.shards)

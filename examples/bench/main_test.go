@@ -98,6 +98,7 @@ func TestRun(t *testing.T) {
 			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later",
 				"-ops", "submit,submit-many,around,among,range,between,count-between,around-score,cutoff,set", "-rounds", "1"},
 			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count,range,between,count-between,around-score,cutoff,set", "-rounds", "2", "-no-auto-pipelining"},
+			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ranking", "competition", "-score-max", "50", "-ops", "top,rank,range,between,around-score,cutoff", "-rounds", "1"},
 		} {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, noEnv, io.Discard)
@@ -302,6 +303,7 @@ func TestParseFlags(t *testing.T) {
 		{"-windows", "daily,daily"},
 		{"-policy", "best"},
 		{"-order", "up"},
+		{"-ranking", "dense"},
 		{"-shards", "1"},
 		{"-tiebreak", "first"},
 		{"-c", "0"},

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/skiprank/leaderboard"
 )
 
 // report is everything one run measured.
@@ -41,17 +43,27 @@ func (r *report) write(out io.Writer) error {
 	return err
 }
 
-func (r *report) commandLine() string {
-	s := "go run ./examples/bench"
-	c := r.cfg
-	s += fmt.Sprintf(" -members %d -windows %s -policy %s -order %s", c.members, strings.Join(c.windows, ","),
+// boardFlags are the flags that shape the board, as a command line gives
+// them: every report's command line holds them.
+func boardFlags(c config) string {
+	s := fmt.Sprintf(" -members %d -windows %s -policy %s -order %s", c.members, strings.Join(c.windows, ","),
 		strings.ToLower(policyName(c.policy)), strings.ToLower(strings.TrimSuffix(orderName(c.order), "First")))
+	if c.ranking == leaderboard.Competition {
+		s += " -ranking competition"
+	}
 	if c.shards > 0 {
 		s += fmt.Sprintf(" -shards %d", c.shards)
 	}
 	if c.tieBreak != "none" {
 		s += " -tiebreak " + c.tieBreak
 	}
+	return s
+}
+
+func (r *report) commandLine() string {
+	s := "go run ./examples/bench"
+	c := r.cfg
+	s += boardFlags(c)
 	if c.noAutoPipelining {
 		s += " -no-auto-pipelining"
 	}
