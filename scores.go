@@ -143,16 +143,15 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // r-radius .. r+radius-1 (fewer at either end of the board; radius 0: r
 // and no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or
 // ±Inf score is ErrInvalidArgument. One round trip, read atomically; on a
-// sharded board one round trip too, each shard read atomically: under
-// Competition ranks one script a shard, except without IncludeData, where
-// the score's shard answers its script and every other shard its ZCARD,
-// and only when the slice crosses that shard's edge a second round trip
-// reads it the first way; under Ordinal one script on the score's shard
-// and plain ZCARD and ZRANGE on the others, except without IncludeData nor
-// WithReplicaReads, where every shard's count and a MULTI on the score's
-// shard answer in one round trip (on a Cluster two pipelines sent at
-// once), and only when the slice crosses the score's shard's edge a second
-// reads it the first way; two with IncludeData.
+// sharded board one round trip too, each shard read atomically: the
+// score's shard answers a script and every other shard its ZCARD (on one
+// node under Ordinal ranks without WithReplicaReads, a MULTI of plain
+// commands on that shard instead of the script), and only when the slice
+// crosses that shard's edge does a second round trip read it from every
+// shard: under Competition ranks by a script a shard, under Ordinal by a
+// script on the score's shard and plain ZCARD and ZRANGE on the others.
+// With IncludeData the read takes that second way at once, and its data
+// a second round trip.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)

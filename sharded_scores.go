@@ -300,11 +300,11 @@ func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge strin
 	return better + 1, es, lb.dataIf(ctx, tg, es)
 }
 
-// aroundScoreOwn is aroundScore under Competition ranks without data when
-// the slice lies in the score's own shard, as it nearly always does on a
-// large board: that shard's 'score' script (which counts the ties of the
-// slice's first entry) and every other shard's ZCARD, in one round trip,
-// one pipeline. ok is false when the slice reaches past the own shard's
+// aroundScoreOwn is aroundScore without data when the slice lies in the
+// score's own shard, as it nearly always does on a large board: that
+// shard's 'score' script (which, under Competition ranks, counts the ties
+// of the slice's first entry) and every other shard's ZCARD, in one round
+// trip, one pipeline. ok is false when the slice reaches past the own shard's
 // edge into a shard that holds members: then aroundScore reads every
 // shard by its script, in a second.
 func (lb *shardedBackend) aroundScoreOwn(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, bool, error) {
@@ -553,16 +553,23 @@ func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) er
 }
 
 // aroundScoreOrdinal is aroundScore under Ordinal ranks, where no entry's
-// rank needs a count of its ties. Without data nor WithReplicaReads it
-// reads the counts and the own shard alone first (aroundScoreNear), which
-// nearly always suffices; else, or when the slice crosses the own shard's
-// edge, the score's own shard answers its script, the better shards a
-// ZCARD and their last radius entries, the worse ones their first radius,
-// as plain commands, in one round trip.
+// rank needs a count of its ties. Without data it reads the counts and the
+// own shard alone first, which nearly always suffices: on one node without
+// WithReplicaReads by a MULTI of plain commands on that shard
+// (aroundScoreNear), else by its script (aroundScoreOwn: on a Cluster the
+// MULTI would take a pipeline of its own, and a goroutine to send it,
+// which cost more than the script, BENCHMARKS.md). Else, or when the slice
+// crosses the own shard's edge, the score's own shard answers its script,
+// the better shards a ZCARD and their last radius entries, the worse ones
+// their first radius, as plain commands, in one round trip.
 func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
 	own := lb.shardOfPlain(score)
-	if !lb.replicaReads && !tg.data {
-		r, es, ok, err := lb.aroundScoreNear(ctx, tg, own, edge, radius)
+	if !tg.data {
+		near := lb.aroundScoreOwn
+		if !lb.cluster && !lb.replicaReads {
+			near = lb.aroundScoreNear
+		}
+		r, es, ok, err := near(ctx, tg, edge, score, radius)
 		if err != nil || ok {
 			return r, es, err
 		}
@@ -614,15 +621,17 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	return better + 1, es, lb.dataIf(ctx, tg, es)
 }
 
-// aroundScoreNear is aroundScoreOrdinal without data when the slice lies
-// in the score's own shard, as it nearly always does on a large board:
-// every shard's count, and the MULTI of ownShardCmds, in one round trip
-// (on a Cluster two pipelines at once: doApart). ok is false when the slice reaches past the own shard's
-// edge into a shard that holds members: then aroundScoreOrdinal reads
-// every shard's edge too, in a second. (With IncludeData the data take
-// the second round trip, so the read takes every shard's edge at once.)
-func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, own int, edge string, radius int) (int64, []Entry, bool, error) {
+// aroundScoreNear is aroundScoreOrdinal without data on one node when the
+// slice lies in the score's own shard, as it nearly always does on a
+// large board: every shard's count, and the MULTI of ownShardCmds, in one
+// pipeline. ok is false when the slice reaches past the own shard's edge
+// into a shard that holds members: then aroundScoreOrdinal reads every
+// shard's edge too, in a second round trip. (With IncludeData the data
+// take the second round trip, so the read takes every shard's edge at
+// once.)
+func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, bool, error) {
 	sk := lb.periodShardKeys(tg)
+	own := lb.shardOfPlain(score)
 	cmds := lb.ownShardCmds(make(rueidis.Commands, 0, ownCalls+len(lb.bestFirst)), sk[own], edge, radius)
 	for _, i := range lb.bestFirst {
 		cmds = append(cmds, lb.client.B().Zcard().Key(sk[i]).Build())
