@@ -217,31 +217,18 @@ func checkBoard(cfg *config, l listFlags) error {
 		}
 		cfg.windows = append(cfg.windows, w)
 	}
-	switch l.policy {
-	case "keepbest":
-		cfg.policy = leaderboard.KeepBest
-	case "replace":
-		cfg.policy = leaderboard.Replace
-	case "accumulate":
-		cfg.policy = leaderboard.Accumulate
-	default:
-		return fmt.Errorf("-policy %q: want keepbest, replace or accumulate", l.policy)
+	var err error
+	if cfg.policy, err = choose("policy", l.policy, choice[leaderboard.Policy]{"keepbest", leaderboard.KeepBest},
+		choice[leaderboard.Policy]{"replace", leaderboard.Replace}, choice[leaderboard.Policy]{"accumulate", leaderboard.Accumulate}); err != nil {
+		return err
 	}
-	switch l.order {
-	case "highest":
-		cfg.order = leaderboard.HighestFirst
-	case "lowest":
-		cfg.order = leaderboard.LowestFirst
-	default:
-		return fmt.Errorf("-order %q: want highest or lowest", l.order)
+	if cfg.order, err = choose("order", l.order, choice[leaderboard.Order]{"highest", leaderboard.HighestFirst},
+		choice[leaderboard.Order]{"lowest", leaderboard.LowestFirst}); err != nil {
+		return err
 	}
-	switch l.ranking {
-	case "ordinal":
-		cfg.ranking = leaderboard.Ordinal
-	case "competition":
-		cfg.ranking = leaderboard.Competition
-	default:
-		return fmt.Errorf("-ranking %q: want ordinal or competition", l.ranking)
+	if cfg.ranking, err = choose("ranking", l.ranking, choice[leaderboard.RankMode]{"ordinal", leaderboard.Ordinal},
+		choice[leaderboard.RankMode]{"competition", leaderboard.Competition}); err != nil {
+		return err
 	}
 	if cfg.shards < 0 || cfg.shards == 1 || cfg.shards > 64 {
 		return fmt.Errorf("-shards %d: want 0 (unsharded) or 2..64", cfg.shards)
@@ -351,4 +338,25 @@ func windowByName(name string) (leaderboard.Window, bool) {
 		return leaderboard.Monthly(), true
 	}
 	return nil, false
+}
+
+// choice is one value a flag may name.
+type choice[T any] struct {
+	name  string
+	value T
+}
+
+// choose is the value of the choice that flag's text got names, or an
+// error listing the names.
+func choose[T any](flag, got string, cs ...choice[T]) (T, error) {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		if c.name == got {
+			return c.value, nil
+		}
+		names[i] = c.name
+	}
+	var none T
+	last := len(names) - 1
+	return none, fmt.Errorf("-%s %q: want %s or %s", flag, got, strings.Join(names[:last], ", "), names[last])
 }
