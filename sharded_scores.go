@@ -304,9 +304,9 @@ func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge strin
 // score's own shard, as it nearly always does on a large board: that
 // shard's 'score' script (which, under Competition ranks, counts the ties
 // of the slice's first entry) and every other shard's ZCARD, in one round
-// trip, one pipeline. ok is false when the slice reaches past the own shard's
-// edge into a shard that holds members: then aroundScore reads every
-// shard by its script, in a second.
+// trip, one pipeline. ok is false when the slice reaches past the own
+// shard's edge into a shard that holds members: then the caller reads
+// every shard's edge, in a second round trip.
 func (lb *shardedBackend) aroundScoreOwn(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, bool, error) {
 	sk := lb.periodShardKeys(tg)
 	own := lb.shardOfPlain(score)

@@ -220,7 +220,7 @@ func (b *bench) aroundScoreOp() operation {
 	b.onShards(&op, "every shard's ZCARD and a ZCOUNT of the members strictly better in the score's shard, then a ZRANGE on each shard the slice spans", func(ctx context.Context, w *worker) error {
 		return b.aroundScoreShards(ctx, float64(w.pick(b.cfg.scoreMax)))
 	})
-	b.onShardsAs(&op, "rueidis shards MULTI", "every shard's ZCARD and, in one MULTI/EXEC on the score's shard (one moment of that shard, as the SDK reads it), the ZCOUNT of its members strictly better and the entries nearest the score either side (ZRANGE BYSCORE LIMIT), in one round trip (on a Cluster the MULTI in a pipeline of its own beside the others, at once); a second round trip by rank only when the slice reaches past that shard's edge", func(ctx context.Context, w *worker) error {
+	b.onShardsAs(&op, "rueidis shards MULTI", "every shard's ZCARD and, in one MULTI/EXEC on the score's shard (one moment of that shard, as the SDK reads it on one node; on a Cluster the SDK reads that shard by a script), the ZCOUNT of its members strictly better and the entries nearest the score either side (ZRANGE BYSCORE LIMIT), in one round trip (on a Cluster the MULTI in a pipeline of its own beside the others, at once); a second round trip by rank only when the slice reaches past that shard's edge", func(ctx context.Context, w *worker) error {
 		return b.aroundScoreShardsMulti(ctx, float64(w.pick(b.cfg.scoreMax)))
 	})
 	return b.withBaselines(op)

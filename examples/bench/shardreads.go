@@ -280,8 +280,9 @@ func (b *bench) aroundScoreShards(ctx context.Context, score float64) error {
 	return err
 }
 
-// aroundScoreShardsMulti is AroundScore by hand as the SDK reads it, one
-// moment of the score's shard in one round trip: a MULTI/EXEC on that
+// aroundScoreShardsMulti is AroundScore by hand as the SDK reads it on
+// one node (on a Cluster the SDK reads the score's shard by a script), one
+// moment of that shard in one round trip: a MULTI/EXEC on that
 // shard of the ZCOUNT of its members strictly better than the score and
 // the aroundScoreRadius entries nearest the score on either side (ZRANGE
 // BYSCORE LIMIT), beside every shard's ZCARD (on a Cluster the MULTI in a
