@@ -494,7 +494,10 @@ func nilWindow(w Window) bool {
 // reaches every shard (and a write applies the whole call atomically). The
 // reads by score (Between, CountBetween, AroundScore) cost one: a shard
 // holds one range of scores, so they read the shards they span, one script
-// or ZCOUNT each, beside the counts of the better ones; Range reads as
+// or ZCOUNT each, beside the counts of the better ones (AroundScore reads
+// the score's shard and every other shard's count, and a second round trip
+// when its slice reaches past that shard into another: see AroundScore);
+// Range reads as
 // Page, Cutoff as Page past the best shard (one on a single node, one
 // script); All one a chunk; Set as Submit; RemoveBetween reads a chunk's
 // members, then removes them as Remove. With IncludeData see IncludeData.

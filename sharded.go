@@ -53,16 +53,13 @@ func (lb *shardedBackend) shardKey(i int, tg target) string {
 }
 
 // periodShardKeys are tg's shard keys in this layout, by shard (read
-// only): those resolve built with the period (target.shards).
+// only): those resolve built with the period (target.shards), as every
+// target comes from resolve.
 func (lb *shardedBackend) periodShardKeys(tg target) []string {
-	ks := tg.shards
 	if lb.isShadow {
-		ks = tg.shadowShards
+		return tg.shadowShards
 	}
-	if ks == nil { // a target not from resolve
-		ks = lb.buildShardKeys(tg.window.Name(), tg.period.ID)
-	}
-	return ks
+	return tg.shards
 }
 
 // buildShardKeys are this layout's shard keys of a window's period.

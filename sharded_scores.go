@@ -15,10 +15,12 @@ import (
 // scores, so a score range spans the shards between those of its ends,
 // and every member of a better shard is better than it: each read is one
 // script a shard it spans (and a ZCARD a shard wholly better), in one
-// round trip, each shard read atomically; under Ordinal ranks without
-// data, Between, AroundScore and All read plain commands instead, with a
-// MULTI on the one shard that needs a moment of its own (on a Cluster two
-// pipelines at once: doApart).
+// round trip, each shard read atomically. Without data, AroundScore reads
+// the score's shard alone by its script and every other shard's ZCARD
+// (on one node under Ordinal ranks, a MULTI of plain commands on that
+// shard instead of the script), and under Ordinal ranks Between and All
+// read plain commands, with a MULTI on the one shard that needs a moment
+// of its own (on a Cluster two pipelines at once: doApart).
 // IncludeData reads the entries' data from their partitions in a second.
 
 // shardOfPlain is the shard whose scores hold plain score x.
@@ -235,22 +237,37 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string
 	return lb.dropHot(ctx, live)
 }
 
-// aroundScore reads, from every shard, its count, its members strictly
-// better than the score and the radius entries either side of that place;
-// the slice is the last radius of the better entries and the first radius
-// of the others, in the shards' order. Under Competition ranks without
-// data it does so only when aroundScoreOwn finds the slice crossing the
-// score's shard's edge (with data, whose read takes a round trip of its
-// own, it does so at once, so that the read takes two).
+// aroundScore reads, without data, the counts and the score's own shard
+// alone first, which nearly always suffices: on one node under Ordinal
+// ranks without WithReplicaReads by a MULTI of plain commands on that
+// shard (aroundScoreNear), else by its script (aroundScoreOwn: on a
+// Cluster the MULTI would take a pipeline of its own, and a goroutine to
+// send it, which cost more than the script, BENCHMARKS.md). With data
+// (whose read takes a round trip of its own), or when the slice crosses
+// the own shard's edge, it reads every shard's edge: aroundScoreOrdinal,
+// or under Competition aroundScoreAll.
 func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
-	if lb.ranking == Ordinal {
-		return lb.aroundScoreOrdinal(ctx, tg, edge, score, radius)
-	}
 	if !tg.data {
-		if r, es, ok, err := lb.aroundScoreOwn(ctx, tg, edge, score, radius); err != nil || ok {
+		near := lb.aroundScoreOwn
+		if lb.ranking == Ordinal && !lb.cluster && !lb.replicaReads {
+			near = lb.aroundScoreNear
+		}
+		if r, es, ok, err := near(ctx, tg, edge, score, radius); err != nil || ok {
 			return r, es, err
 		}
 	}
+	if lb.ranking == Ordinal {
+		return lb.aroundScoreOrdinal(ctx, tg, edge, score, radius)
+	}
+	return lb.aroundScoreAll(ctx, tg, edge, radius)
+}
+
+// aroundScoreAll is aroundScore read from every shard by its script, under
+// Competition ranks: each shard's count, its members strictly better than
+// the score and the radius entries either side of that place; the slice is
+// the last radius of the better entries and the first radius of the
+// others, in the shards' order.
+func (lb *shardedBackend) aroundScoreAll(ctx context.Context, tg target, edge string, radius int) (int64, []Entry, error) {
 	sk := lb.periodShardKeys(tg)
 	calls := make([]scripts.Call, len(lb.bestFirst))
 	for k, i := range lb.bestFirst {
@@ -305,7 +322,7 @@ func (lb *shardedBackend) aroundScore(ctx context.Context, tg target, edge strin
 // shard's 'score' script (which, under Competition ranks, counts the ties
 // of the slice's first entry) and every other shard's ZCARD, in one round
 // trip, one pipeline. ok is false when the slice reaches past the own
-// shard's edge into a shard that holds members: then the caller reads
+// shard's edge into a shard that holds members: then aroundScore reads
 // every shard's edge, in a second round trip.
 func (lb *shardedBackend) aroundScoreOwn(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, bool, error) {
 	sk := lb.periodShardKeys(tg)
@@ -318,22 +335,9 @@ func (lb *shardedBackend) aroundScoreOwn(ctx context.Context, tg target, edge st
 		}
 	}
 	res := scripts.ExecMulti(ctx, lb.client, calls)
-	cards, err := int64s(res[1:])
+	others, err := int64s(res[1:]) // the shards but own, best first
 	if err != nil {
 		return 0, nil, false, err
-	}
-	var betterOut, worseOut int64 // members in the shards better, worse than own
-	k := 0
-	for _, i := range lb.bestFirst {
-		switch {
-		case i == own:
-			continue
-		case lb.betterShard(i, own):
-			betterOut += cards[k]
-		default:
-			worseOut += cards[k]
-		}
-		k++
 	}
 	v, err := res[0].ToArray()
 	if err != nil || len(v) < 1 {
@@ -344,7 +348,9 @@ func (lb *shardedBackend) aroundScoreOwn(ctx context.Context, tg target, edge st
 		return 0, nil, false, err
 	}
 	nb := int(min(p-st.lo, int64(len(st.es)))) // the stretch's entries better than the score
-	if (nb < radius && betterOut > 0) || (len(st.es)-nb < radius && worseOut > 0) {
+	at := slices.Index(lb.bestFirst, own)
+	betterOut, leaves := lb.sliceLeaves(slices.Insert(others, at, 0), at, nb, len(st.es)-nb, radius)
+	if leaves {
 		return 0, nil, false, nil
 	}
 	better := betterOut + p
@@ -552,28 +558,13 @@ func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) er
 	return err
 }
 
-// aroundScoreOrdinal is aroundScore under Ordinal ranks, where no entry's
-// rank needs a count of its ties. Without data it reads the counts and the
-// own shard alone first, which nearly always suffices: on one node without
-// WithReplicaReads by a MULTI of plain commands on that shard
-// (aroundScoreNear), else by its script (aroundScoreOwn: on a Cluster the
-// MULTI would take a pipeline of its own, and a goroutine to send it,
-// which cost more than the script, BENCHMARKS.md). Else, or when the slice
-// crosses the own shard's edge, the score's own shard answers its script,
-// the better shards a ZCARD and their last radius entries, the worse ones
-// their first radius, as plain commands, in one round trip.
+// aroundScoreOrdinal is aroundScore reading every shard's edge under
+// Ordinal ranks, where no entry's rank needs a count of its ties: the
+// score's own shard answers its script, the better shards a ZCARD and
+// their last radius entries, the worse ones their first radius, as plain
+// commands, in one round trip.
 func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, error) {
 	own := lb.shardOfPlain(score)
-	if !tg.data {
-		near := lb.aroundScoreOwn
-		if !lb.cluster && !lb.replicaReads {
-			near = lb.aroundScoreNear
-		}
-		r, es, ok, err := near(ctx, tg, edge, score, radius)
-		if err != nil || ok {
-			return r, es, err
-		}
-	}
 	sk := lb.periodShardKeys(tg)
 	var calls []scripts.Call
 	for _, i := range lb.bestFirst {
@@ -621,14 +612,12 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 	return better + 1, es, lb.dataIf(ctx, tg, es)
 }
 
-// aroundScoreNear is aroundScoreOrdinal without data on one node when the
-// slice lies in the score's own shard, as it nearly always does on a
-// large board: every shard's count, and the MULTI of ownShardCmds, in one
-// pipeline. ok is false when the slice reaches past the own shard's edge
-// into a shard that holds members: then aroundScoreOrdinal reads every
-// shard's edge too, in a second round trip. (With IncludeData the data
-// take the second round trip, so the read takes every shard's edge at
-// once.)
+// aroundScoreNear is aroundScore under Ordinal ranks without data on one
+// node when the slice lies in the score's own shard, as it nearly always
+// does on a large board: every shard's count, and the MULTI of
+// ownShardCmds, in one pipeline. ok is false when the slice reaches past
+// the own shard's edge into a shard that holds members: then aroundScore
+// reads every shard's edge, in a second round trip.
 func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, bool, error) {
 	sk := lb.periodShardKeys(tg)
 	own := lb.shardOfPlain(score)
@@ -636,26 +625,17 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, edge s
 	for _, i := range lb.bestFirst {
 		cmds = append(cmds, lb.client.B().Zcard().Key(sk[i]).Build())
 	}
-	res := lb.doApart(ctx, cmds, ownCalls)
+	res := lb.client.DoMulti(ctx, cmds...)
 	cards, err := int64s(res[ownCalls:])
 	if err != nil {
 		return 0, nil, false, err
-	}
-	var betterOut, worseOut int64 // members in the shards better, worse than own
-	for k, i := range lb.bestFirst {
-		switch {
-		case i == own:
-		case lb.betterShard(i, own):
-			betterOut += cards[k]
-		default:
-			worseOut += cards[k]
-		}
 	}
 	p, before, after, err := lb.ownShardPlain(res[:ownCalls])
 	if err != nil {
 		return 0, nil, false, err
 	}
-	if (len(before) < radius && betterOut > 0) || (len(after) < radius && worseOut > 0) {
+	betterOut, leaves := lb.sliceLeaves(cards, slices.Index(lb.bestFirst, own), len(before), len(after), radius)
+	if leaves {
 		return 0, nil, false, nil
 	}
 	better := betterOut + p
@@ -667,6 +647,24 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, edge s
 // walkTxCalls is how many commands walkTx's MULTI on the cursor's shard
 // takes: MULTI, ZSCORE, the rank, ZRANGE, EXEC.
 const walkTxCalls = 5
+
+// sliceLeaves reads the counts of every shard, best first (cards; the
+// score's own shard at index at): the members of the shards better than
+// it, and whether an AroundScore slice that found nb entries of radius
+// before the score in its own shard and na after it must reach into
+// another shard that holds members.
+func (lb *shardedBackend) sliceLeaves(cards []int64, at, nb, na, radius int) (betterOut int64, leaves bool) {
+	var worseOut int64
+	for k, c := range cards {
+		switch {
+		case k < at:
+			betterOut += c
+		case k > at:
+			worseOut += c
+		}
+	}
+	return betterOut, (nb < radius && betterOut > 0) || (na < radius && worseOut > 0)
+}
 
 // ownCalls is how many commands ownShardCmds makes: MULTI, ZCOUNT, the
 // two ranges, EXEC.
