@@ -46,8 +46,8 @@
 // where the read needs what it reads first: under Competition ranks, and
 // with IncludeData for Top, Page and Range (the data of exactly the members
 // read); Cutoff and AroundScore are one script (a count gives the
-// position), Between one under Competition ranks or with IncludeData (else
-// a MULTI of the count better than the range and the range), and a chunk
+// position), Between one with IncludeData or WithReplicaReads (else a
+// MULTI of the count better than the range and the range), and a chunk
 // of All one MULTI by position beside the last entry's score and rank, the
 // script only when that entry moved. So a rank
 // and a total always come from the same moment. Around reads the member's rank and the slice around it in one

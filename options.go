@@ -485,7 +485,10 @@ func nilWindow(w Window) bool {
 // that rueidis sends to the nodes in parallel. Top(n) reads the best shard
 // alone (one ZRANGE, as on an unsharded board) while it holds n members or
 // more, else every shard; a Page inside the best shard is read beside the
-// counts. Round trips: Rank, Top, Count and Among cost one (Top two when it
+// counts. Round trips: Rank, Top, Count and Among cost one (Rank two under
+// Competition ranks on a Cluster: the member's partition beside every
+// shard's count, then one script on the member's shard, where one round
+// trip would run a script on every shard; Top two when it
 // finds the best shard holding fewer than n members: on a window's first
 // such Top, and when the shard has dropped below n since the last one);
 // Page one inside the best shard (under Competition ranks, the first page

@@ -10,10 +10,10 @@ import (
 )
 
 // between reads Between's entries with range.lua ('between'): the members
-// better than the range, the entries and their data in one script; under
-// Ordinal ranks without data and without WithReplicaReads, one MULTI.
+// better than the range, the entries and their data in one script;
+// without data and without WithReplicaReads, one MULTI (betweenTx).
 func (lb *plainBackend) between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
-	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
+	if !tg.data && !lb.replicaReads {
 		return lb.betweenTx(ctx, tg, r, n)
 	}
 	res := scripts.BetweenCall(lb.readHeader(), tg.key, lb.dataOf(tg), r.storedLo, r.storedHi, n).Exec(ctx, lb.client)
@@ -24,9 +24,10 @@ func (lb *plainBackend) between(ctx context.Context, tg target, r scoreRange, n 
 	return es, err
 }
 
-// betweenTx is Between under Ordinal ranks without data, where nothing
-// needs the script: one MULTI of the count better than the range (the
-// first entry's position) and the range by score.
+// betweenTx is Between without data, where nothing needs the script: one
+// MULTI of the count better than the range (the first entry's position,
+// and under Competition ranks its rank less one: no member lies between
+// the range's better end and its first entry) and the range by score.
 func (lb *plainBackend) betweenTx(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
 	b := lb.client.B()
 	better, in := lb.betweenCmds(tg.key, r, n)
@@ -45,7 +46,7 @@ func (lb *plainBackend) betweenTx(ctx context.Context, tg target, r scoreRange, 
 	if es == nil {
 		es = []Entry{}
 	}
-	lb.rankEntries(es, start, 0)
+	lb.rankEntries(es, start, start+1)
 	return es, nil
 }
 

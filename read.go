@@ -29,7 +29,8 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, err
 // Rank returns member's standing: rank, score, the period's member count and
 // percentile. ErrNotRanked when the member has no score there. One round trip;
 // the parts are read atomically, so they always agree with each other (on a
-// sharded board each shard is read atomically; see WithShards).
+// sharded board each shard is read atomically; under Competition ranks on a
+// Cluster two round trips, as Ranks reads; see WithShards).
 func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Standing, error) {
 	if err := checkMember(member); err != nil {
 		return Standing{}, err
@@ -49,8 +50,8 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 // (ErrInvalidMember); a repeat is answered twice. One round trip, read
 // atomically; on a sharded board two: the shards' counts beside the
 // members' partitions (which shard holds each), then each member's place in
-// its shard (one more for a member caught between two shards, as Rank finds
-// it; see WithShards).
+// its shard (one more for a member caught between two shards, found as Rank
+// finds it under Ordinal ranks; see WithShards).
 func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) ([]Standing, error) {
 	if err := checkMembers(members, 1); err != nil {
 		return nil, err

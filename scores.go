@@ -99,13 +99,12 @@ func (c *composite) atMost(x float64) int64 {
 // ("everyone between 1,000 and 1,999"). -Inf and +Inf are open ends; NaN
 // or lo > hi is ErrInvalidArgument. Under a tie-break the bounds take
 // every tie of a score, and the entries carry plain scores. One round trip,
-// read atomically (a MULTI under Ordinal ranks, a script under Competition,
-// with IncludeData or with WithReplicaReads); on a sharded board one too
-// (each shard it spans read atomically: under Ordinal ranks without data
-// nor WithReplicaReads, plain commands with a MULTI on the best shard it
-// spans, on a Cluster two pipelines sent at once as rueidis cannot
-// pipeline a MULTI beside other slots' commands; else one script a
-// shard), two with IncludeData.
+// read atomically (a MULTI, or a script with IncludeData or with
+// WithReplicaReads); on a sharded board one too (each shard it spans read
+// atomically: without data nor WithReplicaReads, plain commands with a
+// MULTI on the best shard it spans, on a Cluster two pipelines sent at
+// once as rueidis cannot pipeline a MULTI beside other slots' commands;
+// else one script a shard), two with IncludeData.
 func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...Query) ([]Entry, error) {
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)

@@ -597,8 +597,16 @@ func onceEach(es []Entry) []Entry {
 }
 
 // rank locates member (see locate), with IncludeData its data from its
-// partition in the same round trip.
+// partition in the same round trip; under Competition ranks on a Cluster
+// in two (rankCluster).
 func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (Standing, error) {
+	if lb.cluster && lb.ranking == Competition {
+		st, err := lb.rankCluster(ctx, tg, member)
+		if err == nil && st.Rank == 0 {
+			return Standing{}, fmt.Errorf("%w: %q", ErrNotRanked, member)
+		}
+		return st, wrap("rank", err)
+	}
 	var extra []scripts.Call
 	if tg.data {
 		extra = append(extra, lb.hgetCall(lb.dataKey(member), member))
@@ -619,12 +627,134 @@ func (lb *shardedBackend) rank(ctx context.Context, tg target, member string) (S
 	return out, nil
 }
 
-// ranks reads members' standings in two round trips: every shard's count
-// beside the members' partitions, whose values say which shard holds each;
-// then each member's place in that shard (as locateCluster reads it). A
-// member missing from that shard (a move in flight, a crashed write) is
-// located as Rank locates it: one more round trip.
+// rankCluster is Rank under Competition ranks on a Cluster (rank 0:
+// unranked), in two round trips of plain commands: every shard's count
+// beside the member's partition, whose value says which shard holds it;
+// then its place in that shard at one moment (placeIn). In one round trip
+// locateCluster runs shard_read.lua on every shard, each of which must read
+// the score before it counts the members strictly better (BENCHMARKS.md).
+// With WithReplicaReads, where a MULTI would force the primary, the second
+// step is that script on the member's shard alone (standings). A member
+// its shard no longer holds at that value (a write between the steps, a
+// move in flight) is located as locate finds it: one more round trip.
+func (lb *shardedBackend) rankCluster(ctx context.Context, tg target, member string) (Standing, error) {
+	if lb.replicaReads {
+		out, err := lb.standings(ctx, tg, []string{member})
+		if err != nil {
+			return Standing{}, err
+		}
+		return out[0], nil
+	}
+	sk := lb.periodShardKeys(tg)
+	n := len(lb.bounds) + 1
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, n+2)
+	for i := 0; i < n; i++ {
+		cmds = append(cmds, b.Zcard().Key(sk[i]).Build())
+	}
+	cmds = append(cmds, b.Hget().Key(lb.partKey(member, tg)).Field(member).Build())
+	if tg.data {
+		cmds = append(cmds, b.Hget().Key(lb.dataKey(member)).Field(member).Build())
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	cards, err := int64s(res[:n])
+	if err != nil {
+		return Standing{}, err
+	}
+	v, ok, err := optResult(res[n], optString)
+	if err != nil || !ok {
+		return Standing{}, err
+	}
+	var data string
+	if tg.data {
+		if data, _, err = optResult(res[n+1], optString); err != nil {
+			return Standing{}, err
+		}
+	}
+	s := lb.shardOfString(v)
+	p, err := lb.placeIn(ctx, sk[s], member, v)
+	if err != nil {
+		return Standing{}, err
+	}
+	st := shardStanding{found: p.found, stored: p.stored, shard: s, cards: cards, total: sum(cards) - cards[s] + p.card}
+	if !p.found {
+		if st, _, err = lb.locateCluster(ctx, tg, member); err != nil || !st.found {
+			return Standing{}, err
+		}
+	} else {
+		st.better, st.worse = lb.globalRank(cards, s, p.betterIn, p.worseIn)
+	}
+	out := lb.standingOf(member, st)
+	out.Data = data
+	return out, nil
+}
+
+// placeIn reads, in one MULTI, member's place in shard key under
+// Competition ranks, given v, the stored value its partition holds: its
+// score, the shard's count and its members strictly better and worse than
+// v's tie block. found is false when the shard does not hold member at v.
+func (lb *shardedBackend) placeIn(ctx context.Context, key, member, v string) (shardProbe, error) {
+	var p shardProbe
+	lo, hi, err := lb.tieBlock(v)
+	if err != nil {
+		return p, err
+	}
+	b := lb.client.B()
+	above := b.Zcount().Key(key).Min("(" + hi).Max("+inf").Build()
+	below := b.Zcount().Key(key).Min("-inf").Max("(" + lo).Build()
+	if !lb.high() {
+		above, below = below, above
+	}
+	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(),
+		b.Zscore().Key(key).Member(member).Build(), b.Zcard().Key(key).Build(), above, below, b.Exec().Build()))
+	if err != nil {
+		return p, err
+	}
+	want, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return p, err
+	}
+	if p.stored, p.found, err = optFloat(&replies[0]); err != nil || !p.found || p.stored != want {
+		return shardProbe{}, err
+	}
+	ints := []*int64{&p.card, &p.betterIn, &p.worseIn}
+	for k, x := range ints {
+		if *x, err = replies[1+k].AsInt64(); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// tieBlock is the stored bounds (inclusive) of the values sharing stored
+// value v's plain score: v itself, or under a tie-break every time slot of
+// its scaled score.
+func (lb *shardedBackend) tieBlock(v string) (lo, hi string, err error) {
+	if lb.tb == nil {
+		return v, v, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return "", "", err
+	}
+	sc, _ := lb.tb.split(x)
+	first := sc * lb.tb.slots
+	return strconv.FormatInt(first, 10), strconv.FormatInt(first+lb.tb.slots-1, 10), nil
+}
+
+// ranks is Ranks on a sharded board: see standings.
 func (lb *shardedBackend) ranks(ctx context.Context, tg target, members []string) ([]Standing, error) {
+	out, err := lb.standings(ctx, tg, members)
+	return out, wrap("ranks", err)
+}
+
+// standings reads members' standings (rank 0: unranked) in two round
+// trips: every shard's count beside the members' partitions, whose values
+// say which shard holds each; then each member's place in that shard (as
+// locateCluster reads it). A member missing from that shard (a move in
+// flight, a crashed write) is located as locate finds it: one more round
+// trip.
+func (lb *shardedBackend) standings(ctx context.Context, tg target, members []string) ([]Standing, error) {
 	sk := lb.periodShardKeys(tg)
 	n := len(lb.bounds) + 1
 	cmds := make(rueidis.Commands, 0, n)
@@ -638,11 +768,11 @@ func (lb *shardedBackend) ranks(ctx context.Context, tg target, members []string
 	res := lb.client.DoMulti(ctx, cmds...)
 	cards, err := int64s(res[:n])
 	if err != nil {
-		return nil, wrap("ranks", err)
+		return nil, err
 	}
 	vals, err := spreadHMGETs(res[n:n+len(at)], at, len(members))
 	if err != nil {
-		return nil, wrap("ranks", err)
+		return nil, err
 	}
 	shard := make([]int, len(members)) // -1: no value
 	for j := range members {
@@ -653,7 +783,7 @@ func (lb *shardedBackend) ranks(ctx context.Context, tg target, members []string
 	}
 	out, err := lb.placeAll(ctx, tg, members, shard, cards)
 	if err != nil || !tg.data {
-		return out, wrap("ranks", err)
+		return out, err
 	}
 	data, err := spreadHMGETs(res[n+len(at):], at, len(members))
 	for j := range out {
@@ -661,7 +791,7 @@ func (lb *shardedBackend) ranks(ctx context.Context, tg target, members []string
 			out[j].Data, _, err = optString(&data[j])
 		}
 	}
-	return out, wrap("ranks", err)
+	return out, err
 }
 
 // placeAll reads the standing of each member in its shard (-1: none),
@@ -702,7 +832,10 @@ func (lb *shardedBackend) placeAll(ctx context.Context, tg target, members []str
 			}
 			continue
 		}
-		st := shardStanding{found: true, stored: p.stored, shard: shard[j], cards: cards, total: total}
+		// The total counts the member's shard at the moment of its place
+		// (globalRank reads only the other shards' counts), so that its
+		// rank never passes the total while that shard grows.
+		st := shardStanding{found: true, stored: p.stored, shard: shard[j], cards: cards, total: total - cards[shard[j]] + p.card}
 		st.pos, _ = lb.globalRank(cards, shard[j], p.posIn, 0)
 		st.better, st.worse = lb.globalRank(cards, shard[j], p.betterIn, p.worseIn)
 		out[j] = lb.standingOf(m, st)

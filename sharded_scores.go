@@ -18,7 +18,7 @@ import (
 // round trip, each shard read atomically. Without data, AroundScore reads
 // the score's shard alone by its script and every other shard's ZCARD
 // (on one node under Ordinal ranks, a MULTI of plain commands on that
-// shard instead of the script), and under Ordinal ranks Between and All
+// shard instead of the script), and Between, and under Ordinal ranks All,
 // read plain commands, with a MULTI on the one shard that needs a moment
 // of its own (on a Cluster two pipelines at once: doApart).
 // IncludeData reads the entries' data from their partitions in a second.
@@ -34,7 +34,7 @@ func (lb *shardedBackend) spans(r scoreRange) (lo, hi int) {
 }
 
 func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
-	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
+	if !tg.data && !lb.replicaReads {
 		return lb.betweenPlain(ctx, tg, r, n)
 	}
 	sk := lb.periodShardKeys(tg)
@@ -80,13 +80,16 @@ func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, 
 	return es, lb.dataIf(ctx, tg, es)
 }
 
-// betweenPlain is between under Ordinal ranks without data, where no
-// shard needs a script: a ZCARD of each shard wholly better than the
-// range; on the best shard it spans, the count of its members better than
-// the range and its entries within it, in one MULTI (one moment of that
-// shard); on each other shard it spans (all of whose members are worse
-// than the best one's), its entries within the range. One round trip (on
-// a Cluster two pipelines at once: doApart).
+// betweenPlain is between without data, where no shard needs a script:
+// a ZCARD of each shard wholly better than the range; on the best shard it
+// spans, the count of its members better than the range and its entries
+// within it, in one MULTI (one moment of that shard); on each other shard
+// it spans (all of whose members are worse than the best one's), its
+// entries within the range. The members better than the range are the
+// members strictly better than its first entry, so under Competition ranks
+// too the entries' ranks follow from that count (rankEntries). One round
+// trip (on a Cluster two pipelines at once: doApart). With
+// WithReplicaReads the script instead: a MULTI goes to the primary.
 func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRange, n int) ([]Entry, error) {
 	sk := lb.periodShardKeys(tg)
 	lo, hi := lb.spans(r)

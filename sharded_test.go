@@ -1090,15 +1090,19 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 	// On a Cluster an Accumulate board with a tie-break (whose totals a
 	// partition can refuse against MaxScore) runs a SubmitMany spanning
 	// several partitions dry first: one refused total writes nothing.
-	// Under Ordinal ranks without data a Cluster sends Between and a chunk
-	// of All as two pipelines at once (a MULTI on one shard, the other
-	// shards' commands beside it): two calls, one round trip. AroundScore,
-	// under either ranking and on any board: a second round trip when its
-	// slice crosses the score's shard's edge (here, radius 4 on a small
-	// board).
-	apart, aroundScoreMax := int64(1), int64(2)
-	if c.rank == lb.Ordinal && b.Name == "cluster" {
+	// Without data a Cluster sends Between as two pipelines at once (a
+	// MULTI on one shard, the other shards' commands beside it): two
+	// calls, one round trip. AroundScore, under either ranking and on any
+	// board: a second round trip when its slice crosses the score's
+	// shard's edge (here, radius 4 on a small board). Under Competition
+	// ranks a Cluster reads Rank as Ranks: the member's partition and the
+	// counts, then its shard.
+	apart, aroundScoreMax, rankMax := int64(1), int64(2), int64(1)
+	if b.Name == "cluster" {
 		apart = 2
+		if c.rank == lb.Competition {
+			rankMax = 2
+		}
 	}
 	manyMax := submitMax
 	if b.Name == "cluster" && c.policy == lb.Accumulate && c.tie != 0 {
@@ -1111,9 +1115,9 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 	}{
 		{"Top", 1, func() error { _, err := board.Top(ctx, 10); return err }},
 		{"Top daily", 1, func() error { _, err := board.Top(ctx, 1000, daily); return err }},
-		{"Rank", 1, func() error { _, err := board.Rank(ctx, modelPool[3]); return err }},
-		{"Rank daily", 1, func() error { _, err := board.Rank(ctx, modelPool[4], daily); return err }},
-		{"Rank unranked", 1, func() error {
+		{"Rank", rankMax, func() error { _, err := board.Rank(ctx, modelPool[3]); return err }},
+		{"Rank daily", rankMax, func() error { _, err := board.Rank(ctx, modelPool[4], daily); return err }},
+		{"Rank unranked", rankMax, func() error {
 			_, err := board.Rank(ctx, "nobody")
 			if errors.Is(err, lb.ErrNotRanked) {
 				return nil
@@ -1209,6 +1213,72 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 // while it holds enough members, and every shard when it does not, one
 // extra round trip the first time it finds out; the answers are the
 // unsharded board's throughout.
+// TestShardedTieBlockEdges: under a tie-break a plain score stands for a
+// block of stored values, one a time slot. Members at either end of their
+// block (a submission at the tie-break's epoch is the block's first or
+// last value, by the rule and the order) still tie with the rest of it
+// under Competition ranks, on every read of both boards of a pair: the
+// counts of members strictly better and worse take the whole block.
+func TestShardedTieBlockEdges(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []shardCombo{
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition, tie: 1, seed: 7102},
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition, tie: 2, seed: 7104},
+			{policy: lb.Replace, order: lb.LowestFirst, rank: lb.Competition, tie: 1, seed: 7106},
+			{policy: lb.Replace, order: lb.LowestFirst, rank: lb.Competition, tie: 2, seed: 7107}, // odd: WithReplicaReads
+		} {
+			t.Run(c.name(), func(t *testing.T) {
+				c.bounds = []float64{0, 10}
+				p := newShardPair(t, b, c)
+				p.submitAt("edge", 5, shardEpoch)
+				p.submitAt("mid", 5, shardEpoch.Add(time.Hour))
+				p.submitAt("late", 5, future)
+				p.submitAt("high", 12, shardEpoch)
+				p.submitAt("low", -3, shardEpoch)
+				want := map[string]int64{"high": 1, "edge": 2, "mid": 2, "late": 2, "low": 5}
+				if c.order == lb.LowestFirst {
+					want["low"], want["high"] = 1, 5
+				}
+				members := []string{"edge", "mid", "late", "high", "low"}
+				for name, board := range map[string]*lb.Leaderboard{"sharded": p.sharded, "unsharded": p.plain} {
+					ranked := func(what string, es []lb.Entry, err error) {
+						t.Helper()
+						require.NoError(t, err, "%s %s", name, what)
+						require.NotEmpty(t, es, "%s %s", name, what)
+						for _, e := range es {
+							require.Equal(t, want[e.Member], e.Rank, "%s %s: %s", name, what, e.Member)
+						}
+					}
+					for _, m := range members {
+						st, err := board.Rank(p.ctx, m)
+						ranked("Rank("+m+")", []lb.Entry{st.Entry}, err)
+						es, err := board.Around(p.ctx, m, 2)
+						ranked("Around("+m+")", es, err)
+					}
+					sts, err := board.Ranks(p.ctx, members)
+					require.NoError(t, err, "%s Ranks", name)
+					for _, st := range sts {
+						ranked("Ranks", []lb.Entry{st.Entry}, nil)
+					}
+					es, err := board.Top(p.ctx, 10)
+					ranked("Top", es, err)
+					es, err = board.Range(p.ctx, 2, 5)
+					ranked("Range", es, err)
+					es, err = board.Between(p.ctx, 5, 5, 10)
+					ranked("Between(5, 5)", es, err)
+					es, err = board.Between(p.ctx, math.Inf(-1), math.Inf(1), 10)
+					ranked("Between(-Inf, +Inf)", es, err)
+					e, err := board.Cutoff(p.ctx, 60)
+					ranked("Cutoff(60)", []lb.Entry{e}, err)
+					rank, es, err := board.AroundScore(p.ctx, 5, 2)
+					ranked("AroundScore(5)", es, err)
+					require.Equal(t, int64(2), rank, "%s AroundScore(5)", name)
+				}
+			})
+		}
+	})
+}
+
 func TestShardedTopBestShard(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for _, c := range []shardCombo{

@@ -200,14 +200,20 @@ func (c *composite) encode(s, t int64, high bool) float64 {
 	return float64(s*c.slots + tie)
 }
 
-// decode unpacks a stored composite into the plain score and the time slot.
-func (c *composite) decode(v float64, high bool) (score float64, t int64) {
+// split cuts a stored composite into its scaled score and its tie part
+// (0..slots-1), floored as split in common.lua cuts it.
+func (c *composite) split(v float64) (s, tie int64) {
 	n := int64(v) // exact: every stored composite is an integer below 2^53
-	s := n / c.slots
-	tie := n % c.slots
+	s, tie = n/c.slots, n%c.slots
 	if tie < 0 { // Go truncates toward zero; the encoding floors
 		s, tie = s-1, tie+c.slots
 	}
+	return s, tie
+}
+
+// decode unpacks a stored composite into the plain score and the time slot.
+func (c *composite) decode(v float64, high bool) (score float64, t int64) {
+	s, tie := c.split(v)
 	t = tie
 	if c.reversed(high) {
 		t = c.slots - 1 - tie
