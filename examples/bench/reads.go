@@ -11,9 +11,11 @@ import (
 
 // The reads games ask for (issue 15) and the operator's Set, each beside
 // the raw rueidis commands that return the same data, decoded as far as a
-// caller would. The boards are Ordinal (the tool has no flag for
-// Competition ranks): an entry's rank is its position, which the raw
-// versions count from the position they read.
+// caller would. The raw versions read ordinal ranks: an entry's rank is
+// its position, which they count from the position they read. Under
+// -ranking competition that is less than the SDK returns where a rank needs
+// the count of an entry's ties first (Range, Cutoff, Rank), and the same
+// where the count comes from the bounds asked (Between, AroundScore).
 
 const (
 	// rangeLen is how many entries range reads.
