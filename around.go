@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/redis/rueidis"
 
@@ -152,4 +154,118 @@ func (lb *shardedBackend) stretchesOf(v []rueidis.RedisMessage) ([]shardStretch,
 		v = v[3+2*head[2]:]
 	}
 	return out, nil
+}
+
+// aroundNear is Around on a Cluster under Competition ranks without data,
+// in two round trips: every shard's count beside the member's partition,
+// whose value names its shard (cardsAndPart); then that shard's 'around'
+// by shard_read.lua (the member's place and its neighbours within radius,
+// or 2*radius near an end of the board) beside the stretch of each other
+// shard the slice may reach, by those counts (edgeCalls): one or two
+// scripts where locateCluster would run one on every shard, each reading
+// the member's score before it can count the members strictly better.
+// errStretch when the member's shard does not hold it at its partition's
+// value, or the counts moved past a stretch read: Around then reads the
+// slice the two-step way.
+func (lb *shardedBackend) aroundNear(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	count := int64(2*radius + 1)
+	cards, v, _, err := lb.cardsAndPart(ctx, tg, member)
+	if err != nil {
+		return nil, err
+	}
+	if v == "" {
+		return nil, fmt.Errorf("%w: %q", ErrNotRanked, member)
+	}
+	want, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return nil, err
+	}
+	s := lb.shardOfString(v)
+	// The slice is the radius entries either side of the member unless it
+	// lies within radius of an end of the board, where it reaches up to
+	// 2*radius one way: ask the shards for no more than it can take.
+	reach := count - 1
+	if better, worse := lb.globalRank(cards, s, 0, 0); better >= int64(radius) && worse >= int64(radius) {
+		reach = int64(radius)
+	}
+	edges, calls := lb.edgeCalls(tg, cards, s, reach)
+	calls = append(calls, scripts.ShardAroundCall(lb.readHeader(), lb.periodShardKeys(tg)[s], member, int(reach+1)))
+	res := scripts.ExecMulti(ctx, lb.client, calls)
+	stretches := make([][]shardStretch, len(cards))
+	for k, e := range edges {
+		if stretches[e.shard], err = lb.edgeStretch(e, res[k]); err != nil {
+			return nil, err
+		}
+	}
+	own, err := res[len(edges)].ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(own) < 5 {
+		return nil, fmt.Errorf("shard around returned %d values", len(own))
+	}
+	p, err := probeScript(own[:5])
+	if err != nil || !p.found || p.stored != want {
+		return nil, errors.Join(errStretch, err)
+	}
+	if stretches[s], err = lb.stretchesOf(own[5:]); err != nil {
+		return nil, err
+	}
+	cards[s] = p.card
+	st := shardStanding{found: true, stored: p.stored, shard: s, cards: cards, total: sum(cards)}
+	st.pos, _ = lb.globalRank(cards, s, p.posIn, 0)
+	return lb.cutSlice(st, stretches, max(0, min(st.pos-int64(radius), st.total-count)), count)
+}
+
+// edgeRead is one stretch of a shard beside the member's that an Around
+// reads: positions [lo, lo+n).
+type edgeRead struct {
+	shard int
+	lo, n int64
+	tail  bool // a better shard's worst entries, read by script
+}
+
+// edgeCalls reads, by the shards' counts, the reach positions either side
+// of shard s the slice may take from other shards: the worst entries of
+// the better shards nearest s by shard_read.lua's 'range' (a stretch's
+// first entry may be the slice's, whose rank needs the count of its ties
+// in its shard, and only a script can count the ties of a score it has
+// not read), and the best entries of the worse shards nearest s by a
+// ZRANGE (a shard's best entry has no member of its shard better).
+func (lb *shardedBackend) edgeCalls(tg target, cards []int64, s int, reach int64) ([]edgeRead, []scripts.Call) {
+	at := slices.Index(lb.bestFirst, s)
+	var edges []edgeRead
+	for left, k := reach, at-1; left > 0 && k >= 0; k-- {
+		i := lb.bestFirst[k]
+		if n := min(cards[i], left); n > 0 {
+			edges, left = append(edges, edgeRead{shard: i, lo: cards[i] - n, n: n, tail: true}), left-n
+		}
+	}
+	for left, k := reach, at+1; left > 0 && k < len(lb.bestFirst); k++ {
+		i := lb.bestFirst[k]
+		if n := min(cards[i], left); n > 0 {
+			edges, left = append(edges, edgeRead{shard: i, n: n}), left-n
+		}
+	}
+	sk := lb.periodShardKeys(tg)
+	calls := make([]scripts.Call, len(edges))
+	for k, e := range edges {
+		key := sk[e.shard]
+		if e.tail {
+			calls[k] = scripts.ShardRangeCall(lb.readHeader(), key, e.lo, e.n)
+		} else {
+			calls[k] = scripts.Call{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, 0, e.n-1) }}
+		}
+	}
+	return edges, calls
+}
+
+// edgeStretch decodes an edge read's reply as its shard's one stretch.
+func (lb *shardedBackend) edgeStretch(e edgeRead, r rueidis.RedisResult) ([]shardStretch, error) {
+	if !e.tail {
+		es, err := lb.zEntries(&r)
+		return []shardStretch{{es: es}}, err
+	}
+	es, betterIn, err := lb.shardRangeReply(r)
+	return []shardStretch{{lo: e.lo, betterIn: betterIn, es: es}}, err
 }

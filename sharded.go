@@ -645,34 +645,12 @@ func (lb *shardedBackend) rankCluster(ctx context.Context, tg target, member str
 		}
 		return out[0], nil
 	}
-	sk := lb.periodShardKeys(tg)
-	n := len(lb.bounds) + 1
-	b := lb.client.B()
-	cmds := make(rueidis.Commands, 0, n+2)
-	for i := 0; i < n; i++ {
-		cmds = append(cmds, b.Zcard().Key(sk[i]).Build())
-	}
-	cmds = append(cmds, b.Hget().Key(lb.partKey(member, tg)).Field(member).Build())
-	if tg.data {
-		cmds = append(cmds, b.Hget().Key(lb.dataKey(member)).Field(member).Build())
-	}
-	res := lb.client.DoMulti(ctx, cmds...)
-	cards, err := int64s(res[:n])
-	if err != nil {
+	cards, v, data, err := lb.cardsAndPart(ctx, tg, member)
+	if err != nil || v == "" {
 		return Standing{}, err
-	}
-	v, ok, err := optResult(res[n], optString)
-	if err != nil || !ok {
-		return Standing{}, err
-	}
-	var data string
-	if tg.data {
-		if data, _, err = optResult(res[n+1], optString); err != nil {
-			return Standing{}, err
-		}
 	}
 	s := lb.shardOfString(v)
-	p, err := lb.placeIn(ctx, sk[s], member, v)
+	p, err := lb.placeIn(ctx, lb.periodShardKeys(tg)[s], member, v)
 	if err != nil {
 		return Standing{}, err
 	}
@@ -687,6 +665,32 @@ func (lb *shardedBackend) rankCluster(ctx context.Context, tg target, member str
 	out := lb.standingOf(member, st)
 	out.Data = data
 	return out, nil
+}
+
+// cardsAndPart reads, in one round trip, every shard's count and the
+// stored value member's partition holds ("": none), with IncludeData its
+// data: where a member is, before it is read there.
+func (lb *shardedBackend) cardsAndPart(ctx context.Context, tg target, member string) (cards []int64, v, data string, err error) {
+	sk := lb.periodShardKeys(tg)
+	n := len(lb.bounds) + 1
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, n+2)
+	for i := 0; i < n; i++ {
+		cmds = append(cmds, b.Zcard().Key(sk[i]).Build())
+	}
+	cmds = append(cmds, b.Hget().Key(lb.partKey(member, tg)).Field(member).Build())
+	if tg.data {
+		cmds = append(cmds, b.Hget().Key(lb.dataKey(member)).Field(member).Build())
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	if cards, err = int64s(res[:n]); err != nil {
+		return nil, "", "", err
+	}
+	if v, _, err = optResult(res[n], optString); err != nil || !tg.data {
+		return cards, v, "", err
+	}
+	data, _, err = optResult(res[n+1], optString)
+	return cards, v, data, err
 }
 
 // placeIn reads, in one MULTI, member's place in shard key under
@@ -1045,11 +1049,21 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, si
 
 // around reads the slice around member: on one node with one script
 // (shard_locate.lua), on a Cluster by locating the member, then reading
-// the shards the slice spans. With IncludeData the entries' data come from
+// the shards the slice spans; under Competition ranks without data by the
+// member's partition first (aroundNear). With IncludeData the entries' data come from
 // their partitions after, in one more round trip: so that this stays two
 // on a Cluster, the slice is then read in one (aroundStretches), and the
 // two-step way only when that finds a member twice.
 func (lb *shardedBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
+	if !tg.data && lb.cluster && lb.ranking == Competition {
+		es, err := lb.aroundNear(ctx, tg, member, radius)
+		switch {
+		case errors.Is(err, ErrNotRanked):
+			return nil, err
+		case !errors.Is(err, errStretch):
+			return es, wrap("around", err)
+		}
+	}
 	if !tg.data {
 		return lb.aroundOf(ctx, tg, member, radius)
 	}

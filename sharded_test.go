@@ -1279,6 +1279,60 @@ func TestShardedTieBlockEdges(t *testing.T) {
 	})
 }
 
+// TestShardedAroundRoundTrips: Around keeps to its round trips (one on a
+// single node, two on a Cluster) wherever the member sits: in the middle of
+// the board, where it asks each shard for radius entries, and near either
+// end or at a shard's edge, where the slice reaches 2*radius one way or
+// into the next shard; its slice agrees with Page's.
+func TestShardedAroundRoundTrips(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, c := range []shardCombo{
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition, seed: 7202},
+			{policy: lb.Replace, order: lb.LowestFirst, rank: lb.Ordinal, seed: 7204},
+			{policy: lb.Replace, order: lb.HighestFirst, rank: lb.Competition, tie: 1, seed: 7205}, // odd: WithReplicaReads
+		} {
+			t.Run(c.name(), func(t *testing.T) {
+				ctx := context.Background()
+				board, err := lb.New(b.Client, shardName(t, b), append(c.options(t), lb.WithShards(shardBounds...))...)
+				require.NoError(t, err)
+				// Four members a shard (bounds -2, 0, 1.5, 3), two of them tied.
+				var members []string
+				for k, score := range []float64{-3, -2.5, -1, -0.5, 0.5, 1, 2, 2.5, 4, 5} {
+					for j := range 2 {
+						m := fmt.Sprintf("m%d-%d", k, j)
+						_, err := board.Submit(ctx, m, score)
+						require.NoError(t, err)
+						members = append(members, m)
+					}
+				}
+				page, err := board.Page(ctx, 1, len(members))
+				require.NoError(t, err)
+				at := map[string]int{}
+				for i, e := range page.Entries {
+					at[e.Member] = i
+				}
+				trips := int64(1)
+				if b.Name == "cluster" {
+					trips = 2
+				}
+				for _, radius := range []int{1, 2, 4} {
+					for _, m := range members {
+						_, err := board.Around(ctx, m, radius) // loads every script on every node
+						require.NoError(t, err)
+						before := b.Client.Calls()
+						es, err := board.Around(ctx, m, radius)
+						require.NoError(t, err)
+						n := b.Client.Calls() - before
+						require.LessOrEqual(t, n, trips, "Around(%q, %d): %d round trips", m, radius, n)
+						start := max(0, min(at[m]-radius, len(members)-2*radius-1))
+						require.Equal(t, page.Entries[start:start+2*radius+1], es, "Around(%q, %d)", m, radius)
+					}
+				}
+			})
+		}
+	})
+}
+
 func TestShardedTopBestShard(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for _, c := range []shardCombo{
