@@ -161,9 +161,10 @@ func (lb *shardedBackend) stretchesOf(v []rueidis.RedisMessage) ([]shardStretch,
 // whose value names its shard (cardsAndPart); then that shard's 'around'
 // by shard_read.lua (the member's place and its neighbours within radius,
 // or 2*radius near an end of the board) beside the stretch of each other
-// shard the slice may reach, by those counts (edgeCalls): one or two
-// scripts where locateCluster would run one on every shard, each reading
-// the member's score before it can count the members strictly better.
+// shard the slice may reach, by those counts (edgeCalls): one script, and
+// one a better shard within reach (mostly none or one), where
+// locateCluster would run one on every shard, each reading the member's
+// score before it can count the members strictly better.
 // errStretch when the member's shard does not hold it at its partition's
 // value, or the counts moved past a stretch read: Around then reads the
 // slice the two-step way.

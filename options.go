@@ -482,14 +482,16 @@ func nilWindow(w Window) bool {
 //
 // Every answer stays exact: a global rank is the member count of the better
 // shards plus the rank inside the member's own shard, read in one DoMulti
-// that rueidis sends to the nodes in parallel. Top(n) reads the best shard
+// that rueidis sends to the nodes in parallel (under Competition ranks on
+// a Cluster, the counts beside the member's partition, then its shard). Top(n) reads the best shard
 // alone (one ZRANGE, as on an unsharded board) while it holds n members or
 // more, else every shard; a Page inside the best shard is read beside the
 // counts. Round trips: Rank, Top, Count and Among cost one (Rank two under
 // Competition ranks on a Cluster: the member's partition beside every
-// shard's count, then one script on the member's shard, where one round
-// trip would run a script on every shard; Top two when it
-// finds the best shard holding fewer than n members: on a window's first
+// shard's count, then one MULTI on the member's shard, its script with
+// WithReplicaReads, where one round trip would run a script on every
+// shard; Top two when it finds the best shard holding fewer than n
+// members: on a window's first
 // such Top, and when the shard has dropped below n since the last one);
 // Page one inside the best shard (under Competition ranks, the first page
 // only), else two; Around, Submit, SubmitMany and Remove two on a Cluster

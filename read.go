@@ -50,8 +50,8 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 // (ErrInvalidMember); a repeat is answered twice. One round trip, read
 // atomically; on a sharded board two: the shards' counts beside the
 // members' partitions (which shard holds each), then each member's place in
-// its shard (one more for a member caught between two shards, found as Rank
-// finds it under Ordinal ranks; see WithShards).
+// its shard (one more for a member caught between two shards, read from
+// every shard; see WithShards).
 func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) ([]Standing, error) {
 	if err := checkMembers(members, 1); err != nil {
 		return nil, err
