@@ -1473,6 +1473,11 @@ func TestShardedConcurrentCluster(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		runShardConcurrent(t, testredis.Real(t), lb.LowestFirst, lb.Competition, 8, 20, 40, 4200)
 	})
+	// Under Competition ranks a Cluster reads Rank and Around from the
+	// member's partition first: members moving between the two steps.
+	t.Run("cluster competition", func(t *testing.T) {
+		runShardConcurrent(t, testredis.Cluster(t), lb.LowestFirst, lb.Competition, 16, 30, 60, 4300)
+	})
 }
 
 func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank lb.RankMode, writers, members, rounds int, seed uint64) {
@@ -1582,6 +1587,16 @@ func runShardConcurrent(t *testing.T, b *testredis.Backend, order lb.Order, rank
 					return
 				}
 				checkShardAnswer(fail, fmt.Sprintf("reader %d: Around(%q, 4) %d", r, all[i%members], i), order, around)
+				// A standing agrees with itself however the board moves.
+				st, err := board.Rank(ctx, all[(i+r)%members], q...)
+				switch {
+				case errors.Is(err, lb.ErrNotRanked):
+				case err != nil:
+					fail("reader %d: Rank: %v", r, err)
+					return
+				case st.Rank < 1 || st.Rank > st.Total || st.Percentile < 0 || st.Percentile > 100:
+					fail("reader %d: Rank(%q) %d: rank %d of %d, percentile %v", r, st.Member, i, st.Rank, st.Total, st.Percentile)
+				}
 				reads.Add(1)
 				select {
 				case <-done:
