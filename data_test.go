@@ -138,6 +138,11 @@ func TestDataRoundTrips(t *testing.T) {
 					}
 				} else if b.Name == "cluster" {
 					most["Page"], most["Range"], most["Cutoff"] = 3, 3, 3
+					if kind == "sharded-compete" {
+						// The member's partition and data beside the counts,
+						// then its place in its shard.
+						most["Rank"] = 2
+					}
 				}
 				d := lb.IncludeData()
 				for _, op := range []struct {

@@ -175,9 +175,11 @@ func WithHotTop(k int) Option {
 // WithReplicaReads makes every read fit for a client that sends read-only
 // commands to replicas (rueidis's SendToReplicas, on a Cluster or with a
 // standalone primary's ReplicaAddress): the read scripts run as
-// EVALSHA_RO, and the reads that are a MULTI of plain commands on an
-// unsharded board (Rank, Ranks, Page, Between, a chunk of All) read
-// through a script instead, as a MULTI always reaches the primary. Each
+// EVALSHA_RO, and the reads that send a MULTI of plain commands (on an
+// unsharded board Rank, Ranks, Page, Between, a chunk of All; on a sharded
+// one Between, a chunk of All, AroundScore on one node, and Rank under
+// Competition ranks on a Cluster) read through a script instead, as a
+// MULTI always reaches the primary. Each
 // answer stays from one moment of the node that serves it (a script runs
 // atomically on a replica too); Among with IncludeData reads the scores
 // and the data in one pipeline, two moments. Writes always reach the

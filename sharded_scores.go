@@ -20,7 +20,8 @@ import (
 // (on one node under Ordinal ranks, a MULTI of plain commands on that
 // shard instead of the script), and Between, and under Ordinal ranks All,
 // read plain commands, with a MULTI on the one shard that needs a moment
-// of its own (on a Cluster two pipelines at once: doApart).
+// of its own (on a Cluster two pipelines at once: doApart); with
+// WithReplicaReads, scripts instead of every MULTI.
 // IncludeData reads the entries' data from their partitions in a second.
 
 // shardOfPlain is the shard whose scores hold plain score x.
