@@ -30,7 +30,7 @@ func TestCurrentPeriodCache(t *testing.T) {
 	be := testredis.Mini(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	now := time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC)
+	now := lastSecondAhead()
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&now)
 	name := be.BoardName(t)
@@ -59,7 +59,8 @@ func TestCurrentPeriodCache(t *testing.T) {
 	require.Zero(t, n)
 	res, err := board.Submit(ctx, "bob", 5)
 	require.NoError(t, err)
-	require.Equal(t, "2026-12-01", res.Windows[0].Period)
+	require.Equal(t, Daily().Period(next).ID, res.Windows[0].Period)
+	require.NotEqual(t, Daily().Period(now).ID, res.Windows[0].Period)
 
 	// The older period reads as before, and reading it does not evict the
 	// current one.
@@ -90,7 +91,7 @@ func TestCurrentPeriodCache(t *testing.T) {
 func TestShardKeysCache(t *testing.T) {
 	be := testredis.Mini(t)
 	ctx := context.Background()
-	day1 := time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC)
+	day1 := lastSecondAhead()
 	day2 := day1.Add(time.Second)
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&day1)
@@ -117,21 +118,32 @@ func TestShardKeysCache(t *testing.T) {
 	}
 
 	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"ann": 5, "bob": 15, "cy": 25}))
-	wantKeys(kept(), "2026-11-30")
+	id1, id2 := Daily().Period(day1).ID, Daily().Period(day2).ID
+	require.NotEqual(t, id1, id2)
+	wantKeys(kept(), id1)
 	clock.Store(&day2)
 	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"dee": 12}))
-	wantKeys(kept(), "2026-12-01")
+	wantKeys(kept(), id2)
 	for range 3 {
 		old, err := board.Between(ctx, 0, 30, 10, At(day1))
 		require.NoError(t, err)
 		require.Equal(t, []Entry{{Member: "cy", Score: 25, Rank: 1}, {Member: "bob", Score: 15, Rank: 2}, {Member: "ann", Score: 5, Rank: 3}}, old)
-		wantKeys(kept(), "2026-12-01")
+		wantKeys(kept(), id2)
 		cur, err := board.Between(ctx, 0, 30, 10)
 		require.NoError(t, err)
 		require.Equal(t, []Entry{{Member: "dee", Score: 12, Rank: 1}}, cur)
 	}
 	old := mustTarget(t, board, day1)
-	wantKeys(&old, "2026-11-30")
+	wantKeys(&old, id1)
+}
+
+// lastSecondAhead is the last second of a UTC day two months ahead of
+// today: a board clock that crosses a daily reset one second later and
+// whose keys (their expiry set from it) a Redis's own clock has not yet
+// expired, whenever the tests run. A date pinned in the calendar would be
+// expired at once by a Redis once its retention lay behind today.
+func lastSecondAhead() time.Time {
+	return time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 2, 1).Add(-time.Second)
 }
 
 // mustTarget is the board's default window's period holding at.
