@@ -15,8 +15,10 @@ import (
 // after it returns an error matching ErrPending. With a store that does
 // not, a Rebuild undoes it. A bad member is ErrInvalidMember, a NaN or ±Inf
 // score ErrInvalidScore, a score a tie-break cannot hold ErrPrecision, At
-// ErrInvalidArgument; nothing is written then. One round trip, as Submit
-// (two on a sharded board on a Cluster).
+// ErrInvalidArgument; nothing is written then. A period Redis's own clock
+// has passed (a board clock behind the server's, see WithClock) returns
+// ErrExpired: Redis deleted its key as the write set its expiry. One round
+// trip, as Submit (two on a sharded board on a Cluster).
 func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q ...Query) error {
 	sub, err := lb.newSubmission(member, score, nil)
 	if err != nil {

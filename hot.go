@@ -215,7 +215,7 @@ func (lb *Leaderboard) execThenDrop(ctx context.Context, writes []scripts.Call, 
 func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int, out []WindowResult, rewritten []target) error {
 	var late []target
 	for j, tg := range live {
-		if lb.hotReached(out[where[j]]) && !holdsTarget(rewritten, tg) {
+		if wr := out[where[j]]; !wr.Closed && lb.hotReached(wr) && !holdsTarget(rewritten, tg) {
 			late = append(late, tg)
 		}
 	}

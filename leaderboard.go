@@ -29,6 +29,8 @@ var (
 	// ErrExpired means a read At a time whose period's retention is over
 	// (WithRetention): its keys are gone, which is not the same as a period
 	// nobody played. Decided from the board's clock, with no call to Redis.
+	// A Set returns it too when Redis's own clock had passed the period's
+	// retention (a board clock behind the server's, see WithClock).
 	ErrExpired = errors.New("leaderboard: period expired")
 )
 
@@ -139,7 +141,10 @@ type WindowResult struct {
 	// Changed reports whether the stored score changed.
 	Changed bool
 	// Closed reports that the period the submission's time falls in had
-	// already expired (a late WithTime replay), so nothing was written to it.
+	// already expired, so nothing of the submission is left in it: by the
+	// board's clock (a late WithTime replay; nothing was written), or by
+	// Redis's, which deleted the period's key as the write set its expiry
+	// (a board clock behind the server's, see WithClock).
 	Closed bool
 }
 

@@ -285,7 +285,11 @@ func WithRanking(m RankMode) Option {
 // WithClock sets the clock that picks each window's current period and the
 // keys' expiry times. Default time.Now. Redis expires keys by its own clock,
 // so a clock far from the server's makes windowed keys live too long or die
-// at once; it is meant for tests and replays.
+// at once; it is meant for tests and replays. A write to a period whose
+// expiry Redis's clock has passed leaves nothing there: Submit and a
+// Batcher report the window Closed, Set returns ErrExpired, SubmitMany
+// reports nothing (the member data and a WithID id, which belong to the
+// board, are kept).
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		c.now = now

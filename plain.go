@@ -484,6 +484,12 @@ func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.Redis
 			after = prev
 		}
 	}
+	if r[4].IsNil() {
+		// Ranked by nobody after its write: Redis deleted the key as the
+		// write set an expiry its clock had passed.
+		closeWindow(wr, member)
+		return nil
+	}
 	wr.Changed = !had || lb.plain(prev) != lb.plain(after)
 	rank, err := r[4].AsInt64()
 	if err != nil {

@@ -256,10 +256,16 @@ func (lb *Leaderboard) submitReplies(replies []rueidis.RedisMessage, member stri
 		if had {
 			wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prevRank}
 		}
-		if !ranked {
+		switch {
+		case !ranked && duplicate:
 			// A duplicate WithID retry for a member removed since: nothing
 			// was written, and the member has no standing.
 			wr.Standing = Standing{Entry: Entry{Member: member}, Total: total}
+			continue
+		case !ranked:
+			// Written, and ranked by nobody after it: Redis deleted the
+			// period's key as the write set an expiry its clock had passed.
+			closeWindow(wr, member)
 			continue
 		}
 		wr.Changed = !duplicate && (!had || lb.plain(prev) != lb.plain(after))

@@ -209,13 +209,17 @@ func (lb *shardedBackend) shardStep(written []*batchWrite, wrows [][]indexRow) s
 	at := map[string]int{}
 	for k, w := range written {
 		for j, tg := range w.live {
+			row := wrows[k][j]
+			if row.gone {
+				closeWindow(&w.out[w.where[j]], w.sub.member)
+				continue
+			}
 			p, ok := at[tg.key]
 			if !ok {
 				p = len(st.periods)
 				at[tg.key] = p
 				st.periods, st.ops = append(st.periods, tg), append(st.ops, make([][]batchOp, n))
 			}
-			row := wrows[k][j]
 			o := len(st.owners)
 			st.owners = append(st.owners, batchOwner{w: w, j: j, period: p, row: row, mv: lb.moveOf(row)})
 			mv := st.owners[o].mv
@@ -351,7 +355,7 @@ func (lb *shardedBackend) batchHot(ctx context.Context, written []*batchWrite) {
 	for _, w := range written {
 		hit := false
 		for j, tg := range w.live {
-			if lb.hotWithin(w.out[w.where[j]], writes[tg.key]-1) {
+			if wr := w.out[w.where[j]]; !wr.Closed && lb.hotWithin(wr, writes[tg.key]-1) {
 				hit = true
 				if !holdsTarget(tgs, tg) {
 					tgs = append(tgs, tg)

@@ -558,8 +558,14 @@ func (lb *shardedBackend) walkPlan(at walkCursor, n int) []walkAsk {
 // is "SET" (sub.set), through the partition, which orders it with every
 // other write to the member.
 func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) error {
-	_, err := lb.submit(ctx, sub, []target{tg}, []int{0}, make([]WindowResult, 1))
-	return err
+	out := make([]WindowResult, 1)
+	if _, err := lb.submit(ctx, sub, []target{tg}, []int{0}, out); err != nil {
+		return err
+	}
+	if out[0].Closed {
+		return expiredByRedis(tg)
+	}
+	return nil
 }
 
 // aroundScoreOrdinal is aroundScore reading every shard's edge under

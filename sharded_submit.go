@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -17,6 +18,10 @@ type indexRow struct {
 	had, has  bool   // the member was, is in the partition
 	prev, now string // stored values before and after
 	version   int64  // of the change; 0: nothing changed
+	// gone: Redis deleted the period's partition as the write set its
+	// expiry (its clock had passed it): the period is over, nothing is
+	// left of the write, and the shards have nothing to do.
+	gone bool
 }
 
 // byPartition groups members by partition: the partitions in the order
@@ -151,6 +156,9 @@ func partRows(r rueidis.RedisResult, windows, members int, id bool) ([][]indexRo
 			if row.version, err = x[2].AsInt64(); err != nil {
 				return nil, false, err
 			}
+			if row.version < 0 {
+				row.version, row.gone = 0, true
+			}
 		}
 	}
 	return rows, dup, nil
@@ -214,6 +222,7 @@ func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live [
 	if err != nil {
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))
 	}
+	live, where, rows = closeGone(sub.member, live, where, rows, out)
 	calls, moves := lb.shardCalls(sub.member, live, rows)
 	var shadow shardBatch
 	lb.addShadow(&shadow, live, []string{sub.member}, rows, false)
@@ -237,6 +246,26 @@ func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live [
 		}
 	}
 	return dup, nil
+}
+
+// closeGone reports Closed the windows whose partition Redis deleted as
+// the first step set its expiry (rows[w][0].gone), and returns the others,
+// whose shards the second step writes.
+func closeGone(member string, live []target, where []int, rows [][]indexRow, out []WindowResult) ([]target, []int, [][]indexRow) {
+	if !slices.ContainsFunc(rows, func(r []indexRow) bool { return r[0].gone }) {
+		return live, where, rows
+	}
+	var l []target
+	var wh []int
+	var rs [][]indexRow
+	for w := range live {
+		if rows[w][0].gone {
+			closeWindow(&out[where[w]], member)
+			continue
+		}
+		l, wh, rs = append(l, live[w]), append(wh, where[w]), append(rs, rows[w])
+	}
+	return l, wh, rs
 }
 
 // redoLate gives a write that reached a shard too late (see versions.lua)
@@ -555,7 +584,21 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 	if err != nil {
 		return lb.scriptErr("submit many", err, "a total")
 	}
-	return lb.afterWrite(ctx, live, lb.applyRows(ctx, "submit many", live, members, rows, false))
+	return lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "submit many", live, members, rows, false))
+}
+
+// notGone is the windows of live whose partitions the first step did not
+// find deleted by Redis (see indexRow.gone): those whose mirrors a write
+// may have changed. A turn taken on a period that is over would outlive
+// it (hotTurnTTL).
+func notGone(live []target, rows [][]indexRow) []target {
+	var out []target
+	for w, tg := range live {
+		if slices.ContainsFunc(rows[w], func(r indexRow) bool { return !r.gone }) {
+			out = append(out, tg)
+		}
+	}
+	return out
 }
 
 // applyRows sends the partitions' changes to the shards, one script call
@@ -690,5 +733,5 @@ func (lb *shardedBackend) remove(ctx context.Context, live []target, members []s
 	if err != nil {
 		return wrap("remove", err)
 	}
-	return lb.afterWrite(ctx, live, lb.applyRows(ctx, "remove", live, members, rows, true))
+	return lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "remove", live, members, rows, true))
 }

@@ -14,7 +14,9 @@
 --           and that period's absolute expiry in unix ms ('0' for none)
 --
 -- Returns per submission 'ok' and six values a window period (see
--- window_reply in writes.lua), or the refusal's code and key alone.
+-- window_reply in writes.lua; no stored value, no rank and no members for
+-- a period Redis deleted as its expiry was set), or the refusal's code and
+-- key alone.
 write_header()
 local dkey = KEYS[#KEYS]
 local out = {}
@@ -23,8 +25,11 @@ local out = {}
 -- so a write costs its ZSCORE, its ranks and its ZADD, no more.
 local cards = {}
 -- The periods whose expiry the batch set: once a key is enough, every
--- write to a period carrying the same expiry.
-local expired = {}
+-- write to a period carrying the same expiry. A period Redis deleted as its
+-- expiry was set (its clock past it: the board's clock behind the
+-- server's) is marked gone and written no more, so that no later write of
+-- the batch makes it again without an expiry; its windows reply as closed.
+local expired, gone = {}, {}
 local at = REST
 while at <= #ARGV do
   local member, value, data, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4])
@@ -49,18 +54,22 @@ while at <= #ARGV do
       if p then prank = rank_of(key, member, p) end
       local card = cards[key] or redis.call('ZCARD', key)
       local v, rank = p, prank -- unchanged: its rank too
-      if store[j] then
+      if store[j] and not gone[key] then
         redis.call('ZADD', key, store[j], member)
         v = store[j]
         if not p then card = card + 1 end
-        rank = rank_of(key, member, v)
       end
       cards[key] = card
       if exps[j] ~= '0' and not expired[key] then
-        redis.call('PEXPIREAT', key, exps[j])
         expired[key] = true
+        gone[key] = redis.call('PEXPIREAT', key, exps[j]) == 1 and redis.call('EXISTS', key) == 0
       end
-      window_reply(out, p, prank, v, rank, card, worse_comp(key, v))
+      if gone[key] then
+        window_reply(out, false, 0, false, 0, 0, -1)
+      else
+        if store[j] then rank = rank_of(key, member, v) end
+        window_reply(out, p, prank, v, rank, card, worse_comp(key, v))
+      end
     end
   end
 end

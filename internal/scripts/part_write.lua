@@ -23,7 +23,10 @@
 -- Returns per window, per member: previous stored value or nil, stored
 -- value or nil (removed, or never there), and the version of the change (0:
 -- nothing changed, nothing for the shards to write; 'remove', 'evict' and
--- 'touch' always take one, so that the shards may sweep copies); then,
+-- 'touch' always take one, so that the shards may sweep copies; -1: Redis
+-- deleted the period's partition as the write set its expiry, see
+-- expire_gone,
+-- and the period is over); then,
 -- with an id, 1 when it was seen before and nothing was written, else 0.
 -- 'check' returns an empty array, or the refusal.
 write_header()
@@ -78,6 +81,7 @@ local version = 0
 if changes > 0 then version = next_versions(clock, changes) end
 local out = {}
 for w = 1, nw do
+  local at = #out
   for _, c in ipairs(plans[w]) do
     local member, p, v = c[1], c[2], c[3]
     local ver = 0
@@ -89,7 +93,11 @@ for w = 1, nw do
     out[#out + 1] = v or false
     out[#out + 1] = ver
   end
-  if not dup then expire(ARGV[exp + w], w, w) end
+  if not dup and expire_gone(ARGV[exp + w], w) then
+    -- Nothing for the shards to write: their keys of the period carry
+    -- the same expiry, which Redis's clock has passed.
+    for i = at + 1, #out, 3 do out[i], out[i + 1], out[i + 2] = false, false, -1 end
+  end
 end
 if ID ~= '' then
   if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end

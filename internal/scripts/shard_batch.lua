@@ -20,7 +20,9 @@
 --           the period's absolute expiry in unix ms ('0' for none)
 --
 -- Returns per submission 'ok' and six values a window period (see
--- window_reply in writes.lua), or the refusal's code and key alone.
+-- window_reply in writes.lua; no stored value, no rank and no members for
+-- a period Redis deleted as its expiry was set: see expire_gone), or the
+-- refusal's code and key alone.
 write_header()
 local scale, nshards = num(ARGV[REST]), num(ARGV[REST + 1])
 local bounds = {}
@@ -65,13 +67,20 @@ while at <= #ARGV do
       end
       local v = store[j] or p
       local rank, worst, total = prank, pworst, ptotal -- unchanged: its standing too
+      local dead = false
       if v ~= p or not pv then
         place(base, nshards, member, v, shard_of(v, bounds, scale), from, false, exps[j], c)
         part_set(KEYS[parts[j]], member, p, v)
-        expire(exps[j], parts[j], parts[j])
-        rank, worst, total = shard_standing(base, nshards, shard_of(v, bounds, scale), member, v, c)
+        dead = expire_gone(exps[j], parts[j])
+        if not dead then
+          rank, worst, total = shard_standing(base, nshards, shard_of(v, bounds, scale), member, v, c)
+        end
       end
-      window_reply(out, p, prank, v, rank, total, worst)
+      if dead then
+        window_reply(out, false, 0, false, 0, 0, -1)
+      else
+        window_reply(out, p, prank, v, rank, total, worst)
+      end
     end
   end
 end

@@ -15,7 +15,9 @@
 -- Returns what submit.lua returns, six values per window, for the board as
 -- a whole: previous stored value or nil, previous rank, stored value, rank,
 -- members, members strictly worse (-1 when not competition); then 1 when
--- the id was seen before and nothing was written, else 0.
+-- the id was seen before and nothing was written, else 0. A window period
+-- Redis deleted as the write set its expiry (see expire_gone) replies with no
+-- stored value, no rank and no members.
 write_header()
 local r = REST
 local member, value = ARGV[r], ARGV[r + 1]
@@ -80,13 +82,18 @@ for k = 1, nw do
   else
     local v = store[k] or p
     local exp = ARGV[firstexp + k - 1]
+    local dead = false
     if v ~= p or not pv then
       place(w + 1, nshards, member, v, shard_of(v, bounds, scale), from, false, exp, cards)
       part_set(KEYS[w], member, p, v)
-      expire(exp, w, w)
+      dead = expire_gone(exp, w)
     end
-    local rank, worst, total = standing(w, shard_of(v, bounds, scale), v, cards)
-    window_reply(out, p, prank, v, rank, total, worst)
+    if dead then
+      window_reply(out, false, 0, false, 0, 0, -1)
+    else
+      local rank, worst, total = standing(w, shard_of(v, bounds, scale), v, cards)
+      window_reply(out, p, prank, v, rank, total, worst)
+    end
   end
 end
 if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end

@@ -1,0 +1,110 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// TestWriteToPeriodRedisExpired writes, with every kind of write on every
+// kind of board, to a daily period whose retention the board's clock
+// (behind Redis's by three days: a replay, a server's clock far off) has
+// not seen end but Redis's own clock has: Redis deletes such a key as the
+// write sets its expiry. Each write must say so as it says a period the
+// board's clock sees expired does (Submit and a Batcher's Submit: the
+// window Closed, with no standing; Set: ErrExpired), write the all-time
+// window beside it as usual, and leave no key of the dead period behind
+// (a key written again after Redis deleted it would have no expiry), but
+// for a hot top's short-lived mirror.
+func TestWriteToPeriodRedisExpired(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		clock := time.Now().UTC().AddDate(0, 0, -3)
+		dead := lb.Daily().Period(clock).ID
+		tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: clock.Add(-time.Hour), Resolution: time.Second, MaxScore: 1e6})
+		require.NoError(t, err)
+		kinds := map[string][]lb.Option{
+			"ordinal":          nil,
+			"competition":      {lb.WithRanking(lb.Competition)},
+			"accumulate":       {lb.WithPolicy(lb.Accumulate)},
+			"tie-break":        {lb.WithTieBreak(tb)},
+			"sharded":          {lb.WithShards(50)},
+			"sharded compete":  {lb.WithShards(50), lb.WithRanking(lb.Competition)},
+			"sharded tiebreak": {lb.WithShards(50), lb.WithTieBreak(tb), lb.WithPolicy(lb.Accumulate)},
+			"hot top":          {lb.WithHotTop(5)},
+			"sharded hot top":  {lb.WithShards(50), lb.WithHotTop(5)},
+			"sharded shadow":   {lb.WithShards(50), lb.WithShadowShards(25)},
+		}
+		for kind, opts := range kinds {
+			t.Run(kind, func(t *testing.T) {
+				name := shardName(t, b)
+				opts := append(opts, lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithRetention(time.Hour),
+					lb.WithClock(func() time.Time { return clock }))
+				board, err := lb.New(b.Client, name, opts...)
+				require.NoError(t, err)
+				closed := func(what string, res lb.Result, err error, member string, score float64) {
+					t.Helper()
+					require.NoError(t, err, what)
+					require.Equal(t, "alltime", res.Windows[0].Window, what)
+					require.Equal(t, member, res.Windows[0].Standing.Member, what)
+					require.Equal(t, score, res.Windows[0].Standing.Score, what)
+					require.Positive(t, res.Windows[0].Standing.Rank, what)
+					require.Equal(t, lb.WindowResult{Window: "daily", Period: dead, Closed: true,
+						Previous: lb.Entry{Member: member}}, res.Windows[1], what)
+				}
+				res, err := board.Submit(ctx, "ann", 10)
+				closed("submit", res, err, "ann", 10)
+				res, err = board.Submit(ctx, "bob", 20, lb.WithID("bob-1"))
+				closed("submit with id", res, err, "bob", 20)
+				res, err = board.Submit(ctx, "cy", 30, lb.WithData("cy's"))
+				closed("submit with data", res, err, "cy", 30)
+				batcher, err := board.NewBatcher()
+				require.NoError(t, err)
+				got := make(chan error, 2)
+				for i, m := range []string{"dee", "eve"} {
+					go func() {
+						res, err := batcher.Submit(ctx, m, float64(40+i))
+						if err == nil && !res.Windows[1].Closed {
+							err = errors.New(m + ": daily window not reported closed")
+						}
+						got <- err
+					}()
+				}
+				require.NoError(t, <-got)
+				require.NoError(t, <-got)
+				require.NoError(t, batcher.Close(ctx))
+				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"fay": 5, "gus": 6}))
+				err = board.Set(ctx, "ann", 3, lb.In(lb.Daily()))
+				require.ErrorIs(t, err, lb.ErrExpired)
+				require.NoError(t, board.Set(ctx, "ann", 3))
+
+				n, err := board.Count(ctx)
+				require.NoError(t, err)
+				require.EqualValues(t, 7, n, "the all-time window holds every member")
+				n, err = board.Count(ctx, lb.In(lb.Daily()))
+				require.NoError(t, err)
+				require.Zero(t, n)
+				c := b.Client.Client
+				for _, k := range b.Keys(t, "*"+name+"*") {
+					if !strings.Contains(k, dead) {
+						continue
+					}
+					// On one node a hot top's mirror is rewritten in the
+					// write's round trip, before its reply shows the period
+					// gone: it lives its ten seconds.
+					ttl, err := c.Do(ctx, c.B().Pttl().Key(k).Build()).AsInt64()
+					require.NoError(t, err)
+					require.True(t, strings.Contains(k, ":top:") && ttl > 0 && ttl <= 10_000,
+						"key %s of the expired period left, ttl %d ms", k, ttl)
+				}
+			})
+		}
+	})
+}
