@@ -108,3 +108,50 @@ func TestWriteToPeriodRedisExpired(t *testing.T) {
 		}
 	})
 }
+
+// TestIDsRememberedWhateverTheClock retries WithID submissions on boards
+// whose clock is three days behind Redis's (a replay), beyond the dedupe
+// window: the id set must live its window by Redis's clock, so that every
+// retry is reported a duplicate and an Accumulate total counts once; the
+// ids a Rebuild gives back too.
+func TestIDsRememberedWhateverTheClock(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		clock := time.Now().UTC().AddDate(0, 0, -3)
+		for kind, opts := range map[string][]lb.Option{
+			"unsharded": nil,
+			"sharded":   {lb.WithShards(50)},
+		} {
+			t.Run(kind, func(t *testing.T) {
+				name := shardName(t, b)
+				board, err := lb.New(b.Client, name, append(opts, lb.WithPolicy(lb.Accumulate),
+					lb.WithDedupeWindow(time.Hour), lb.WithClock(func() time.Time { return clock }))...)
+				require.NoError(t, err)
+				for try := range 3 {
+					res, err := board.Submit(ctx, "ann", 10, lb.WithID("ann-1"))
+					require.NoError(t, err)
+					require.Equal(t, try > 0, res.Duplicate, "try %d", try)
+					require.Equal(t, 10.0, res.Standing.Score, "try %d", try)
+				}
+
+				stored, err := lb.New(b.Client, name+".rebuilt", append(opts, lb.WithPolicy(lb.Accumulate), lb.WithStore(newMemStore()),
+					lb.WithDedupeWindow(time.Hour), lb.WithClock(func() time.Time { return clock }))...)
+				require.NoError(t, err)
+				t.Cleanup(func() { b.Wipe(t, name+".rebuilt") })
+				_, err = stored.Submit(ctx, "bob", 5, lb.WithID("bob-1"))
+				require.NoError(t, err)
+				b.Wipe(t, name+".rebuilt")
+				_, err = stored.Rebuild(ctx)
+				require.NoError(t, err)
+				c := b.Client.Client
+				ids := b.Keys(t, "*"+name+".rebuilt*:ids")
+				require.NotEmpty(t, ids, "Rebuild gives the ids back")
+				for _, k := range ids {
+					ttl, err := c.Do(ctx, c.B().Pttl().Key(k).Build()).AsInt64()
+					require.NoError(t, err)
+					require.True(t, ttl > 0 && ttl <= time.Hour.Milliseconds(), "id set %s lives %d ms", k, ttl)
+				}
+			})
+		}
+	})
+}

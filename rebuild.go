@@ -164,14 +164,15 @@ func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string) error {
 	b := lb.client.B()
 	// A set lives as long as its newest id: one a Submit records now is
-	// forgotten at the clock's now plus the window, which no restored id
-	// outlives (PEXPIREAT GT, which would keep a later expiry, needs
-	// Redis 7).
-	until := lb.now().Add(lb.dedupe).UnixMilli()
+	// forgotten the window after now, which no restored id outlives
+	// (PEXPIRE GT, which would keep a later expiry, needs Redis 7). The
+	// life is relative, by Redis's clock, as remember (writes.lua) sets
+	// it: a board clock behind Redis's would have Redis delete a set at
+	// once at an absolute time of its own.
 	cmds := make(rueidis.Commands, 0, 2*len(pending))
 	for key, args := range pending {
 		cmds = append(cmds, b.Arbitrary("ZADD").Keys(key).Args(args...).Build(),
-			b.Pexpireat().Key(key).MillisecondsTimestamp(until).Build())
+			b.Pexpire().Key(key).Milliseconds(lb.dedupe.Milliseconds()).Build())
 		delete(pending, key)
 	}
 	for _, r := range lb.client.DoMulti(ctx, cmds...) {

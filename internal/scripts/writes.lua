@@ -93,8 +93,12 @@ local function set_data(d, member)
 end
 
 -- Records the header's id in the id set (the last key) until it is
--- forgotten; the set lives as long as its newest id.
+-- forgotten; the set lives as long as its newest id. Its life is set
+-- relative to Redis's clock (the dedupe window, FORGET - NOW), not at
+-- FORGET: the ids' times are the board's clock's, and a board clock
+-- behind Redis's by more than the window (WithClock, a replay) would have
+-- Redis delete the set at once, and every retry applied again.
 local function remember()
   redis.call('ZADD', KEYS[#KEYS], FORGET, ID)
-  redis.call('PEXPIREAT', KEYS[#KEYS], FORGET)
+  redis.call('PEXPIRE', KEYS[#KEYS], FORGET - NOW)
 end
