@@ -107,7 +107,10 @@
 // A windowed key expires at an absolute time: its period's end plus the
 // retention (WithRetention; default one period length), set with PEXPIREAT on
 // every write. Writing again never pushes the expiry out, unlike a sliding
-// EXPIRE. The all-time key never expires.
+// EXPIRE. The all-time key never expires. Redis expires keys by its own
+// clock: a write to a period whose expiry that clock has passed (a board
+// clock far behind the server's, WithClock) leaves nothing there, and
+// Submit reports the window Closed (see WithClock).
 //
 // # Ties
 //
