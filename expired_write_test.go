@@ -113,7 +113,8 @@ func TestWriteToPeriodRedisExpired(t *testing.T) {
 // whose clock is three days behind Redis's (a replay), beyond the dedupe
 // window: the id set must live its window by Redis's clock, so that every
 // retry is reported a duplicate and an Accumulate total counts once; the
-// ids a Rebuild gives back too.
+// ids a Rebuild gives back too, and a Rebuild does not count a period
+// Redis's clock has passed among those it rebuilt.
 func TestIDsRememberedWhateverTheClock(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
@@ -135,14 +136,24 @@ func TestIDsRememberedWhateverTheClock(t *testing.T) {
 				}
 
 				stored, err := lb.New(b.Client, name+".rebuilt", append(opts, lb.WithPolicy(lb.Accumulate), lb.WithStore(newMemStore()),
+					lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithRetention(time.Hour),
 					lb.WithDedupeWindow(time.Hour), lb.WithClock(func() time.Time { return clock }))...)
 				require.NoError(t, err)
 				t.Cleanup(func() { b.Wipe(t, name+".rebuilt") })
-				_, err = stored.Submit(ctx, "bob", 5, lb.WithID("bob-1"))
+				res, err := stored.Submit(ctx, "bob", 5, lb.WithID("bob-1"))
 				require.NoError(t, err)
+				require.True(t, res.Windows[1].Closed)
 				b.Wipe(t, name+".rebuilt")
-				_, err = stored.Rebuild(ctx)
+				rep, err := stored.Rebuild(ctx)
 				require.NoError(t, err)
+				// The daily period Redis's clock has passed is rebuilt into
+				// nothing, and is not counted.
+				require.Equal(t, 1, rep.Periods, "%+v", rep)
+				require.EqualValues(t, 1, rep.Members, "%+v", rep)
+				dead := lb.Daily().Period(clock).ID
+				for _, k := range b.Keys(t, "*"+name+".rebuilt*") {
+					require.NotContains(t, k, dead, "a key of the expired period left")
+				}
 				c := b.Client.Client
 				ids := b.Keys(t, "*"+name+".rebuilt*:ids")
 				require.NotEmpty(t, ids, "Rebuild gives the ids back")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -85,6 +86,9 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // back its memory of the WithID ids the store received within the dedupe
 // window, when the store is an IDKeeper (so that their retries are
 // duplicates, see WithID), and writes the marker that Present looks for.
+// A period the board's clock finds live but whose expiry Redis's own clock
+// has passed (a board clock behind the server's, see WithClock) is gone as
+// soon as it is swapped in, and the report does not count it.
 //
 // Submissions that reach Redis while a period is being rebuilt are in the
 // store, but the swap replaces them in Redis: run Rebuild before serving
@@ -108,7 +112,7 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 	}
 	var rep RebuildReport
 	for i, tg := range all {
-		n, err := lb.rebuildPeriod(ctx, tg, &rep, func(members int64, done bool) {
+		n, gone, err := lb.rebuildPeriod(ctx, tg, &rep, func(members int64, done bool) {
 			if cfg.progress != nil {
 				cfg.progress(RebuildProgress{Window: tg.window.Name(), Period: tg.period.ID, Members: members,
 					PeriodsDone: i + boolInt(done), Periods: len(all), Done: done})
@@ -117,8 +121,10 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 		if err != nil {
 			return rep, err
 		}
-		rep.Periods++
-		rep.Members += n
+		if !gone {
+			rep.Periods++
+			rep.Members += n
+		}
 	}
 	if err := lb.restoreIDs(ctx, now); err != nil {
 		return rep, err
@@ -211,7 +217,11 @@ type rebuildAdder func(keyIdx int, hash bool, field, value string) error
 
 func fresh(key string) string { return key + ":rebuild" }
 
-func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *RebuildReport, progress func(int64, bool)) (int64, error) {
+// rebuildPeriod rebuilds tg's period and reports how many members it
+// wrote, and gone when Redis deleted the period as its expiry was set
+// (its clock past it: a board clock behind the server's, see WithClock):
+// then nothing of it is left, and it counts as no period rebuilt.
+func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *RebuildReport, progress func(int64, bool)) (int64, bool, error) {
 	zsets, hashes := lb.be.rebuildKeys(tg)
 	all := append(append([]string(nil), zsets...), hashes...)
 	var clear rueidis.Commands
@@ -220,7 +230,7 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	}
 	for _, r := range lb.client.DoMulti(ctx, clear...) {
 		if err := r.Error(); err != nil {
-			return 0, wrap("rebuild", err)
+			return 0, false, wrap("rebuild", err)
 		}
 	}
 	// Commands go to Redis from the writer's goroutines while this one
@@ -247,25 +257,28 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 		return nil
 	})
 	if err != nil {
-		return members, wrap("rebuild "+tg.window.Name()+"/"+tg.period.ID, err)
+		return members, false, wrap("rebuild "+tg.window.Name()+"/"+tg.period.ID, err)
 	}
 	// Every command must have reached Redis before the swap.
 	if err := batch.finish(); err != nil {
-		return members, wrap("rebuild", err)
+		return members, false, wrap("rebuild", err)
 	}
 	// The swap: each key's fresh copy replaces it in one step, or the key
 	// goes when the period has no members (or that shard or partition
 	// none).
-	if err := lb.swapAll(ctx, all, tg.expire); err != nil {
-		return members, wrap("rebuild", err)
+	gone, err := lb.swapAll(ctx, all, tg.expire)
+	if err != nil {
+		return members, false, wrap("rebuild", err)
 	}
 	// The period's top mirror (WithHotTop) goes with the old period; the
 	// next read builds it from the new one.
-	if err := lb.be.dropHot(ctx, []target{tg}); err != nil {
-		return members, wrap("rebuild", err)
+	if !gone {
+		if err := lb.be.dropHot(ctx, []target{tg}); err != nil {
+			return members, false, wrap("rebuild", err)
+		}
 	}
 	progress(members, true)
-	return members, nil
+	return members, gone, nil
 }
 
 // swapParallel is how many swaps run at once: a sharded board swaps
@@ -274,19 +287,25 @@ const swapParallel = 32
 
 // swapAll swaps every key in, one transaction a key (on a Cluster the keys
 // of a sharded board live in different slots, which one transaction may
-// not mix), swapParallel at a time.
-func (lb *Leaderboard) swapAll(parent context.Context, all []string, expire int64) error {
+// not mix), swapParallel at a time. It reports gone when Redis deleted a
+// key as its expiry was set: every key of the period carries the same
+// expiry, so the period is over by Redis's clock.
+func (lb *Leaderboard) swapAll(parent context.Context, all []string, expire int64) (bool, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	next := make(chan string)
 	errs := make(chan error, swapParallel)
+	var gone atomic.Bool
 	for range min(swapParallel, len(all)) {
 		go func() {
 			var err error
 			for k := range next {
 				if err == nil {
-					if err = lb.swap(ctx, k, expire); err != nil {
+					var g bool
+					if g, err = lb.swap(ctx, k, expire); err != nil {
 						cancel()
+					} else if g {
+						gone.Store(true)
 					}
 				}
 			}
@@ -309,7 +328,7 @@ func (lb *Leaderboard) swapAll(parent context.Context, all []string, expire int6
 	if first == nil {
 		first = parent.Err() // cancelled before every key was sent
 	}
-	return first
+	return gone.Load(), first
 }
 
 // rebuildWrites gathers a rebuild's writes: one argument list per key being
@@ -392,7 +411,9 @@ func (r *rebuildWrites) finish() error {
 // no members has no copy: RENAME then fails inside the transaction, which
 // runs the rest all the same, so the UNLINK leaves the key rightly gone;
 // any other error inside it is returned. No script: a transaction does it.
-func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) error {
+// It reports gone when Redis deleted the key as its expiry was set (the
+// expiry found the key, and EXISTS then did not): its clock had passed it.
+func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) (bool, error) {
 	b := lb.client.B()
 	cmds := rueidis.Commands{
 		b.Multi().Build(),
@@ -402,23 +423,31 @@ func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) error
 		b.Rename().Key(fresh(key)).Newkey(key).Build(),
 	}
 	if expire != 0 {
-		cmds = append(cmds, b.Pexpireat().Key(key).MillisecondsTimestamp(expire).Build())
+		cmds = append(cmds, b.Pexpireat().Key(key).MillisecondsTimestamp(expire).Build(), b.Exists().Key(key).Build())
 	}
 	res := lb.client.DoMulti(ctx, append(cmds, b.Exec().Build())...)
 	for _, r := range res[:len(res)-1] {
 		if err := r.Error(); err != nil {
-			return err
+			return false, err
 		}
 	}
 	replies, err := res[len(res)-1].ToArray()
 	if err != nil {
-		return err
+		return false, err
 	}
 	for i, r := range replies {
 		err := r.Error()
 		if err != nil && !(i == 1 && strings.Contains(err.Error(), "no such key")) {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	if expire == 0 || len(replies) != 4 {
+		return false, nil
+	}
+	set, err := replies[2].AsInt64()
+	if err != nil {
+		return false, err
+	}
+	left, err := replies[3].AsInt64()
+	return set == 1 && left == 0, err
 }
