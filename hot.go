@@ -215,7 +215,7 @@ func (lb *Leaderboard) execThenDrop(ctx context.Context, writes []scripts.Call, 
 func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int, out []WindowResult, rewritten []target) error {
 	var late []target
 	for j, tg := range live {
-		if wr := out[where[j]]; !wr.Closed && lb.hotReached(wr) && !holdsTarget(rewritten, tg) {
+		if lb.hotReached(out[where[j]]) && !holdsTarget(rewritten, tg) {
 			late = append(late, tg)
 		}
 	}
@@ -302,7 +302,9 @@ func (lb *Leaderboard) hotLikely(tg target, member string, stored float64) bool 
 func (lb *Leaderboard) hotReached(wr WindowResult) bool { return lb.hotWithin(wr, 0) }
 
 // hotWithin is hotReached for ranks that may each be off by up to slack
-// (a sharded Cluster batch's: see batchHot).
+// (a sharded Cluster batch's: see batchHot). A Closed window has no ranks
+// (closeWindow), and reaches no mirror: a turn on a period that is over
+// would outlive it.
 func (lb *Leaderboard) hotWithin(wr WindowResult, slack int64) bool {
 	near := int64(lb.hot.k) + slack
 	return (wr.Previous.Rank > 0 && wr.Previous.Rank <= near) || (wr.Standing.Rank > 0 && wr.Standing.Rank <= near)

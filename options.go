@@ -286,10 +286,11 @@ func WithRanking(m RankMode) Option {
 // keys' expiry times. Default time.Now. Redis expires keys by its own clock,
 // so a clock far from the server's makes windowed keys live too long or die
 // at once; it is meant for tests and replays. A write to a period whose
-// expiry Redis's clock has passed leaves nothing there: Submit and a
+// expiry Redis's clock has passed leaves no score there: Submit and a
 // Batcher report the window Closed, Set returns ErrExpired, SubmitMany
-// reports nothing (the member data and a WithID id, which belong to the
-// board, are kept).
+// (which reports no windows) returns no error, and Rebuild does not count
+// the period. A Submit's WithData and WithID id are kept: they belong to
+// the board (or the member's partition), not to a period.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		c.now = now

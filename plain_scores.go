@@ -233,18 +233,14 @@ func (lb *plainBackend) set(ctx context.Context, tg target, sub submission) erro
 	b := lb.client.B()
 	cmds := rueidis.Commands{b.Multi().Build(), b.Zadd().Key(tg.key).ScoreMember().ScoreMember(sub.stored, sub.member).Build()}
 	if tg.expire != 0 {
-		// EXISTS tells whether Redis deleted the key as its expiry was set.
-		cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build(), b.Exists().Key(tg.key).Build())
+		cmds = append(cmds, expireGone(b, tg.key, tg.expire)...)
 	}
 	cmds = append(append(cmds, lb.hotDrop([]target{tg})...), b.Exec().Build())
 	replies, err := execResult(lb.client.DoMulti(ctx, cmds...))
 	if err != nil || tg.expire == 0 {
 		return err
 	}
-	if len(replies) < 3 {
-		return fmt.Errorf("transaction returned %d replies, want 3 or more", len(replies))
-	}
-	if n, err := replies[2].AsInt64(); err != nil || n == 0 {
+	if gone, err := goneAfter(replies[1:]); err != nil || gone {
 		return cmp.Or(err, expiredByRedis(tg))
 	}
 	return nil

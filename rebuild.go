@@ -423,7 +423,7 @@ func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) (bool
 		b.Rename().Key(fresh(key)).Newkey(key).Build(),
 	}
 	if expire != 0 {
-		cmds = append(cmds, b.Pexpireat().Key(key).MillisecondsTimestamp(expire).Build(), b.Exists().Key(key).Build())
+		cmds = append(cmds, expireGone(b, key, expire)...)
 	}
 	res := lb.client.DoMulti(ctx, append(cmds, b.Exec().Build())...)
 	for _, r := range res[:len(res)-1] {
@@ -441,13 +441,8 @@ func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) (bool
 			return false, err
 		}
 	}
-	if expire == 0 || len(replies) != 4 {
+	if expire == 0 {
 		return false, nil
 	}
-	set, err := replies[2].AsInt64()
-	if err != nil {
-		return false, err
-	}
-	left, err := replies[3].AsInt64()
-	return set == 1 && left == 0, err
+	return goneAfter(replies[2:])
 }

@@ -355,7 +355,7 @@ func (lb *shardedBackend) batchHot(ctx context.Context, written []*batchWrite) {
 	for _, w := range written {
 		hit := false
 		for j, tg := range w.live {
-			if wr := w.out[w.where[j]]; !wr.Closed && lb.hotWithin(wr, writes[tg.key]-1) {
+			if lb.hotWithin(w.out[w.where[j]], writes[tg.key]-1) {
 				hit = true
 				if !holdsTarget(tgs, tg) {
 					tgs = append(tgs, tg)

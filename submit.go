@@ -139,22 +139,6 @@ func (lb *Leaderboard) submitTargets(sub submission, out []WindowResult) (live [
 	return live, where, nil
 }
 
-// closeWindow reports a window Closed: its period had expired when the
-// submission came, by the board's clock (submitTargets) or by Redis's own,
-// which deletes the period's key as soon as a write sets an expiry its
-// clock has passed (a board clock behind the server's: WithClock). Either
-// way the period holds nothing of it and the window reports no standing.
-func closeWindow(wr *WindowResult, member string) {
-	*wr = WindowResult{Window: wr.Window, Period: wr.Period, Previous: Entry{Member: member}, Closed: true}
-}
-
-// expiredByRedis is the error of a write (Set) to tg's period that Redis
-// deleted as the write set its expiry: Redis's clock had passed it.
-func expiredByRedis(tg target) error {
-	return fmt.Errorf("%w: window %q, period %q: Redis's clock had passed its retention end %v (the board's clock is behind the server's)",
-		ErrExpired, tg.window.Name(), tg.period.ID, time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
-}
-
 // submission is one checked Submit, ready for Redis.
 type submission struct {
 	member  string

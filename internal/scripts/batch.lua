@@ -27,8 +27,9 @@ local cards = {}
 -- The periods whose expiry the batch set: once a key is enough, every
 -- write to a period carrying the same expiry. A period Redis deleted as its
 -- expiry was set (its clock past it: the board's clock behind the
--- server's) is marked gone and written no more, so that no later write of
--- the batch makes it again without an expiry; its windows reply as closed.
+-- server's; see expire_gone in writes.lua) is marked gone and written no
+-- more, so that no later write of the batch makes it again without an
+-- expiry; its windows reply as closed.
 local expired, gone = {}, {}
 local at = REST
 while at <= #ARGV do
@@ -60,9 +61,9 @@ while at <= #ARGV do
         if not p then card = card + 1 end
       end
       cards[key] = card
-      if exps[j] ~= '0' and not expired[key] then
+      if not expired[key] then
         expired[key] = true
-        gone[key] = redis.call('PEXPIREAT', key, exps[j]) == 1 and redis.call('EXISTS', key) == 0
+        gone[key] = expire_gone(key, exps[j])
       end
       if gone[key] then
         window_reply(out, false, 0, false, 0, 0, -1)

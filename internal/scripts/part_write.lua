@@ -24,9 +24,8 @@
 -- value or nil (removed, or never there), and the version of the change (0:
 -- nothing changed, nothing for the shards to write; 'remove', 'evict' and
 -- 'touch' always take one, so that the shards may sweep copies; -1: Redis
--- deleted the period's partition as the write set its expiry, see
--- expire_gone,
--- and the period is over); then,
+-- deleted the period's partition as the write set its expiry, and the
+-- period is over: see expire_gone in writes.lua); then,
 -- with an id, 1 when it was seen before and nothing was written, else 0.
 -- 'check' returns an empty array, or the refusal.
 write_header()
@@ -93,7 +92,7 @@ for w = 1, nw do
     out[#out + 1] = v or false
     out[#out + 1] = ver
   end
-  if not dup and expire_gone(ARGV[exp + w], w) then
+  if not dup and expire_gone(KEYS[w], ARGV[exp + w]) then
     -- Nothing for the shards to write: their keys of the period carry
     -- the same expiry, which Redis's clock has passed.
     for i = at + 1, #out, 3 do out[i], out[i + 1], out[i + 2] = false, false, -1 end

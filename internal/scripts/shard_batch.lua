@@ -71,7 +71,7 @@ while at <= #ARGV do
       if v ~= p or not pv then
         place(base, nshards, member, v, shard_of(v, bounds, scale), from, false, exps[j], c)
         part_set(KEYS[parts[j]], member, p, v)
-        dead = expire_gone(exps[j], parts[j])
+        dead = expire_gone(KEYS[parts[j]], exps[j])
         if not dead then
           rank, worst, total = shard_standing(base, nshards, shard_of(v, bounds, scale), member, v, c)
         end

@@ -86,7 +86,7 @@ for k = 1, nw do
     if v ~= p or not pv then
       place(w + 1, nshards, member, v, shard_of(v, bounds, scale), from, false, exp, cards)
       part_set(KEYS[w], member, p, v)
-      dead = expire_gone(exp, w)
+      dead = expire_gone(KEYS[w], exp)
     end
     if dead then
       window_reply(out, false, 0, false, 0, 0, -1)

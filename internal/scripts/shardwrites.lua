@@ -22,12 +22,3 @@ local function expire(exp, first, last)
   if exp == '0' then return end
   for i = first, last do redis.call('PEXPIREAT', KEYS[i], exp) end
 end
-
--- expire of the one key KEYS[k], a period's partition: reports whether
--- Redis deleted it as its clock had passed exp (a board's clock behind the
--- server's): PEXPIREAT found the key, and it is gone. The period is over,
--- and its writes answer as closed.
-local function expire_gone(exp, k)
-  if exp == '0' then return false end
-  return redis.call('PEXPIREAT', KEYS[k], exp) == 1 and redis.call('EXISTS', KEYS[k]) == 0
-end

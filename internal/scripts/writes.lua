@@ -92,6 +92,17 @@ local function set_data(d, member)
   if d and DATA ~= '' then redis.call('HSET', d, member, DATA) end
 end
 
+-- Sets the absolute expiry exp (unix ms; '0' for none) on a key a write
+-- just wrote, and reports whether Redis deleted it then, its clock past
+-- exp (a board's clock behind the server's): PEXPIREAT found the key, and
+-- it is gone. The key's period is over, and its writes answer as closed
+-- (no stored value, no rank, no members; see window_reply). Set and
+-- Rebuild's swap do the same in a transaction (expiry.go).
+local function expire_gone(key, exp)
+  if exp == '0' then return false end
+  return redis.call('PEXPIREAT', key, exp) == 1 and redis.call('EXISTS', key) == 0
+end
+
 -- Records the header's id in the id set (the last key) until it is
 -- forgotten; the set lives as long as its newest id. Its life is set
 -- relative to Redis's clock (the dedupe window, FORGET - NOW), not at
