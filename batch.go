@@ -162,6 +162,25 @@ type batchWrite struct {
 	out   []WindowResult
 	err   error // its own: a refusal, or a failure of its write alone
 	joins []*batchJoin
+	// The first join, and the out of a one-window board: a new write
+	// costs one allocation, not three (join runs under the Batcher's lock).
+	first [1]*batchJoin
+	out1  [1]WindowResult
+}
+
+// newBatchWrite is the write seq of j's submission to the periods live,
+// j its first join; the write reports into a copy of j.out.
+func newBatchWrite(seq int, j *batchJoin, live []target, where []int) *batchWrite {
+	w := &batchWrite{seq: seq, sub: j.sub, live: live, where: where}
+	w.first[0] = j
+	w.joins = w.first[:]
+	if len(j.out) == 1 {
+		w.out1[0] = j.out[0]
+		w.out = w.out1[:]
+	} else {
+		w.out = slices.Clone(j.out)
+	}
+	return w
 }
 
 // batchJoin is one caller's submission in a write. A write that Redis
@@ -189,13 +208,16 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		}
 		return lb.submitChecked(ctx, sub)
 	}
-	res := Result{Windows: make([]WindowResult, len(lb.windows))}
-	live, where, err := lb.submitTargets(sub, res.Windows)
+	c := &batchCall{join: batchJoin{sub: sub}}
+	lb.initWriteMem(&c.mem)
+	c.join.out = c.mem.windows
+	res := Result{Windows: c.mem.windows}
+	live, where, err := lb.submitTargets(sub, &c.mem)
 	if err != nil {
 		return Result{}, err
 	}
 	if len(live) > 0 {
-		bt, w, j, err := b.join(ctx, sub, live, where, res.Windows)
+		bt, w, j, err := b.join(ctx, &c.join, live, where)
 		if err != nil {
 			return Result{}, err
 		}
@@ -226,17 +248,23 @@ func (b *Batcher) isClosed() bool {
 	return b.closed
 }
 
-// join adds sub to a batch, and returns the batch, the write and the
-// caller's join: folded into the member's newest write to the same
-// periods while that write's batch has not started writing (a batch sent
-// and waiting for the one before it still folds), else as a new write of
-// the batch collecting (a new write reports into a copy of windows, as
-// submitTargets filled it).
-func (b *Batcher) join(ctx context.Context, sub submission, live []target, where []int, windows []WindowResult) (*batch, *batchWrite, *batchJoin, error) {
-	lb := b.lb
+// batchCall is one Batcher.Submit's own memory, in one allocation on a
+// one-window board: its Result's windows and periods, and its join.
+type batchCall struct {
+	mem  writeMem
+	join batchJoin
+}
+
+// join adds j's submission to a batch, and returns the batch, the write
+// and j: folded into the member's newest write to the same periods while
+// that write's batch has not started writing (a batch sent and waiting for
+// the one before it still folds), else as a new write of the batch
+// collecting (a new write reports into a copy of j.out, as submitTargets
+// filled it).
+func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where []int) (*batch, *batchWrite, *batchJoin, error) {
+	lb, sub := b.lb, j.sub
 	// Built before the lock, which every submission of the board takes.
 	key := foldKey(sub.member, live)
-	j := &batchJoin{sub: sub, out: windows}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -254,7 +282,7 @@ func (b *Batcher) join(ctx context.Context, sub submission, live []target, where
 		bt.timer = time.AfterFunc(b.window, func() { b.sendIfCurrent(bt) })
 		b.cur = bt
 	}
-	w := &batchWrite{seq: b.writes, sub: sub, live: live, where: where, out: slices.Clone(windows), joins: []*batchJoin{j}}
+	w := newBatchWrite(b.writes, j, live, where)
 	b.writes++
 	bt.writes = append(bt.writes, w)
 	bt.open[key] = w

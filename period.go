@@ -235,6 +235,11 @@ func (lb *Leaderboard) windowLivePeriods(w Window, now time.Time) ([]target, err
 // of windows: what a write goes to.
 func (lb *Leaderboard) targetsAt(t time.Time) ([]target, error) {
 	out := make([]target, len(lb.windows))
+	return out, lb.targetsInto(out, t)
+}
+
+// targetsInto is targetsAt into out, of one target a window.
+func (lb *Leaderboard) targetsInto(out []target, t time.Time) error {
 	for i := range lb.windows {
 		// The current period, copied straight into out: every write
 		// passes here, often on a fresh goroutine whose stack a target
@@ -244,10 +249,10 @@ func (lb *Leaderboard) targetsAt(t time.Time) ([]target, error) {
 			continue
 		}
 		if err := lb.targetInto(&out[i], lb.windows[i], t); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // targetInto resolves into dst what target does: the slow way of

@@ -39,8 +39,10 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 
 // submitChecked is Submit of a checked submission.
 func (lb *Leaderboard) submitChecked(ctx context.Context, sub submission) (Result, error) {
-	res := Result{Windows: make([]WindowResult, len(lb.windows))}
-	live, where, err := lb.submitTargets(sub, res.Windows)
+	var m writeMem
+	lb.initWriteMem(&m)
+	res := Result{Windows: m.windows}
+	live, where, err := lb.submitTargets(sub, &m)
 	if err != nil {
 		return Result{}, err
 	}
@@ -115,16 +117,41 @@ func submitOptions(opts []SubmitOption) (submitConfig, error) {
 	return *sc, nil
 }
 
+// writeMem is one write's own memory, sized by the board's windows: the
+// caller's Result.Windows, the write's periods and where each reports. On
+// a one-window board (most boards) it is one allocation, not three: every
+// write passes here.
+type writeMem struct {
+	windows []WindowResult
+	all     []target
+	where   []int
+	one     struct {
+		window [1]WindowResult
+		target [1]target
+		where  [1]int
+	}
+}
+
+// initWriteMem sizes m for the board's windows.
+func (lb *Leaderboard) initWriteMem(m *writeMem) {
+	if n := len(lb.windows); n != 1 {
+		m.windows, m.all, m.where = make([]WindowResult, n), make([]target, n), make([]int, 0, n)
+		return
+	}
+	m.windows, m.all, m.where = m.one.window[:], m.one.target[:], m.one.where[:0]
+}
+
 // submitTargets resolves the period of every window holding the
-// submission's time into out, and returns the live ones (live[j] reports
-// into out[where[j]]); a window whose period has expired is reported Closed.
-func (lb *Leaderboard) submitTargets(sub submission, out []WindowResult) (live []target, where []int, err error) {
-	all, err := lb.targetsAt(sub.reached)
-	if err != nil {
+// submission's time into m.windows, and returns the live ones (live[j]
+// reports into m.windows[where[j]]), in m's memory; a window whose period
+// has expired is reported Closed.
+func (lb *Leaderboard) submitTargets(sub submission, m *writeMem) (live []target, where []int, err error) {
+	all, out := m.all, m.windows
+	if err := lb.targetsInto(all, sub.reached); err != nil {
 		return nil, nil, err
 	}
 	live = all[:0] // filtered in place: live[j] is written after all[j] is read
-	where = make([]int, 0, len(all))
+	where = m.where
 	now := sub.at.UnixMilli()
 	for i := range all {
 		tg := &all[i] // not a copy: this runs on every write's stack
