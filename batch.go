@@ -164,14 +164,17 @@ type batchWrite struct {
 	joins []*batchJoin
 	// The first join, and the out of a one-window board: a new write
 	// costs one allocation, not three (join runs under the Batcher's lock).
-	first [1]*batchJoin
-	out1  [1]WindowResult
+	first  [1]*batchJoin
+	out1   [1]WindowResult
+	live1  [1]target
+	where1 [1]int
 }
 
 // newBatchWrite is the write seq of j's submission to the periods live,
-// j its first join; the write reports into a copy of j.out.
+// j its first join; the write keeps a copy of live and where, and reports
+// into a copy of j.out.
 func newBatchWrite(seq int, j *batchJoin, live []target, where []int) *batchWrite {
-	w := &batchWrite{seq: seq, sub: j.sub, live: live, where: where}
+	w := &batchWrite{seq: seq, sub: j.sub}
 	w.first[0] = j
 	w.joins = w.first[:]
 	if len(j.out) == 1 {
@@ -179,6 +182,12 @@ func newBatchWrite(seq int, j *batchJoin, live []target, where []int) *batchWrit
 		w.out = w.out1[:]
 	} else {
 		w.out = slices.Clone(j.out)
+	}
+	if len(live) == 1 {
+		w.live1[0], w.where1[0] = live[0], where[0]
+		w.live, w.where = w.live1[:], w.where1[:]
+	} else {
+		w.live, w.where = slices.Clone(live), slices.Clone(where)
 	}
 	return w
 }
@@ -209,10 +218,18 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		return lb.submitChecked(ctx, sub)
 	}
 	c := &batchCall{join: batchJoin{sub: sub}}
-	lb.initWriteMem(&c.mem)
-	c.join.out = c.mem.windows
-	res := Result{Windows: c.mem.windows}
-	live, where, err := lb.submitTargets(sub, &c.mem)
+	c.join.out = c.window[:]
+	// The periods stay on this frame: a submission that folds into a
+	// write (most, on a busy board) needs them only to find it, and a new
+	// write keeps a copy.
+	var allBuf [1]target
+	var whereBuf [1]int
+	all, wb := allBuf[:], whereBuf[:]
+	if n := len(lb.windows); n != 1 {
+		c.join.out, all, wb = make([]WindowResult, n), make([]target, n), make([]int, n)
+	}
+	res := Result{Windows: c.join.out}
+	live, where, err := lb.submitTargets(sub, c.join.out, all, wb)
 	if err != nil {
 		return Result{}, err
 	}
@@ -249,10 +266,10 @@ func (b *Batcher) isClosed() bool {
 }
 
 // batchCall is one Batcher.Submit's own memory, in one allocation on a
-// one-window board: its Result's windows and periods, and its join.
+// one-window board: its join, and its Result's window.
 type batchCall struct {
-	mem  writeMem
-	join batchJoin
+	join   batchJoin
+	window [1]WindowResult
 }
 
 // join adds j's submission to a batch, and returns the batch, the write

@@ -42,7 +42,7 @@ func (lb *Leaderboard) submitChecked(ctx context.Context, sub submission) (Resul
 	var m writeMem
 	lb.initWriteMem(&m)
 	res := Result{Windows: m.windows}
-	live, where, err := lb.submitTargets(sub, &m)
+	live, where, err := lb.submitTargets(sub, m.windows, m.all, m.where)
 	if err != nil {
 		return Result{}, err
 	}
@@ -142,16 +142,16 @@ func (lb *Leaderboard) initWriteMem(m *writeMem) {
 }
 
 // submitTargets resolves the period of every window holding the
-// submission's time into m.windows, and returns the live ones (live[j]
-// reports into m.windows[where[j]]), in m's memory; a window whose period
-// has expired is reported Closed.
-func (lb *Leaderboard) submitTargets(sub submission, m *writeMem) (live []target, where []int, err error) {
-	all, out := m.all, m.windows
+// submission's time into all (one a window) and its report into out, and
+// returns the live ones (live[j] reports into out[where[j]]), in all's
+// and whereBuf's memory; a window whose period has expired is reported
+// Closed.
+func (lb *Leaderboard) submitTargets(sub submission, out []WindowResult, all []target, whereBuf []int) (live []target, where []int, err error) {
 	if err := lb.targetsInto(all, sub.reached); err != nil {
 		return nil, nil, err
 	}
 	live = all[:0] // filtered in place: live[j] is written after all[j] is read
-	where = m.where
+	where = whereBuf[:0]
 	now := sub.at.UnixMilli()
 	for i := range all {
 		tg := &all[i] // not a copy: this runs on every write's stack
