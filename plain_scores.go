@@ -105,10 +105,14 @@ func (lb *plainBackend) evict(ctx context.Context, tg target, members []string) 
 	return nil
 }
 
-// aroundScore reads AroundScore's place and slice with range.lua
-// ('score'), which answers the members better than the score in place of
-// the count.
+// aroundScore reads AroundScore's place and slice: under Ordinal ranks
+// without data or WithReplicaReads in one MULTI (aroundScoreTx), else
+// with range.lua ('score'), which answers the members better than the
+// score in place of the count.
 func (lb *plainBackend) aroundScore(ctx context.Context, tg target, edge string, _ float64, radius int) (int64, []Entry, error) {
+	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
+		return lb.aroundScoreTx(ctx, tg, edge, radius)
+	}
 	res := scripts.ScoreCall(lb.readHeader(), tg.key, lb.dataOf(tg), edge, radius).Exec(ctx, lb.client)
 	es, better, err := lb.rangeReply(res, tg.data)
 	if err != nil {
@@ -117,6 +121,22 @@ func (lb *plainBackend) aroundScore(ctx context.Context, tg target, edge string,
 	if es == nil {
 		es = []Entry{}
 	}
+	return better + 1, es, nil
+}
+
+// aroundScoreTx is aroundScore under Ordinal ranks without data or
+// WithReplicaReads (where a MULTI would force the primary): one MULTI of
+// plain commands (scorePlaceCmds), which costs Redis less than the
+// script; under Competition ranks the slice's first entry needs the count
+// of its ties, which only a script can take in the same moment.
+func (lb *plainBackend) aroundScoreTx(ctx context.Context, tg target, edge string, radius int) (int64, []Entry, error) {
+	cmds := lb.scorePlaceCmds(make(rueidis.Commands, 0, scorePlaceCalls), tg.key, edge, radius)
+	better, before, after, err := lb.scorePlace(lb.client.DoMulti(ctx, cmds...))
+	if err != nil {
+		return 0, nil, err
+	}
+	es := append(append(make([]Entry, 0, len(before)+len(after)), before...), after...)
+	lb.rankEntries(es, better-int64(len(before)), 0)
 	return better + 1, es, nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+
+	"github.com/redis/rueidis"
 )
 
 // scoreRange is a checked range of plain scores, lo..hi inclusive (±Inf
@@ -137,20 +140,22 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 	return n, wrap("count between", err)
 }
 
-// AroundScore tells where a score would place without submitting it: r = 1
-// + the members strictly better than score, and the entries at positions
-// r-radius .. r+radius-1 (fewer at either end of the board; radius 0: r
-// and no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or
-// ±Inf score is ErrInvalidArgument. One round trip, read atomically; on a
-// sharded board one round trip too, each shard read atomically: the
-// score's shard answers a script and every other shard its ZCARD (on one
-// node under Ordinal ranks without WithReplicaReads, a MULTI of plain
-// commands on that shard instead of the script), and only when the slice
-// crosses that shard's edge does a second round trip read it from every
-// shard: under Competition ranks by a script a shard, under Ordinal by a
-// script on the score's shard and plain ZCARD and ZRANGE on the others.
-// With IncludeData the read takes that second way at once, and its data
-// a second round trip.
+// AroundScore tells where a score would place without submitting it: r = 1 +
+// the members strictly better than score, and the entries at positions
+// r-radius .. r+radius-1 (fewer at either end of the board; radius 0: r and
+// no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or ±Inf
+// score is ErrInvalidArgument. One round trip, read atomically: one MULTI of
+// plain commands (a ZCOUNT and two ZRANGE BYSCORE LIMIT) under Ordinal
+// ranks, one script under Competition ranks (the slice's first entry needs
+// the count of its ties), with IncludeData or with WithReplicaReads; on a
+// sharded board one round trip too, each shard read atomically: the score's
+// shard answers a script and every other shard its ZCARD (on one node under
+// Ordinal ranks without WithReplicaReads, a MULTI of plain commands on that
+// shard instead of the script), and only when the slice crosses that shard's
+// edge does a second round trip read it from every shard: under Competition
+// ranks by a script a shard, under Ordinal by a script on the score's shard
+// and plain ZCARD and ZRANGE on the others. With IncludeData the read takes
+// that second way at once, and its data a second round trip.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)
@@ -167,6 +172,58 @@ func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius in
 		return 0, nil, wrap("around score", err)
 	}
 	return r, es, nil
+}
+
+// scorePlaceCalls is how many commands scorePlaceCmds makes: MULTI,
+// ZCOUNT, the two ranges, EXEC.
+const scorePlaceCalls = 5
+
+// scorePlaceCmds appends to cmds the commands that read, in one MULTI on
+// key, what the 'score' scripts read (range.lua, shard_read.lua) under
+// Ordinal ranks, where no entry's rank needs the count of its ties: the
+// members strictly better than edge (a stored value, as order.lua's
+// better_than counts them), the radius entries nearest to edge among them
+// (nearest first) and the radius first entries at or after it, each by
+// score with a LIMIT.
+func (lb *Leaderboard) scorePlaceCmds(cmds rueidis.Commands, key, edge string, radius int) rueidis.Commands {
+	b := lb.client.B()
+	r := int64(radius)
+	if lb.high() {
+		return append(cmds, b.Multi().Build(),
+			b.Zcount().Key(key).Min("("+edge).Max("+inf").Build(),
+			b.Zrange().Key(key).Min("("+edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
+			b.Zrange().Key(key).Min(edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
+			b.Exec().Build())
+	}
+	return append(cmds, b.Multi().Build(),
+		b.Zcount().Key(key).Min("-inf").Max("("+edge).Build(),
+		b.Zrange().Key(key).Min("("+edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
+		b.Zrange().Key(key).Min(edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
+		b.Exec().Build())
+}
+
+// scorePlace decodes the replies to scorePlaceCmds: the members better
+// than the score, the entries before it in the board's order and those
+// after.
+func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []Entry, error) {
+	replies, err := execResult(res)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if len(replies) != scorePlaceCalls-2 {
+		return 0, nil, nil, fmt.Errorf("score place: %d replies, want %d", len(replies), scorePlaceCalls-2)
+	}
+	p, err := replies[0].AsInt64()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	before, err := lb.zMessageEntries(&replies[1])
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	slices.Reverse(before) // nearest first: the board's order is the other way
+	after, err := lb.zMessageEntries(&replies[2])
+	return p, before, after, err
 }
 
 // RemoveBetween removes every member whose score lies within lo..hi

@@ -625,22 +625,22 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 // aroundScoreNear is aroundScore under Ordinal ranks without data on one
 // node when the slice lies in the score's own shard, as it nearly always
 // does on a large board: every shard's count, and the MULTI of
-// ownShardCmds, in one pipeline. ok is false when the slice reaches past
+// scorePlaceCmds on the score's shard, in one pipeline. ok is false when the slice reaches past
 // the own shard's edge into a shard that holds members: then aroundScore
 // reads every shard's edge, in a second round trip.
 func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, edge string, score float64, radius int) (int64, []Entry, bool, error) {
 	sk := lb.periodShardKeys(tg)
 	own := lb.shardOfPlain(score)
-	cmds := lb.ownShardCmds(make(rueidis.Commands, 0, ownCalls+len(lb.bestFirst)), sk[own], edge, radius)
+	cmds := lb.scorePlaceCmds(make(rueidis.Commands, 0, scorePlaceCalls+len(lb.bestFirst)), sk[own], edge, radius)
 	for _, i := range lb.bestFirst {
 		cmds = append(cmds, lb.client.B().Zcard().Key(sk[i]).Build())
 	}
 	res := lb.client.DoMulti(ctx, cmds...)
-	cards, err := int64s(res[ownCalls:])
+	cards, err := int64s(res[scorePlaceCalls:])
 	if err != nil {
 		return 0, nil, false, err
 	}
-	p, before, after, err := lb.ownShardPlain(res[:ownCalls])
+	p, before, after, err := lb.scorePlace(res[:scorePlaceCalls])
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -674,54 +674,6 @@ func (lb *shardedBackend) sliceLeaves(cards []int64, at, nb, na, radius int) (be
 		}
 	}
 	return betterOut, (nb < radius && betterOut > 0) || (na < radius && worseOut > 0)
-}
-
-// ownCalls is how many commands ownShardCmds makes: MULTI, ZCOUNT, the
-// two ranges, EXEC.
-const ownCalls = 5
-
-// ownShardCmds appends to cmds the commands that read, in one MULTI on
-// the score's own shard, what its 'score' script reads (shard_read.lua):
-// the members strictly better than edge (a stored value, as order.lua's
-// better_than counts them), the radius entries nearest to edge among them
-// (nearest first) and the radius first entries at or after it, each by
-// score with a LIMIT.
-func (lb *shardedBackend) ownShardCmds(cmds rueidis.Commands, key, edge string, radius int) rueidis.Commands {
-	b := lb.client.B()
-	r := int64(radius)
-	if lb.high() {
-		return append(cmds, b.Multi().Build(),
-			b.Zcount().Key(key).Min("("+edge).Max("+inf").Build(),
-			b.Zrange().Key(key).Min("("+edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
-			b.Zrange().Key(key).Min(edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
-			b.Exec().Build())
-	}
-	return append(cmds, b.Multi().Build(),
-		b.Zcount().Key(key).Min("-inf").Max("("+edge).Build(),
-		b.Zrange().Key(key).Min("("+edge).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
-		b.Zrange().Key(key).Min(edge).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
-		b.Exec().Build())
-}
-
-// ownShardPlain decodes the replies to ownShardCmds: the members better
-// than the score, the entries before it in the board's order and those
-// after.
-func (lb *shardedBackend) ownShardPlain(res []rueidis.RedisResult) (int64, []Entry, []Entry, error) {
-	replies, err := execResult(res)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	p, err := replies[0].AsInt64()
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	before, err := lb.zMessageEntries(&replies[1])
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	slices.Reverse(before) // nearest first: the board's order is the other way
-	after, err := lb.zMessageEntries(&replies[2])
-	return p, before, after, err
 }
 
 // ownShard splits the score's own shard's 'score' stretch into the
