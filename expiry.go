@@ -36,16 +36,16 @@ func expireGone(b rueidis.Builder, key string, expire int64) rueidis.Commands {
 	return rueidis.Commands{b.Pexpireat().Key(key).MillisecondsTimestamp(expire).Build(), b.Exists().Key(key).Build()}
 }
 
-// goneAfter reads expireGone's replies: PEXPIREAT found the key, and EXISTS
-// then did not.
-func goneAfter(r []rueidis.RedisMessage) (bool, error) {
-	if len(r) < 2 {
-		return false, fmt.Errorf("expiry: %d replies, want 2", len(r))
+// goneAfter reads expireGone's replies, at replies[at] and after: PEXPIREAT
+// found the key, and EXISTS then did not.
+func goneAfter(replies []rueidis.RedisMessage, at int) (bool, error) {
+	if len(replies) < at+2 {
+		return false, fmt.Errorf("expiry: %d replies, want %d", len(replies), at+2)
 	}
-	set, err := r[0].AsInt64()
+	set, err := replies[at].AsInt64()
 	if err != nil {
 		return false, err
 	}
-	left, err := r[1].AsInt64()
+	left, err := replies[at+1].AsInt64()
 	return set == 1 && left == 0, err
 }

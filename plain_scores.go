@@ -260,7 +260,7 @@ func (lb *plainBackend) set(ctx context.Context, tg target, sub submission) erro
 	if err != nil || tg.expire == 0 {
 		return err
 	}
-	if gone, err := goneAfter(replies[1:]); err != nil || gone {
+	if gone, err := goneAfter(replies, 1); err != nil || gone {
 		return cmp.Or(err, expiredByRedis(tg))
 	}
 	return nil

@@ -444,5 +444,5 @@ func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) (bool
 	if expire == 0 {
 		return false, nil
 	}
-	return goneAfter(replies[2:])
+	return goneAfter(replies, 2)
 }
