@@ -39,8 +39,14 @@ func (e *opError) Error() string {
 func (e *opError) Unwrap() error { return e.err }
 
 // execResult returns the replies of a MULTI ... EXEC pipeline's EXEC, or the
-// first error of the pipeline (a queued command refused, EXEC aborted).
+// first error of the pipeline (a queued command refused, EXEC aborted). It
+// checks that EXEC answered each command queued, so that callers index the
+// replies by the commands they built: a server that answers fewer is an
+// error here, not an index out of range there.
 func execResult(res []rueidis.RedisResult) ([]rueidis.RedisMessage, error) {
+	if len(res) == 0 {
+		return nil, fmt.Errorf("transaction: no replies")
+	}
 	for _, r := range res[:len(res)-1] {
 		if err := r.Error(); err != nil {
 			return nil, err
@@ -49,6 +55,16 @@ func execResult(res []rueidis.RedisResult) ([]rueidis.RedisMessage, error) {
 	replies, err := res[len(res)-1].ToArray()
 	if err != nil {
 		return nil, err
+	}
+	queued := 0
+	for i := len(res) - 2; i >= 0; i-- {
+		if s, err := res[i].ToString(); err != nil || s != "QUEUED" {
+			break
+		}
+		queued++
+	}
+	if len(replies) != queued {
+		return nil, fmt.Errorf("transaction: EXEC answered %d commands of %d queued", len(replies), queued)
 	}
 	for i := range replies {
 		if err := replies[i].Error(); err != nil && !rueidis.IsRedisNil(err) {
