@@ -45,9 +45,11 @@
 // (Rank, Ranks, Page, Range) read them in one transaction, or in one script
 // where the read needs what it reads first: under Competition ranks, and
 // with IncludeData for Top, Page and Range (the data of exactly the members
-// read); Cutoff and AroundScore are one script (a count gives the
-// position), Between one with IncludeData or WithReplicaReads (else a
-// MULTI of the count better than the range and the range), and a chunk
+// read); Cutoff is one script (a count gives the position), Between one
+// with IncludeData or WithReplicaReads (else a MULTI of the count better
+// than the range and the range), AroundScore one under Competition ranks,
+// with IncludeData or WithReplicaReads (else a MULTI of the count better
+// than the score and the entries either side of it by score), and a chunk
 // of All one MULTI by position beside the last entry's score and rank, the
 // script only when that entry moved. So a rank
 // and a total always come from the same moment. Around reads the member's rank and the slice around it in one

@@ -135,9 +135,7 @@ func (lb *plainBackend) aroundScoreTx(ctx context.Context, tg target, edge strin
 	if err != nil {
 		return 0, nil, err
 	}
-	es := append(append(make([]Entry, 0, len(before)+len(after)), before...), after...)
-	lb.rankEntries(es, better-int64(len(before)), 0)
-	return better + 1, es, nil
+	return better + 1, lb.placeSlice(before, after, better), nil
 }
 
 // walk reads All's next chunk: without IncludeData first as the raw walk

@@ -202,6 +202,15 @@ func (lb *Leaderboard) scorePlaceCmds(cmds rueidis.Commands, key, edge string, r
 		b.Exec().Build())
 }
 
+// placeSlice is AroundScore's slice from the entries either side of the
+// score (scorePlace's before and after, in the board's order), better
+// being the members on the board strictly better than the score.
+func (lb *Leaderboard) placeSlice(before, after []Entry, better int64) []Entry {
+	es := append(append(make([]Entry, 0, len(before)+len(after)), before...), after...)
+	lb.rankEntries(es, better-int64(len(before)), 0)
+	return es
+}
+
 // scorePlace decodes the replies to scorePlaceCmds: the members better
 // than the score, the entries before it in the board's order and those
 // after.
@@ -209,9 +218,6 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 	replies, err := execResult(res)
 	if err != nil {
 		return 0, nil, nil, err
-	}
-	if len(replies) != scorePlaceCalls-2 {
-		return 0, nil, nil, fmt.Errorf("score place: %d replies, want %d", len(replies), scorePlaceCalls-2)
 	}
 	p, err := replies[0].AsInt64()
 	if err != nil {

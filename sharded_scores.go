@@ -649,9 +649,7 @@ func (lb *shardedBackend) aroundScoreNear(ctx context.Context, tg target, edge s
 		return 0, nil, false, nil
 	}
 	better := betterOut + p
-	es := append(append(make([]Entry, 0, len(before)+len(after)), before...), after...)
-	lb.rankEntries(es, better-int64(len(before)), 0)
-	return better + 1, es, true, nil
+	return better + 1, lb.placeSlice(before, after, better), true, nil
 }
 
 // walkTxCalls is how many commands walkTx's MULTI on the cursor's shard

@@ -66,7 +66,7 @@ while at <= #ARGV do
         gone[key] = expire_gone(key, exps[j])
       end
       if gone[key] then
-        window_reply(out, false, 0, false, 0, 0, -1)
+        closed_reply(out)
       else
         if store[j] then rank = rank_of(key, member, v) end
         window_reply(out, p, prank, v, rank, card, worse_comp(key, v))

@@ -77,7 +77,7 @@ while at <= #ARGV do
         end
       end
       if dead then
-        window_reply(out, false, 0, false, 0, 0, -1)
+        closed_reply(out)
       else
         window_reply(out, p, prank, v, rank, total, worst)
       end

@@ -89,7 +89,7 @@ for k = 1, nw do
       dead = expire_gone(KEYS[w], exp)
     end
     if dead then
-      window_reply(out, false, 0, false, 0, 0, -1)
+      closed_reply(out)
     else
       local rank, worst, total = standing(w, shard_of(v, bounds, scale), v, cards)
       window_reply(out, p, prank, v, rank, total, worst)

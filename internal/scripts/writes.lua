@@ -20,6 +20,13 @@ local function window_reply(out, p, prank, v, rank, total, w)
   out[n + 6] = w
 end
 
+-- Appends the block of a window whose period Redis deleted as the write set
+-- its expiry (see expire_gone): no stored value, no rank, no members. The
+-- Go side reads a write ranked by nobody after it as Closed.
+local function closed_reply(out)
+  window_reply(out, false, 0, false, 0, 0, -1)
+end
+
 -- What to store when a submission of value meets the stored value p (a
 -- string, or nil for a new member), under the header's policy: the new
 -- stored string, nil to leave it, or false and an error code when the
@@ -96,8 +103,8 @@ end
 -- just wrote, and reports whether Redis deleted it then, its clock past
 -- exp (a board's clock behind the server's): PEXPIREAT found the key, and
 -- it is gone. The key's period is over, and its writes answer as closed
--- (no stored value, no rank, no members; see window_reply). Set and
--- Rebuild's swap do the same in a transaction (expiry.go).
+-- (closed_reply). Set and Rebuild's swap do the same in a transaction
+-- (expiry.go).
 local function expire_gone(key, exp)
   if exp == '0' then return false end
   return redis.call('PEXPIREAT', key, exp) == 1 and redis.call('EXISTS', key) == 0
