@@ -43,8 +43,9 @@
 // without a tie-break or under EarlierFirst, and Accumulate without a
 // tie-break (ZINCRBY) are transactions. Reads that combine several replies
 // (Rank, Ranks, Page, Range) read them in one transaction, or in one script
-// where the read needs what it reads first: under Competition ranks, and
-// with IncludeData for Top, Page and Range (the data of exactly the members
+// where the read needs what it reads first: under Competition ranks (Page
+// and Range from the first position excepted: its rank is 1), and with
+// IncludeData for Top, Page and Range (the data of exactly the members
 // read); Cutoff is one script (a count gives the position), Between one
 // with IncludeData or WithReplicaReads (else a MULTI of the count better
 // than the range and the range), AroundScore one under Competition ranks,

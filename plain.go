@@ -204,10 +204,10 @@ func (lb *plainBackend) aroundSteps2(ctx context.Context, tg target, member stri
 }
 
 // page reads a page and the total atomically: a MULTI of ZRANGE and
-// ZCARD, or range.lua under Competition ranks (the first entry's rank
-// counts the members strictly better than it, which only the server can do
-// in the same step), with IncludeData (the data of the members read) and
-// with WithReplicaReads (a MULTI would reach the primary).
+// ZCARD; under Competition ranks past the first position a MULTI of ZRANGE
+// and a small script (competitionPage); range.lua with IncludeData (the
+// data of the members read) and with WithReplicaReads (a MULTI would reach
+// the primary).
 func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
 	if lb.hotServes(tg, start, size) {
 		return lb.hotPage(ctx, tg, start, size, total, func(ctx context.Context, tg target) (int64, error) {
@@ -216,7 +216,10 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 	}
 	key := tg.key
 	p := Page{Entries: []Entry{}}
-	if lb.ranking == Competition || tg.data || (total && lb.replicaReads) {
+	if lb.ranking == Competition && start > 0 && !tg.data && !lb.replicaReads {
+		return lb.competitionPage(ctx, tg, start, size)
+	}
+	if tg.data || (lb.replicaReads && (total || lb.ranking == Competition && start > 0)) {
 		res := scripts.PageCall(lb.readHeader(), key, lb.dataOf(tg), start, size).Exec(ctx, lb.client)
 		es, total, err := lb.rangeReply(res, tg.data)
 		if err != nil {
@@ -235,7 +238,7 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 		if err != nil {
 			return Page{}, err
 		}
-		lb.rankEntries(es, start, 0)
+		lb.rankEntries(es, start, start+1)
 		if len(es) > 0 {
 			p.Entries = es
 		}
@@ -261,7 +264,48 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 	if len(es) > 0 {
 		p.Entries = es
 	}
-	lb.rankEntries(p.Entries, start, 0)
+	lb.rankEntries(p.Entries, start, start+1)
+	return p, nil
+}
+
+// competitionPage reads a page past the first position under Competition
+// ranks and the total in one MULTI: the page's plain ZRANGE, and
+// shard_read.lua's 'range' of its first entry alone, which counts the
+// members strictly better than that entry (its rank less one; only the
+// server can, in the same step) and the total. The page's entries never
+// pass through Lua: that trip cost a script reading them about twice the
+// ZRANGE itself (BENCHMARKS.md, "Competition pages").
+func (lb *plainBackend) competitionPage(ctx context.Context, tg target, start int64, size int) (Page, error) {
+	key := tg.key
+	replies, err := execResult(scripts.ExecTx(ctx, lb.client, []scripts.Call{
+		{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, start, start+int64(size)-1) }},
+		scripts.ShardRangeCall(lb.readHeader(), key, start, 1),
+	}))
+	if err != nil {
+		return Page{}, err
+	}
+	es, err := lb.zMessageEntries(&replies[0])
+	if err != nil {
+		return Page{}, err
+	}
+	first, err := replies[1].ToArray()
+	if err != nil {
+		return Page{}, err
+	}
+	var v [2]int64
+	for i := range v {
+		if i >= len(first) {
+			return Page{}, fmt.Errorf("script returned %d values, want at least 2", len(first))
+		}
+		if v[i], err = first[i].AsInt64(); err != nil {
+			return Page{}, err
+		}
+	}
+	p := Page{Entries: []Entry{}, Total: v[0]}
+	if len(es) > 0 {
+		p.Entries = es
+	}
+	lb.rankEntries(p.Entries, start, v[1]+1)
 	return p, nil
 }
 

@@ -419,8 +419,11 @@ func (b *bench) operation(name string) operation {
 	panic("unknown operation " + name)
 }
 
-// withBaselines keeps only the SDK when -compare=false.
+// withBaselines adds the "rueidis competition" versions under
+// -ranking competition (competition.go), and keeps only the SDK when
+// -compare=false.
 func (b *bench) withBaselines(op operation) operation {
+	b.addCompetition(&op)
 	if !b.cfg.compare {
 		op.impls = op.impls[:1]
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/skiprank/leaderboard"
 )
 
 // target is one of the targets the SDK is held to, with what each round
@@ -118,7 +120,10 @@ func (r *report) readTargets() []target {
 		// "rueidis shards" reads a sharded board's own keys, and "rueidis
 		// shards MULTI" the same keys at one moment of a shard, as the SDK
 		// reads them (shardreads.go).
-		for _, base := range []string{"rueidis", "rueidis MULTI", "rueidis 2 RT", "rueidis shards", "rueidis shards MULTI"} {
+		for _, base := range []string{"rueidis", "rueidis MULTI", "rueidis 2 RT", "rueidis shards", "rueidis shards MULTI", competitionName, "rueidis shards competition"} {
+			if r.positionsOnly(op, base) {
+				continue
+			}
 			if ops, _, ok := r.ratios(op, base, hi); ok {
 				ts = append(ts, target{fmt.Sprintf("%s: ops/s at c=%d >= 0.9x %s", op, hi, base), ops, atLeast(0.9), ratioShow})
 			}
@@ -133,6 +138,22 @@ func (r *report) readTargets() []target {
 		}
 	}
 	return ts
+}
+
+// positionsOnly reports that base, a version of op, returns less than the
+// SDK: under -ranking competition the ordinal versions of the reads that
+// have a "rueidis competition" version return positions where the SDK
+// returns competition ranks. Their ratios are in the tables; the targets
+// hold the SDK to the versions that return the same data.
+func (r *report) positionsOnly(op, base string) bool {
+	if r.cfg.ranking != leaderboard.Competition || strings.HasSuffix(base, "competition") {
+		return false
+	}
+	switch op {
+	case "rank", "range", "page-deep", "around", "around-score", "cutoff":
+		return true
+	}
+	return false
 }
 
 // submitTargets are the writes' targets.

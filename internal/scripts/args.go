@@ -295,7 +295,7 @@ func ShardAroundCall(h Header, key, member string, count int) Call {
 }
 
 // ShardRangeCall reads count entries of one shard, key, from position
-// start. See shard_read.lua.
+// start, or of an unsharded board's sorted set. See shard_read.lua.
 func ShardRangeCall(h Header, key string, start, count int64) Call {
 	return h.call(ShardRead, []string{key}, append(h.args(3), "range", itoa(start), itoa(count)))
 }

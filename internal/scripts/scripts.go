@@ -217,6 +217,39 @@ func ExecMultiAgain(ctx context.Context, c rueidis.Client, calls []Call) ([]ruei
 	return res, again
 }
 
+// ExecTx runs calls, plain commands and scripts whose keys share one slot,
+// in one MULTI/EXEC, so that a script that needs only a little of what the
+// transaction reads (a count that depends on a stored score) runs beside
+// plain commands whose replies never pass through Lua. It returns
+// DoMulti's results: MULTI's, a QUEUED a call, then EXEC's. A script the
+// server does not have yet fails inside EXEC with NOSCRIPT (the other
+// commands ran, and a transaction of reads did no harm): the transaction
+// is sent again once with EVAL for it, a second round trip once per
+// script and node.
+func ExecTx(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.RedisResult {
+	res := c.DoMulti(ctx, txCmds(c, calls, false)...)
+	exec, err := res[len(res)-1].ToArray()
+	if err != nil || len(exec) != len(calls) {
+		return res
+	}
+	for i := range exec {
+		if e, ok := rueidis.IsRedisErr(exec[i].Error()); ok && e.IsNoScript() && calls[i].Script != nil {
+			return c.DoMulti(ctx, txCmds(c, calls, true)...)
+		}
+	}
+	return res
+}
+
+// txCmds is calls between MULTI and EXEC, the scripts by EVAL when eval.
+func txCmds(c rueidis.Client, calls []Call, eval bool) rueidis.Commands {
+	cmds := make(rueidis.Commands, 0, len(calls)+2)
+	cmds = append(cmds, c.B().Multi().Build())
+	for _, call := range calls {
+		cmds = append(cmds, call.build(c, eval))
+	}
+	return append(cmds, c.B().Exec().Build())
+}
+
 func (call Call) build(c rueidis.Client, eval bool) rueidis.Completed {
 	s := call.Script
 	n := int64(len(call.Keys))

@@ -1,0 +1,64 @@
+package leaderboard_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// flushScripts empties the script cache of every node of b, as a restart
+// or a failover to a replica that never ran the scripts would.
+func flushScripts(t *testing.T, b *testredis.Backend) {
+	t.Helper()
+	for _, n := range b.Client.Nodes() {
+		require.NoError(t, n.Do(context.Background(), n.B().ScriptFlush().Build()).Error())
+	}
+}
+
+// A page past the first position under Competition ranks is one MULTI
+// holding a small script beside the plain ZRANGE. When the server has lost
+// its scripts, the script fails with NOSCRIPT inside EXEC: the read sends
+// the transaction again with EVAL, one round trip more, once, and returns
+// the same ranks.
+func TestCompetitionPageScriptFlushed(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		board, _ := newBoard(t, b, lb.WithRanking(lb.Competition))
+		for m, s := range map[string]float64{"a": 50, "b": 40, "c": 40, "d": 40, "e": 30, "f": 20} {
+			_, err := board.Submit(ctx, m, s)
+			require.NoError(t, err)
+		}
+		// Board order: a 50, then d, c, b at 40 (equal scores by member
+		// bytes, descending on a HighestFirst board), e 30, f 20.
+		wantPage := []lb.Entry{{Member: "c", Score: 40, Rank: 2}, {Member: "b", Score: 40, Rank: 2}}
+		wantRange := []lb.Entry{{Member: "b", Score: 40, Rank: 2}, {Member: "e", Score: 30, Rank: 5}, {Member: "f", Score: 20, Rank: 6}}
+		for _, lost := range []bool{true, false} {
+			if lost {
+				flushScripts(t, b)
+			}
+			calls := b.Client.Calls()
+			p, err := board.Page(ctx, 2, 2)
+			require.NoError(t, err)
+			require.Equal(t, wantPage, p.Entries)
+			require.EqualValues(t, 6, p.Total)
+			trips := int64(1)
+			if lost {
+				trips = 2
+			}
+			require.Equal(t, trips, b.Client.Calls()-calls, "round trips of Page, scripts lost: %v", lost)
+
+			if lost {
+				flushScripts(t, b)
+			}
+			calls = b.Client.Calls()
+			es, err := board.Range(ctx, 4, 6)
+			require.NoError(t, err)
+			require.Equal(t, wantRange, es)
+			require.Equal(t, trips, b.Client.Calls()-calls, "round trips of Range, scripts lost: %v", lost)
+		}
+	})
+}
