@@ -43,16 +43,20 @@
 // without a tie-break or under EarlierFirst, and Accumulate without a
 // tie-break (ZINCRBY) are transactions. Reads that combine several replies
 // (Rank, Ranks, Page, Range) read them in one transaction, or in one script
-// where the read needs what it reads first: under Competition ranks (Page
-// and Range from the first position excepted: its rank is 1), and with
-// IncludeData for Top, Page and Range (the data of exactly the members
-// read); Cutoff is one script (a count gives the position), Between one
-// with IncludeData or WithReplicaReads (else a MULTI of the count better
-// than the range and the range), AroundScore one under Competition ranks,
-// with IncludeData or WithReplicaReads (else a MULTI of the count better
-// than the score and the entries either side of it by score), and a chunk
-// of All one MULTI by position beside the last entry's score and rank, the
-// script only when that entry moved. So a rank
+// where the read needs what it reads first: Rank and Ranks under
+// Competition ranks, and with IncludeData for Top, Page and Range (the data
+// of exactly the members read). Under Competition ranks a page or range
+// past the first position is one MULTI of its plain ZRANGE beside a small
+// script that counts the members strictly better than its first entry, so
+// that the entries never pass through Lua (from the first position the
+// first rank is 1, and the page reads as under Ordinal ranks); Cutoff is
+// one script (a count gives the position), Between one with IncludeData
+// or WithReplicaReads (else a MULTI of the count better than the range and
+// the range), AroundScore one under Competition ranks, with IncludeData or
+// WithReplicaReads (else a MULTI of the count better than the score and the
+// entries either side of it by score), and a chunk of All one MULTI by position
+// beside the last entry's score and rank, the script only when that entry
+// moved. So a rank
 // and a total always come from the same moment. Around reads the member's rank and the slice around it in one
 // script, never rank-then-range. A sharded board's operations are atomic
 // per step; see WithShards. With WithReplicaReads no read sends a MULTI

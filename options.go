@@ -176,8 +176,8 @@ func WithHotTop(k int) Option {
 // commands to replicas (rueidis's SendToReplicas, on a Cluster or with a
 // standalone primary's ReplicaAddress): the read scripts run as
 // EVALSHA_RO, and the reads that send a MULTI of plain commands (on an
-// unsharded board Rank, Ranks, Page, Between, AroundScore under Ordinal
-// ranks, a chunk of All; on a sharded
+// unsharded board Rank, Ranks, Page, Range, Between, AroundScore under
+// Ordinal ranks, a chunk of All; on a sharded
 // one Between, a chunk of All, AroundScore on one node, and Rank under
 // Competition ranks on a Cluster) read through a script instead, as a
 // MULTI always reaches the primary. Each

@@ -23,8 +23,8 @@ func flushScripts(t *testing.T, b *testredis.Backend) {
 // holding a small script beside the plain ZRANGE. When the server has lost
 // its scripts, the script fails with NOSCRIPT inside EXEC: the read sends
 // the transaction again with EVAL, one round trip more, once, and returns
-// the same ranks.
-func TestCompetitionPageScriptFlushed(t *testing.T) {
+// the same ranks, as AroundScore's script does (EVALSHA, then EVAL).
+func TestCompetitionTxScriptFlushed(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
 		board, _ := newBoard(t, b, lb.WithRanking(lb.Competition))
@@ -36,29 +36,36 @@ func TestCompetitionPageScriptFlushed(t *testing.T) {
 		// bytes, descending on a HighestFirst board), e 30, f 20.
 		wantPage := []lb.Entry{{Member: "c", Score: 40, Rank: 2}, {Member: "b", Score: 40, Rank: 2}}
 		wantRange := []lb.Entry{{Member: "b", Score: 40, Rank: 2}, {Member: "e", Score: 30, Rank: 5}, {Member: "f", Score: 20, Rank: 6}}
-		for _, lost := range []bool{true, false} {
-			if lost {
-				flushScripts(t, b)
+		wantAround := append(append([]lb.Entry{}, wantPage...), wantRange[1:]...)
+		reads := map[string]func(t *testing.T){
+			"Page": func(t *testing.T) {
+				p, err := board.Page(ctx, 2, 2)
+				require.NoError(t, err)
+				require.Equal(t, wantPage, p.Entries)
+				require.EqualValues(t, 6, p.Total)
+			},
+			"Range": func(t *testing.T) {
+				es, err := board.Range(ctx, 4, 6)
+				require.NoError(t, err)
+				require.Equal(t, wantRange, es)
+			},
+			"AroundScore": func(t *testing.T) {
+				r, es, err := board.AroundScore(ctx, 35, 2)
+				require.NoError(t, err)
+				require.EqualValues(t, 5, r)
+				require.Equal(t, wantAround, es)
+			},
+		}
+		for name, read := range reads {
+			// Lost, then loaded again by that read.
+			for _, trips := range []int64{2, 1} {
+				if trips == 2 {
+					flushScripts(t, b)
+				}
+				calls := b.Client.Calls()
+				read(t)
+				require.Equal(t, trips, b.Client.Calls()-calls, "round trips of %s", name)
 			}
-			calls := b.Client.Calls()
-			p, err := board.Page(ctx, 2, 2)
-			require.NoError(t, err)
-			require.Equal(t, wantPage, p.Entries)
-			require.EqualValues(t, 6, p.Total)
-			trips := int64(1)
-			if lost {
-				trips = 2
-			}
-			require.Equal(t, trips, b.Client.Calls()-calls, "round trips of Page, scripts lost: %v", lost)
-
-			if lost {
-				flushScripts(t, b)
-			}
-			calls = b.Client.Calls()
-			es, err := board.Range(ctx, 4, 6)
-			require.NoError(t, err)
-			require.Equal(t, wantRange, es)
-			require.Equal(t, trips, b.Client.Calls()-calls, "round trips of Range, scripts lost: %v", lost)
 		}
 	})
 }
