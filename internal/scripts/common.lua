@@ -4,7 +4,8 @@
 -- shardstanding.lua, shardslice.lua, mirror.lua, batchwrite.lua), then the
 -- script. A script runs its whole text, the closures of every local
 -- function included, on every call: so a script takes only the pieces it
--- uses. Only locals: Redis refuses scripts that create
+-- uses, and scripts.go cuts from its text every library function it never
+-- calls (shake). Only locals: Redis refuses scripts that create
 -- globals.
 
 -- The largest finite double: a sum beyond it is infinite. Not math.huge,

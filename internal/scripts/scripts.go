@@ -149,13 +149,10 @@ func newReadScript(body string, libs ...string) *Script {
 // newScript is common.lua, then the libraries the script uses (order.lua,
 // ranks.lua, versions.lua, writes.lua, shardwrites.lua, shardof.lua,
 // shardplace.lua, shardstanding.lua, shardslice.lua, mirror.lua,
-// batchwrite.lua, in that order), then the script's own file.
+// batchwrite.lua, in that order), then the script's own file, without
+// the library functions it never calls (see shake).
 func newScript(body string, libs ...string) *Script {
-	src := common
-	for _, l := range libs {
-		src += l
-	}
-	src += body
+	src := shake(append([]string{common}, libs...), body)
 	sum := sha1.Sum([]byte(src))
 	return &Script{src: src, sha: hex.EncodeToString(sum[:]), lua: rueidis.NewLuaScript(src)}
 }
