@@ -1,6 +1,7 @@
 package scripts
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -46,8 +47,16 @@ func TestLibrariesShake(t *testing.T) {
 
 // TestScriptsCallWhatTheyDefine checks that no script builds a function it
 // never calls: every top-level function in a script's text is named
-// elsewhere in it, outside comments.
+// elsewhere in it, outside comments. allScripts must list every script
+// scripts.go builds.
 func TestScriptsCallWhatTheyDefine(t *testing.T) {
+	src, err := os.ReadFile("scripts.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(regexp.MustCompile(`(?m)^\t\w+ += new(Read)?Script\(`).FindAll(src, -1)); n != len(allScripts) {
+		t.Fatalf("scripts.go builds %d scripts, allScripts lists %d", n, len(allScripts))
+	}
 	defs := regexp.MustCompile(`(?m)^local function (\w+)\(`)
 	for name, s := range allScripts {
 		code := comment.ReplaceAllString(s.src, "")
