@@ -222,12 +222,7 @@ func (b *bench) addCompetition(op *operation) {
 // aroundCompetition is Around by hand under competition ranks.
 func (b *bench) aroundCompetition(ctx context.Context, key, m string) error {
 	want := 2*aroundRadius + 1
-	res := b.c.rue.DoMulti(ctx, b.rankCmd(key, m), b.c.rue.B().Zcard().Key(key).Build())
-	rank, err := res[0].AsInt64()
-	if err != nil {
-		return err
-	}
-	total, err := res[1].AsInt64()
+	rank, total, err := b.positionAndTotal(ctx, key, m)
 	if err != nil {
 		return err
 	}
@@ -266,11 +261,7 @@ func (b *bench) shardsCompetition(ctx context.Context, startAt func(total int64)
 	if err != nil {
 		return err
 	}
-	total := int64(0)
-	for _, c := range cards {
-		total += c
-	}
-	start := startAt(total)
+	start := startAt(sum(cards))
 	var cmds rueidis.Commands
 	var firstKey string
 	offset, firstOffset, extra := int64(0), int64(0), false

@@ -406,6 +406,17 @@ func (b *bench) rankOp() operation {
 	return b.withBaselines(op)
 }
 
+// positionAndTotal reads member m's 0-based position in key and key's
+// count, pipelined: the first round trip of Around by hand.
+func (b *bench) positionAndTotal(ctx context.Context, key, m string) (pos, total int64, err error) {
+	res := b.c.rue.DoMulti(ctx, b.rankCmd(key, m), b.c.rue.B().Zcard().Key(key).Build())
+	if pos, err = res[0].AsInt64(); err != nil {
+		return 0, 0, err
+	}
+	total, err = res[1].AsInt64()
+	return pos, total, err
+}
+
 // aroundRadius is the radius Around is measured with.
 const aroundRadius = 5
 
@@ -427,13 +438,7 @@ func (b *bench) aroundOp() operation {
 		}},
 		b.twoStepAround(want),
 		impl{name: "rueidis 2 RT", units: 1, call: func(ctx context.Context, w *worker) error {
-			m := b.members[w.pick(poolSize)]
-			res := b.c.rue.DoMulti(ctx, b.rankCmd(key, m), b.c.rue.B().Zcard().Key(key).Build())
-			rank, err := res[0].AsInt64()
-			if err != nil {
-				return err
-			}
-			total, err := res[1].AsInt64()
+			rank, total, err := b.positionAndTotal(ctx, key, b.members[w.pick(poolSize)])
 			if err != nil {
 				return err
 			}

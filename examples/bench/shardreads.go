@@ -262,16 +262,13 @@ func (b *bench) aroundScoreShards(ctx context.Context, score float64) error {
 	if err != nil {
 		return err
 	}
-	total := int64(0)
 	for _, i := range s.bestFirst {
 		if i == own {
 			break
 		}
 		better += cards[i]
 	}
-	for _, c := range cards {
-		total += c
-	}
+	total := sum(cards)
 	start := max(0, better-aroundScoreRadius)
 	got, err := b.shardSlice(ctx, cards, start, better+aroundScoreRadius-start)
 	if err == nil && got != aroundScoreLen(better, total) {
@@ -371,10 +368,7 @@ func (b *bench) cutoffShards(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	total := int64(0)
-	for _, c := range cards {
-		total += c
-	}
+	total := sum(cards)
 	got, err := b.shardSlice(ctx, cards, cutoffPos(total)-1, 1)
 	if err == nil && (got != 1 || cutoffPos(total) != cutoffPos(int64(b.cfg.members))) {
 		return errCheck
