@@ -274,7 +274,7 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 // members strictly better than that entry (its rank less one; only the
 // server can, in the same step) and the total. The page's entries never
 // pass through Lua: that trip cost a script reading them about twice the
-// ZRANGE itself (BENCHMARKS.md, "Competition pages").
+// ZRANGE itself (BENCHMARKS.md, "competition pages by a MULTI").
 func (lb *plainBackend) competitionPage(ctx context.Context, tg target, start int64, size int) (Page, error) {
 	key := tg.key
 	replies, err := execResult(scripts.ExecTx(ctx, lb.client, []scripts.Call{

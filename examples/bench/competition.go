@@ -139,13 +139,15 @@ func (b *bench) rankCompetition(ctx context.Context, key, m string) error {
 	return nil
 }
 
-// checkSlice checks a slice read by hand: want entries, ranks that run.
-func checkSlice(zs []rueidis.ZScore, ranks []int64, want int) error {
+// checkSlice checks a slice read by hand from 0-based position start:
+// want entries, whose ranks never fall and lie between 1 and their
+// position (ties share the best of their places).
+func checkSlice(zs []rueidis.ZScore, ranks []int64, start int64, want int) error {
 	if len(zs) != want {
 		return errCheck
 	}
-	for i := 1; i < len(ranks); i++ {
-		if ranks[i] < ranks[i-1] || ranks[0] < 1 {
+	for i, r := range ranks {
+		if r < 1 || r > start+int64(i)+1 || (i > 0 && r < ranks[i-1]) {
 			return errCheck
 		}
 	}
@@ -169,7 +171,7 @@ func (b *bench) addCompetition(op *operation) {
 			if err != nil {
 				return err
 			}
-			return checkSlice(zs, ranks, rangeLen)
+			return checkSlice(zs, ranks, f-1, rangeLen)
 		})
 	case "page-deep":
 		start := int64(max(1, b.cfg.members/2/pageSize)-1) * pageSize
@@ -181,7 +183,7 @@ func (b *bench) addCompetition(op *operation) {
 			if _, err := more[0].AsInt64(); err != nil {
 				return err
 			}
-			return checkSlice(zs, ranks, pageSize)
+			return checkSlice(zs, ranks, start, pageSize)
 		})
 	case "around":
 		b.onCompetition(op, "the member's rank and the ZCARD, then the slice's ZRANGE with the entry before it, a ZCOUNT round trip more when those two tie", func(ctx context.Context, w *worker) error {
@@ -198,7 +200,7 @@ func (b *bench) addCompetition(op *operation) {
 			if err != nil {
 				return err
 			}
-			return checkSlice(zs, ranks, aroundScoreLen(better, total))
+			return checkSlice(zs, ranks, start, aroundScoreLen(better, total))
 		})
 	case "cutoff":
 		b.onCompetition(op, "the ZCARD, then the ZRANGE of the position and the one before, a ZCOUNT round trip more when those two tie", func(ctx context.Context, _ *worker) error {
@@ -211,7 +213,7 @@ func (b *bench) addCompetition(op *operation) {
 			if err != nil {
 				return err
 			}
-			return checkSlice(zs, ranks, 1)
+			return checkSlice(zs, ranks, pos-1, 1)
 		})
 	}
 	if b.shardKeys != nil {
@@ -231,7 +233,7 @@ func (b *bench) aroundCompetition(ctx context.Context, key, m string) error {
 	if err != nil {
 		return err
 	}
-	return checkSlice(zs, ranks, want)
+	return checkSlice(zs, ranks, start, want)
 }
 
 // addShardsCompetition adds the "rueidis shards competition" version of
@@ -255,11 +257,21 @@ func (b *bench) addShardsCompetition(op *operation) {
 
 // shardsCompetition reads n positions of a sharded board from the one
 // startAt gives (0-based, from the board's total) with their competition
-// ranks, by hand.
+// ranks, by hand, and checks them.
 func (b *bench) shardsCompetition(ctx context.Context, startAt func(total int64) int64, n int64) error {
-	cards, _, err := b.shardCards(ctx)
+	zs, ranks, start, err := b.shardsCompetitionSlice(ctx, startAt, n)
 	if err != nil {
 		return err
+	}
+	return checkSlice(zs, ranks, start, int(n))
+}
+
+// shardsCompetitionSlice is shardsCompetition's read: the entries, their
+// ranks and the position of the first.
+func (b *bench) shardsCompetitionSlice(ctx context.Context, startAt func(total int64) int64, n int64) ([]rueidis.ZScore, []int64, int64, error) {
+	cards, _, err := b.shardCards(ctx)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	start := startAt(sum(cards))
 	var cmds rueidis.Commands
@@ -279,21 +291,13 @@ func (b *bench) shardsCompetition(ctx context.Context, startAt func(total int64)
 	for _, r := range b.c.rue.DoMulti(ctx, cmds...) {
 		got, err := r.AsZScores()
 		if err != nil {
-			return err
+			return nil, nil, 0, err
 		}
 		zs = append(zs, got...)
 	}
-	var ranks []int64
-	if extra {
-		zs, ranks, err = b.firstRank(ctx, firstKey, zs, start, firstOffset)
-		if err != nil {
-			return err
-		}
-	} else {
-		ranks = competitionRanks(zs, start, start+1)
+	if !extra {
+		return zs, competitionRanks(zs, start, start+1), start, nil
 	}
-	if int64(len(zs)) != n {
-		return errCheck
-	}
-	return checkSlice(zs, ranks, int(n))
+	zs, ranks, err := b.firstRank(ctx, firstKey, zs, start, firstOffset)
+	return zs, ranks, start, err
 }
