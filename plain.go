@@ -216,10 +216,10 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 	}
 	key := tg.key
 	p := Page{Entries: []Entry{}}
-	if lb.ranking == Competition && start > 0 && !tg.data && !lb.replicaReads {
-		return lb.competitionPage(ctx, tg, start, size)
-	}
-	if tg.data || (lb.replicaReads && (total || lb.ranking == Competition && start > 0)) {
+	// Past the first position a competition rank needs the count of the
+	// first entry's ties; from it the first rank is 1.
+	counts := lb.ranking == Competition && start > 0
+	if tg.data || (lb.replicaReads && (total || counts)) {
 		res := scripts.PageCall(lb.readHeader(), key, lb.dataOf(tg), start, size).Exec(ctx, lb.client)
 		es, total, err := lb.rangeReply(res, tg.data)
 		if err != nil {
@@ -230,6 +230,9 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 		}
 		p.Total = total
 		return p, nil
+	}
+	if counts {
+		return lb.competitionPage(ctx, tg, start, size)
 	}
 	if !total {
 		// Range: the entries alone, one ZRANGE.
@@ -288,24 +291,15 @@ func (lb *plainBackend) competitionPage(ctx context.Context, tg target, start in
 	if err != nil {
 		return Page{}, err
 	}
-	first, err := replies[1].ToArray()
+	_, total, better, err := lb.shardRangeMessage(&replies[1])
 	if err != nil {
 		return Page{}, err
 	}
-	var v [2]int64
-	for i := range v {
-		if i >= len(first) {
-			return Page{}, fmt.Errorf("script returned %d values, want at least 2", len(first))
-		}
-		if v[i], err = first[i].AsInt64(); err != nil {
-			return Page{}, err
-		}
-	}
-	p := Page{Entries: []Entry{}, Total: v[0]}
+	p := Page{Entries: []Entry{}, Total: total}
 	if len(es) > 0 {
 		p.Entries = es
 	}
-	lb.rankEntries(p.Entries, start, v[1]+1)
+	lb.rankEntries(p.Entries, start, better+1)
 	return p, nil
 }
 

@@ -243,20 +243,33 @@ func (lb *shardedBackend) spanEntries(ctx context.Context, tg target, lists [][]
 
 // shardRangeReply decodes shard_read.lua's 'range' reply: the members strictly
 // better than the first entry, and the entries.
-func (lb *shardedBackend) shardRangeReply(r rueidis.RedisResult) ([]Entry, int64, error) {
-	v, err := r.ToArray()
+func (lb *Leaderboard) shardRangeReply(r rueidis.RedisResult) ([]Entry, int64, error) {
+	m, err := r.ToMessage()
 	if err != nil {
 		return nil, 0, err
+	}
+	es, _, betterIn, err := lb.shardRangeMessage(&m)
+	return es, betterIn, err
+}
+
+// shardRangeMessage is shardRangeReply of a reply inside a transaction's,
+// with the members of the set read as well.
+func (lb *Leaderboard) shardRangeMessage(m *rueidis.RedisMessage) (es []Entry, card, betterIn int64, err error) {
+	v, err := m.ToArray()
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	if len(v) < 2 {
-		return nil, 0, fmt.Errorf("shard read returned %d values", len(v))
+		return nil, 0, 0, fmt.Errorf("shard read returned %d values", len(v))
 	}
-	betterIn, err := v[1].AsInt64()
-	if err != nil {
-		return nil, 0, err
+	if card, err = v[0].AsInt64(); err != nil {
+		return nil, 0, 0, err
 	}
-	es, err := lb.entries(v[2:])
-	return es, betterIn, err
+	if betterIn, err = v[1].AsInt64(); err != nil {
+		return nil, 0, 0, err
+	}
+	es, err = lb.entries(v[2:])
+	return es, card, betterIn, err
 }
 
 // keepCurrent drops, of each member in twice, the copies outside the shard

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/skiprank/leaderboard"
 )
 
 // target is one of the targets the SDK is held to, with what each round
@@ -121,7 +119,7 @@ func (r *report) readTargets() []target {
 		// shards MULTI" the same keys at one moment of a shard, as the SDK
 		// reads them (shardreads.go).
 		for _, base := range []string{"rueidis", "rueidis MULTI", "rueidis 2 RT", "rueidis shards", "rueidis shards MULTI", competitionName, "rueidis shards competition"} {
-			if r.positionsOnly(op, base) {
+			if r.positionsOnly(op, base, hi) {
 				continue
 			}
 			if ops, _, ok := r.ratios(op, base, hi); ok {
@@ -141,19 +139,17 @@ func (r *report) readTargets() []target {
 }
 
 // positionsOnly reports that base, a version of op, returns less than the
-// SDK: under -ranking competition the ordinal versions of the reads that
-// have a "rueidis competition" version return positions where the SDK
-// returns competition ranks. Their ratios are in the tables; the targets
-// hold the SDK to the versions that return the same data.
-func (r *report) positionsOnly(op, base string) bool {
-	if r.cfg.ranking != leaderboard.Competition || strings.HasSuffix(base, "competition") {
+// SDK: the ordinal versions of a read that has a "rueidis competition"
+// version (measured at conc; only under -ranking competition) return
+// positions where the SDK returns competition ranks. Their ratios are in
+// the tables; the targets hold the SDK to the versions that return the
+// same data.
+func (r *report) positionsOnly(op, base string, conc int) bool {
+	if strings.HasSuffix(base, "competition") {
 		return false
 	}
-	switch op {
-	case "rank", "range", "page-deep", "around", "around-score", "cutoff":
-		return true
-	}
-	return false
+	_, ok := r.figure(op, competitionName, conc)
+	return ok
 }
 
 // submitTargets are the writes' targets.

@@ -5,7 +5,8 @@
 // Every script takes all its keys through KEYS, so Redis Cluster routes it by
 // the board's hash tag, and returns scores as strings, since Redis truncates
 // Lua numbers in replies to integers. Each one is common.lua, then the
-// libraries it uses, then its own file. Every script's arguments open with
+// libraries it uses (less the functions it never calls: see shake), then
+// its own file. Every script's arguments open with
 // one Header, which common.lua reads in one place; each script has one typed
 // builder (SubmitCall, RankCall, ...) that puts its own arguments after it,
 // so no caller counts argument positions.
