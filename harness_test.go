@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,6 +34,10 @@ type modelHarness struct {
 // (each model test its own stream) and prints the operations up to a
 // failure when t fails.
 func newModelHarness(t *testing.T, label string, seed, stream uint64) *modelHarness {
+	if n := modelSeedShift(t); n != 0 {
+		seed += n
+		label += fmt.Sprintf(" LB_MODEL_SEED=%d", n)
+	}
 	h := &modelHarness{
 		t: t, ctx: context.Background(), label: label,
 		rng: rand.New(rand.NewPCG(seed, seed^stream)),
@@ -42,6 +48,19 @@ func newModelHarness(t *testing.T, label string, seed, stream uint64) *modelHarn
 		}
 	})
 	return h
+}
+
+// modelSeedShift is LB_MODEL_SEED, 0 when unset.
+func modelSeedShift(t *testing.T) uint64 {
+	v := os.Getenv("LB_MODEL_SEED")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("LB_MODEL_SEED=%q: want a whole number: %v", v, err)
+	}
+	return n
 }
 
 // where prefixes failure messages.
