@@ -58,14 +58,15 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // server runs the script excepted. On a sharded board on a Cluster a
 // batch takes Submit's two steps, each one round trip for the whole
 // batch: the members' partitions (a call for the members of a partition
-// that go to the same periods with the same time slot and data), then the
+// group, the 32 partitions under one hash tag, that go to the same periods
+// with the same time slot and data), then the
 // shards (a call for each shard of each period written). Each write is
 // atomic in each step, as a Submit is, not the batch as a whole, and each
 // caller's standings are its rank in its shard when its write applied
 // with the other shards' counts after the batch (so Total too is the
 // count after the batch), as if the batch's writes were Submits sent at
 // once. A member's further writes in the batch (WithTime, to other
-// periods) and the writes of a partition call Redis refused are written
+// periods) and the writes of a partition group's call Redis refused are written
 // after it, each as a Submit. A caller whose ctx ends before its
 // batch is written gets ctx's error; its submission may still be written,
 // as a Submit that times out may have been. The batch's write runs with

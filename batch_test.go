@@ -7,12 +7,16 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -467,4 +471,88 @@ func runBatcherRoundTrips(t *testing.T, b *testredis.Backend, kind []lb.Option, 
 			require.Equal(t, want, cc.Calls()-before, "%v %v", policy, rank)
 		}
 	}
+}
+
+// commandCounter counts the commands sent through it, each command of a
+// pipeline apart.
+type commandCounter struct {
+	rueidis.Client
+	n atomic.Int64
+}
+
+func (c *commandCounter) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c *commandCounter) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	c.n.Add(int64(len(cmds)))
+	return c.Client.DoMulti(ctx, cmds...)
+}
+
+// TestBatcherPartitionGroups: a batch of 600 members of a sharded board
+// reaches their partitions with one call a partition group on a Cluster
+// (at most keys.PartitionGroups, where a call a partition took about 560),
+// then each shard with one; on one node it is one script. Every member
+// gets its total, the board ranks it with that total, and its own
+// partition holds it. A SubmitMany and a Remove of the 600 take as few.
+func TestBatcherPartitionGroups(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		cc := &commandCounter{Client: b.Client}
+		name := shardName(t, b)
+		bounds := []float64{100, 200, 300}
+		board, err := lb.New(cc, name, lb.WithShards(bounds...), lb.WithPolicy(lb.Accumulate))
+		require.NoError(t, err)
+		calls := func(add float64) []*batchCall {
+			out := make([]*batchCall, 600)
+			for i := range out {
+				out[i] = &batchCall{member: fmt.Sprintf("g%03d", i), score: float64(i%200) + add}
+			}
+			return out
+		}
+		bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute), lb.WithBatchSize(1000))
+		require.NoError(t, err)
+		runBatcherOn(t, bt, calls(0)) // loads the scripts on every node
+		bt, err = board.NewBatcher(lb.WithBatchWindow(time.Minute), lb.WithBatchSize(1000))
+		require.NoError(t, err)
+		before := cc.n.Load()
+		got := runBatcherOn(t, bt, calls(0.5))
+		sent := cc.n.Load() - before
+		want := int64(1)
+		if b.Name == "cluster" {
+			want = keys.PartitionGroups + int64(len(bounds)+1)
+		}
+		require.LessOrEqual(t, sent, want, "commands a batch of 600 sent")
+		require.Greater(t, sent, want/2, "commands a batch of 600 sent: most groups written")
+		stored := partitionValues(t, b, name, "alltime", "alltime")
+		require.Len(t, stored, 600)
+		for i, c := range got {
+			require.NoError(t, c.err)
+			total := 2*float64(i%200) + 0.5
+			require.Equal(t, total, c.res.Score, c.member)
+			st, err := board.Rank(ctx, c.res.Member)
+			require.NoError(t, err)
+			require.Equal(t, total, st.Score, c.res.Member)
+			require.Equal(t, strconv.FormatFloat(total, 'g', -1, 64), stored[c.res.Member], c.res.Member)
+		}
+		// SubmitMany and Remove of the 600 group their partitions alike.
+		more, members := map[string]float64{}, make([]string, 0, len(got))
+		for _, c := range got {
+			more[c.res.Member] = 1
+			members = append(members, c.res.Member)
+		}
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"warm": 1})) // loads its script
+		require.NoError(t, board.Remove(ctx, "warm"))
+		before = cc.n.Load()
+		require.NoError(t, board.SubmitMany(ctx, more))
+		require.LessOrEqual(t, cc.n.Load()-before, want, "commands a SubmitMany of 600 sent")
+		before = cc.n.Load()
+		require.NoError(t, board.Remove(ctx, members...))
+		require.LessOrEqual(t, cc.n.Load()-before, want, "commands a Remove of 600 sent")
+		require.Empty(t, partitionValues(t, b, name, "alltime", "alltime"))
+		n, err := board.Count(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
 }

@@ -515,15 +515,17 @@ func nilWindow(w Window) bool {
 // script); All one a chunk; Set as Submit; RemoveBetween reads a chunk's
 // members, then removes them as Remove. With IncludeData see IncludeData.
 // On a Cluster, a SubmitMany on an Accumulate board with a tie-break whose
-// members span several partitions takes three: see below.
+// members span several partition groups takes three: see below.
 //
 // # Partitions
 //
 // Beside its shards, a sharded board keeps every member's stored value (the
 // truth the shards are built from) in one of 4096 partitions, hashes chosen
-// by a hash of the member's name, each under a hash tag of its own on a
-// slot of its own ("lb:{name#p~1234}:weekly:2026-W49", one every four
-// slots): no key holds every member, and no key takes every write. A
+// by a hash of the member's name, 32 under each of 128 hash tags one every
+// 128 slots ("lb:{name#p~1234}:17:weekly:2026-W49"): no key holds every
+// member, no key takes every write, and a write of many members (a
+// Batcher's batch, SubmitMany, Remove) on a Cluster reaches the
+// partitions of a tag in one call. A
 // partition of up to 512 members a period (about 2 million members a
 // period in all) stays a compact listpack. WithID ids live in the member's
 // partition too, so a retried submission is recognized for the same
@@ -574,14 +576,15 @@ func nilWindow(w Window) bool {
 // round, until a Check with repair (on one node a Reset is one UNLINK,
 // which no write straddles).
 //
-// A SubmitMany whose members span several partitions is one script per
-// partition on a Cluster, each atomic: a total that one partition refuses
-// (an Accumulate total beyond a tie-break's MaxScore, or an overflowing
-// one) would leave the others written, so on an Accumulate board that can
-// refuse one (with a tie-break, or with an increment of 2^970 or more) a
-// dry run of every partition comes first, and one refusal writes nothing.
-// Only a concurrent write that pushes a total past the limit between the
-// dry run and the write can still refuse one partition alone.
+// A SubmitMany whose members span several partition groups (32 partitions
+// under one hash tag) is one script per group on a Cluster, each atomic: a
+// total that one group refuses (an Accumulate total beyond a tie-break's
+// MaxScore, or an overflowing one) would leave the others written, so on
+// an Accumulate board that can refuse one (with a tie-break, or with an
+// increment of 2^970 or more) a dry run of every group comes first, and
+// one refusal writes nothing. Only a concurrent write that pushes a total
+// past the limit between the dry run and the write can still refuse one
+// group alone.
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
 // numbers of members (README: "Sharding"; ProposeBounds proposes them from a

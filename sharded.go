@@ -101,8 +101,8 @@ type shardedBackend struct {
 	// shards are the shards' key bases, spread evenly over the Cluster's
 	// slots (keys.Board.Shards).
 	shards []keys.Board
-	// parts are the partitions' key bases, one every four slots
-	// (keys.Board.Partitions).
+	// parts are the partitions' key bases, 32 a hash tag, one tag every
+	// 128 slots (keys.Board.Partitions).
 	parts keys.PartitionSet
 	// bestFirst lists the shards in the board's order, best first.
 	bestFirst []int
@@ -1282,7 +1282,10 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 		var ks []string
 		for p := range lb.parts.Len() {
 			part := lb.parts.Of(p)
-			ks = append(ks, part.Clock(), part.IDs(), part.Data())
+			ks = append(ks, part.IDs(), part.Data())
+		}
+		for g := range keys.PartitionGroups {
+			ks = append(ks, lb.parts.GroupClock(g))
 		}
 		groups = append(groups, append(ks, lb.keys.Marker()))
 	}

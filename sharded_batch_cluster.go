@@ -14,7 +14,8 @@ import (
 // submitBatchCluster writes a batch on a sharded board on a Cluster in the
 // two steps of a Submit, each one round trip for the whole batch: first
 // the partitions (one part_write.lua call for the members of a partition
-// that go to the same periods with the same time slot and data), then the
+// group, keys.GroupOf, that go to the same periods with the same time slot
+// and data), then the
 // shards (one shard_write.lua call for each shard of each period the batch
 // writes, applying every member's move in the batch's order and reporting
 // its ranks; a ZCARD for a shard with nothing to apply). Each write's
@@ -22,7 +23,7 @@ import (
 // move applied and the other shards' counts after the batch, as if the
 // batch's writes were Submits sent at once. A member's later writes in
 // the batch (WithTime, to other periods), and the writes of a partition
-// call Redis refused (one total out of range refuses the whole call), are
+// group's call Redis refused (one total out of range refuses the whole call), are
 // written after, each as a Submit, so that every write's error is its own.
 func (lb *shardedBackend) submitBatchCluster(ctx context.Context, ws []*batchWrite) error {
 	first, alone := firstWrites(ws)
@@ -71,17 +72,17 @@ func firstWrites(ws []*batchWrite) (first, rest []*batchWrite) {
 }
 
 // partGroup is one first-step call of a batch on a Cluster: writes of
-// members of one partition to the same periods, with the same time slot
-// and data (part_write.lua takes one of each a call), in batch order.
+// members of one partition group (keys.GroupOf) to the same periods, with
+// the same time slot and data (part_write.lua takes one of each a call),
+// each partition's together, else in batch order.
 type partGroup struct {
-	part int
-	ws   []*batchWrite
+	ws []*batchWrite
 }
 
 // partGroups groups a batch's writes (one a member) into first-step calls.
 func (lb *shardedBackend) partGroups(ws []*batchWrite) []partGroup {
 	type groupID struct {
-		part    int
+		group   int
 		periods foldID // the periods alone
 		slot    int64
 		data    string
@@ -89,14 +90,21 @@ func (lb *shardedBackend) partGroups(ws []*batchWrite) []partGroup {
 	at := map[groupID]int{}
 	var groups []partGroup
 	for _, w := range ws {
-		id := groupID{keys.PartitionOf(w.sub.member), foldKey("", w.live), w.sub.t, w.sub.data}
+		id := groupID{keys.GroupOf(keys.PartitionOf(w.sub.member)), foldKey("", w.live), w.sub.t, w.sub.data}
 		g, ok := at[id]
 		if !ok {
 			g = len(groups)
 			at[id] = g
-			groups = append(groups, partGroup{part: id.part})
+			groups = append(groups, partGroup{})
 		}
 		groups[g].ws = append(groups[g].ws, w)
+	}
+	for _, grp := range groups {
+		// Each member once (firstWrites), so the order within a call is
+		// free: partition by partition, as part_write.lua takes them.
+		slices.SortStableFunc(grp.ws, func(a, b *batchWrite) int {
+			return keys.PartitionOf(a.sub.member) - keys.PartitionOf(b.sub.member)
+		})
 	}
 	return groups
 }
@@ -112,7 +120,7 @@ func (lb *shardedBackend) batchParts(ctx context.Context, groups []partGroup) (r
 			members[k], values[k] = w.sub.member, lb.subValue(w.sub)
 		}
 		w0 := grp.ws[0]
-		calls[g] = lb.partWriteCall("submit", w0.live, grp.part, members, values, w0.sub.t, submission{data: w0.sub.data})
+		calls[g] = lb.partWriteCall("submit", w0.live, members, values, w0.sub.t, submission{data: w0.sub.data})
 	}
 	rows, refused = make([][][]indexRow, len(groups)), make([]bool, len(groups))
 	for g, r := range scripts.ExecMulti(ctx, lb.client, calls) {

@@ -42,23 +42,54 @@ func byPartition(members []string) (parts []int, at [][]int) {
 	return parts, at
 }
 
+// byGroup groups members by partition group (keys.GroupOf): the groups in
+// the order first met, and the positions in members of each one's members,
+// each partition's together (in the order first met), as partWriteCall
+// takes them.
+func byGroup(members []string) (groups []int, at [][]int) {
+	where := map[int]int{}
+	parts := make([]int, len(members))
+	for j, m := range members {
+		parts[j] = keys.PartitionOf(m)
+		g := keys.GroupOf(parts[j])
+		k, ok := where[g]
+		if !ok {
+			k = len(groups)
+			where[g] = k
+			groups = append(groups, g)
+			at = append(at, nil)
+		}
+		at[k] = append(at[k], j)
+	}
+	for _, js := range at {
+		first := map[int]int{} // a partition's first position in js
+		for i, j := range js {
+			if _, ok := first[parts[j]]; !ok {
+				first[parts[j]] = i
+			}
+		}
+		slices.SortStableFunc(js, func(a, b int) int { return first[parts[a]] - first[parts[b]] })
+	}
+	return groups, at
+}
+
 // partWrite runs the first step of a write on a Cluster (see
-// part_write.lua), one call per partition the members are in, all in one
-// round trip, and returns rows[window][member].
+// part_write.lua), one call per partition group the members are in, all
+// in one round trip, and returns rows[window][member].
 func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
-	parts, at := byPartition(members)
-	calls := make([]scripts.Call, len(parts))
+	groups, at := byGroup(members)
+	calls := make([]scripts.Call, len(groups))
 	build := func(mode string) {
-		for k, p := range parts {
+		for k := range groups {
 			ms, vs := pick(members, at[k]), []string(nil)
 			if values != nil {
 				vs = pick(values, at[k])
 			}
-			calls[k] = lb.partWriteCall(mode, live, p, ms, vs, slot, submission{})
+			calls[k] = lb.partWriteCall(mode, live, ms, vs, slot, submission{})
 		}
 	}
-	if mode == "submit" && len(parts) > 1 && lb.mayRefuse(values) {
-		// Each partition's script refuses alone: a dry run of them all
+	if mode == "submit" && len(groups) > 1 && lb.mayRefuse(values) {
+		// Each group's script refuses alone: a dry run of them all
 		// first, so that one refused total leaves every partition as it
 		// was (see WithShards).
 		build("check")
@@ -114,14 +145,25 @@ func pick(s []string, at []int) []string {
 	return out
 }
 
-// partWriteCall is the first step's call for the members of partition p.
-func (lb *shardedBackend) partWriteCall(mode string, live []target, p int, members, values []string, slot int64, sub submission) scripts.Call {
-	part := lb.parts.Of(p)
-	ks := make([]string, len(live))
-	for w, tg := range live {
-		ks[w] = part.Period(tg.window.Name(), tg.period.ID)
+// partWriteCall is the first step's call for members, all of one
+// partition group, each partition's together (see byGroup).
+func (lb *shardedBackend) partWriteCall(mode string, live []target, members, values []string, slot int64, sub submission) scripts.Call {
+	var parts []scripts.PartKeys
+	var counts []int
+	first, last := keys.PartitionOf(members[0]), -1
+	for _, m := range members {
+		if p := keys.PartitionOf(m); p != last {
+			last = p
+			part := lb.parts.Of(p)
+			ks := make([]string, len(live))
+			for w, tg := range live {
+				ks[w] = part.Period(tg.window.Name(), tg.period.ID)
+			}
+			parts, counts = append(parts, scripts.PartKeys{Periods: ks, Data: part.Data()}), append(counts, 0)
+		}
+		counts[len(counts)-1]++
 	}
-	return scripts.PartWriteCall(lb.writeHeader(slot, &sub), mode, ks, part.Clock(), part.Data(), part.IDs(), expiresOf(live), members, values)
+	return scripts.PartWriteCall(lb.writeHeader(slot, &sub), mode, parts, counts, lb.parts.Clock(first), lb.parts.Of(first).IDs(), expiresOf(live), members, values)
 }
 
 // partRows decodes a part_write.lua reply into rows[window][member], and
@@ -217,7 +259,7 @@ func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live [
 	if !lb.cluster {
 		return lb.submitLocal(ctx, sub, value, live, where, out, hot)
 	}
-	call := lb.partWriteCall("submit", live, keys.PartitionOf(sub.member), []string{sub.member}, []string{value}, sub.t, sub)
+	call := lb.partWriteCall("submit", live, []string{sub.member}, []string{value}, sub.t, sub)
 	rows, dup, err := partRows(call.Exec(ctx, lb.client), len(live), 1, sub.id != "")
 	if err != nil {
 		return false, lb.scriptErr("submit", err, fmt.Sprintf("adding %v to %q", sub.score, sub.member))

@@ -60,7 +60,7 @@ func shardOf(bounds []float64, s float64) int {
 }
 
 // shardName returns a board name like BoardName does, and also deletes the
-// shards' and partitions' keys ("{name#s<i>.<layout>~<salt>}", "{name#p~<salt>}",
+// shards' and partitions' keys ("{name#s<i>.<layout>~<salt>}", "{name#p~<salt>}:<i>",
 // which BoardName's cleanup glob misses).
 func shardName(t *testing.T, b *testredis.Backend) string {
 	t.Helper()
@@ -100,7 +100,7 @@ func partitionValues(t *testing.T, b *testredis.Backend, name, window, period st
 	t.Helper()
 	c := b.Client.Client
 	out := map[string]string{}
-	for _, k := range b.Keys(t, "lb:{"+name+"#p~*}"+shardSuffix(window, period)) {
+	for _, k := range b.Keys(t, "lb:{"+name+"#p~*}:*"+shardSuffix(window, period)) {
 		h, err := c.Do(context.Background(), c.B().Hgetall().Key(k).Build()).AsStrMap()
 		require.NoError(t, err, "HGETALL %s", k)
 		for m, v := range h {
@@ -243,7 +243,7 @@ func TestShardedKeys(t *testing.T) {
 			if _, ok := want[k]; ok {
 				continue
 			}
-			// On a Cluster, also the partitions' version clocks and the
+			// On a Cluster, also the partition groups' version clocks and the
 			// shards' recent versions, each with an expiry of its own.
 			base, ok := strings.CutSuffix(k, ":clock")
 			if !ok {
@@ -1089,7 +1089,7 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 	aroundMax := submitMax
 	// On a Cluster an Accumulate board with a tie-break (whose totals a
 	// partition can refuse against MaxScore) runs a SubmitMany spanning
-	// several partitions dry first: one refused total writes nothing.
+	// several partition groups dry first: one refused total writes nothing.
 	// Without data a Cluster sends Between as two pipelines at once (a
 	// MULTI on one shard, the other shards' commands beside it): two
 	// calls, one round trip. AroundScore, under either ranking and on any

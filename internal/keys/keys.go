@@ -35,10 +35,6 @@ func (b Board) Data() string { return b.base + ":data" }
 // rebuilt (see Leaderboard.Present).
 func (b Board) Marker() string { return b.base + ":marker" }
 
-// Clock returns the key of a partition's version clock (see Partitions):
-// the last version it gave a write, on a Cluster.
-func (b Board) Clock() string { return b.base + ":clock" }
-
 // RecentParts is how many pieces a shard's recent versions are cut into,
 // by member. Each piece is a hash Redis frees when it expires: a few
 // thousand writes to a shard a second leave about a hundred members a

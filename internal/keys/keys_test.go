@@ -21,10 +21,13 @@ func TestPeriodKeys(t *testing.T) {
 	require.Equal(t, "lb:{race}::turn:alltime", b.HotTurn("alltime", "alltime"))
 	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())
 	require.Regexp(t, `^lb:\{race#s3\.[0-9a-z]{6}~\d+\}:weekly:2026-W49$`, b.Shards([]float64{1, 2, 3, 4})[3].Period("weekly", "2026-W49"))
-	part := b.Partitions().Of(17)
-	require.Regexp(t, `^lb:\{race#p~\d+\}:weekly:2026-W49$`, part.Period("weekly", "2026-W49"))
-	require.Regexp(t, `^lb:\{race#p~\d+\}:clock$`, part.Clock())
-	require.Regexp(t, `^lb:\{race#p~\d+\}:ids$`, part.IDs())
+	parts := b.Partitions()
+	part := parts.Of(17)
+	require.Regexp(t, `^lb:\{race#p~\d+\}:17:weekly:2026-W49$`, part.Period("weekly", "2026-W49"))
+	require.Regexp(t, `^lb:\{race#p~\d+\}:clock$`, parts.Clock(17))
+	require.Regexp(t, `^lb:\{race#p~\d+\}:17:ids$`, part.IDs())
+	require.Regexp(t, `^lb:\{race#p~\d+\}:17:data$`, part.Data())
+	require.Equal(t, parts.Clock(17), parts.GroupClock(GroupOf(17)))
 	r := Recent("lb:{race#s3~1}:daily", "player:1")
 	p := strconv.Itoa(recentPart("player:1"))
 	require.Equal(t, [2]string{"lb:{race#s3~1}:daily:v0:" + p, "lb:{race#s3~1}:daily:v1:" + p}, r)
@@ -37,8 +40,10 @@ func TestPeriodKeys(t *testing.T) {
 	}
 }
 
-// TestPartitions checks that every partition's tag lands in its own four
-// slots, for boards of any name and prefix, and that members spread evenly.
+// TestPartitions checks that every group's tag lands in its own 128
+// slots, that the 32 partitions of a group and its clock share its slot
+// and no other partition's key, for boards of any name and prefix, and
+// that members spread evenly.
 func TestPartitions(t *testing.T) {
 	for _, b := range []Board{NewBoard("lb", "race"), NewBoard("g:7", "weekly-race"), NewBoard("lb", "ü#x")} {
 		parts := b.Partitions()
@@ -46,11 +51,16 @@ func TestPartitions(t *testing.T) {
 		seen := map[string]bool{}
 		for i := range parts.Len() {
 			p := parts.Of(i)
-			require.Equal(t, i, Slot(p.base)/(Slots/Partitions), "partition %d of %s at slot %d", i, b.base, Slot(p.base))
+			slot := Slot(p.Period("alltime", "alltime"))
+			require.Equal(t, GroupOf(i), slot/(Slots/PartitionGroups), "partition %d of %s at slot %d", i, b.base, slot)
+			require.Equal(t, slot, Slot(parts.Of(GroupOf(i)*32).Data()), "partition %d beside its group's first", i)
+			require.Equal(t, slot, Slot(parts.Clock(i)))
 			require.True(t, strings.HasPrefix(p.base, b.base[:len(b.base)-len(b.Tag())]), p.base)
 			require.False(t, seen[p.base])
 			seen[p.base] = true
 		}
+		require.Equal(t, 31, GroupOf(1023))
+		require.Equal(t, 32, GroupOf(1024))
 	}
 	counts := make([]int, Partitions)
 	for i := range 200 * Partitions {
@@ -77,8 +87,9 @@ func TestValidName(t *testing.T) {
 	for _, n := range []string{"ids", "data", "marker", "clock"} {
 		require.True(t, Reserved(n), n)
 		// Each is a key of the board or of a partition, which a window so
-		// named would collide with.
-		require.Contains(t, []string{b.IDs(), b.Data(), b.Marker(), b.Clock()}, b.Period(n, n))
+		// named would collide with ("clock": a partition group's clock,
+		// which a board's own keys stay clear of too).
+		require.Contains(t, []string{b.IDs(), b.Data(), b.Marker(), b.base + ":clock"}, b.Period(n, n))
 	}
 	require.False(t, Reserved("daily"))
 	require.True(t, ValidSegment("2026-W49"))

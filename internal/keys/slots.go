@@ -134,45 +134,72 @@ func slotDistance(a, b int) int {
 }
 
 // Partitions is the number of partitions of a sharded board (see
-// Board.Partitions): one every 4 slots. A partition's hash stays a compact
-// listpack up to Redis's hash-max-listpack-entries (512 by default), so
-// about 2 million members a period before its hashes turn into hash tables.
+// Board.Partitions). A partition's hash stays a compact listpack up to
+// Redis's hash-max-listpack-entries (512 by default), so about 2 million
+// members a period before its hashes turn into hash tables.
 const Partitions = 4096
 
+// PartitionGroups is the number of hash tags a sharded board's partitions
+// share: 32 partitions a tag, one tag every 128 slots. A write of many
+// members (a Batcher's batch, SubmitMany, Remove) reaches the partitions
+// of a group in one call: at most 128 calls, where it took one a
+// partition.
+const PartitionGroups = 128
+
+// perGroup is the number of partitions in a group.
+const perGroup = Partitions / PartitionGroups
+
+// GroupOf returns partition p's group: the partitions p / 32 * 32 to
+// p / 32 * 32 + 31 share one hash tag.
+func GroupOf(p int) int { return p / perGroup }
+
 // PartitionSet is the key bases of a board's partitions (see
-// Board.Partitions), kept as their salts: 16 KB a board, where 4096 key
-// strings would take ten times that.
+// Board.Partitions), kept as their groups' salts.
 type PartitionSet struct {
 	head  string // the base up to the salt: "lb:{weekly-race#p~"
 	salts []uint32
 }
 
 // Len is the number of partitions, Partitions.
-func (s PartitionSet) Len() int { return len(s.salts) }
+func (s PartitionSet) Len() int { return Partitions }
 
-// Of returns partition i's key base.
+// Of returns partition i's key base, "lb:{weekly-race#p~1234}:17": its
+// group's hash tag, then its number.
 func (s PartitionSet) Of(i int) Board {
-	return Board{base: s.head + strconv.FormatUint(uint64(s.salts[i]), 10) + "}"}
+	return Board{base: s.tag(GroupOf(i)) + ":" + strconv.Itoa(i)}
+}
+
+// Clock returns the key of the version clock of partition i's group, the
+// last version it gave a write on a Cluster: "lb:{weekly-race#p~1234}:clock".
+// Every write to a member takes its versions from this one clock.
+func (s PartitionSet) Clock(i int) string { return s.tag(GroupOf(i)) + ":clock" }
+
+// GroupClock returns the key of group g's version clock (see Clock).
+func (s PartitionSet) GroupClock(g int) string { return s.tag(g) + ":clock" }
+
+// tag is group g's key base up to its hash tag's end.
+func (s PartitionSet) tag(g int) string {
+	return s.head + strconv.FormatUint(uint64(s.salts[g]), 10) + "}"
 }
 
 // Partitions returns the key bases of the partitions that serialize a
-// sharded board's writes, each under a hash tag of its own,
-// "lb:{weekly-race#p~1234}": partition i's tag hashes to a slot in
-// [4i, 4i+4), so that any Cluster holds a share of them in proportion to
-// the slots it owns, by construction. The salts are found by trying salts in
-// turn and giving each partition the first that lands in its slots: some
-// 36,000 CRCs of a short string, under a millisecond.
+// sharded board's writes, "lb:{weekly-race#p~1234}:17", 32 under each
+// hash tag: group g's tag hashes to a slot in [128g, 128g+128), so that
+// any Cluster holds a share of them in proportion to the slots it owns, by
+// construction, and the 32 partitions of a group share one slot. The salts
+// are found by trying salts in turn and giving each group the first that
+// lands in its slots: some 700 CRCs of a short string.
 func (b Board) Partitions() PartitionSet {
 	tag := b.Tag()
 	prefix := tag[1:len(tag)-1] + "#p~"
 	c := crc16(prefix)
-	set := PartitionSet{head: b.base[:len(b.base)-len(tag)] + "{" + prefix, salts: make([]uint32, Partitions)}
-	found := make([]bool, Partitions)
-	left := Partitions
+	set := PartitionSet{head: b.base[:len(b.base)-len(tag)] + "{" + prefix, salts: make([]uint32, PartitionGroups)}
+	found := make([]bool, PartitionGroups)
+	left := PartitionGroups
 	var digits []byte
 	for salt := 0; left > 0; salt++ {
 		digits = strconv.AppendInt(digits[:0], int64(salt), 10)
-		i := int(crcMore(c, digits)) % Slots * Partitions / Slots
+		i := int(crcMore(c, digits)) % Slots * PartitionGroups / Slots
 		if !found[i] {
 			found[i], set.salts[i] = true, uint32(salt)
 			left--

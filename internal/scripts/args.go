@@ -235,26 +235,41 @@ func PageCall(h Header, key, data string, start int64, count int) Call {
 	return h.call(Range, readKeys(key, data), append(h.args(3), "page", itoa(start), strconv.Itoa(count)))
 }
 
-// PartWriteCall applies mode ("submit", "check", "remove", "touch") to one
-// partition of a sharded board on a Cluster: parts are its hash of each
-// window period (one expiry each), then clock its clock key; members[i]
-// gets values[i] under "submit" and "check"; data is its data hash, used
-// when h.Data is set and by "remove"; ids is its id set, used when h.ID is
-// set.
-// See part_write.lua.
-func PartWriteCall(h Header, mode string, parts []string, clock, data, ids string, expires []int64, members, values []string) Call {
-	args := expiries(append(h.writeArgs(1+len(expires)+2*len(members)), mode), expires)
+// PartKeys is one partition's keys in a PartWriteCall: its hash of each
+// window period (one expiry each, in the call's order), and its data hash,
+// used when h.Data is set and by "remove".
+type PartKeys struct {
+	Periods []string
+	Data    string
+}
+
+// PartWriteCall applies mode ("submit", "check", "remove", "evict",
+// "touch") to partitions of one group of a sharded board on a Cluster:
+// counts[k] members of parts[k], in the order given, take their versions
+// from clock, the group's clock key; members[i] gets values[i] under
+// "submit" and "check"; ids is the id set of a one-member call's
+// partition, used when h.ID is set. See part_write.lua.
+func PartWriteCall(h Header, mode string, parts []PartKeys, counts []int, clock, ids string, expires []int64, members, values []string) Call {
+	args := append(h.writeArgs(2+len(counts)+len(expires)+2*len(members)), mode, strconv.Itoa(len(parts)))
+	for _, n := range counts {
+		args = append(args, strconv.Itoa(n))
+	}
+	args = expiries(args, expires)
 	for i, m := range members {
 		args = append(args, m)
 		if mode == "submit" || mode == "check" {
 			args = append(args, values[i])
 		}
 	}
-	keys := append(append(make([]string, 0, len(parts)+3), parts...), clock)
-	if h.Data != "" || mode == "remove" {
-		keys = append(keys, data)
+	withData := h.Data != "" || mode == "remove"
+	keys := make([]string, 0, len(parts)*(len(expires)+1)+2)
+	for _, p := range parts {
+		keys = append(keys, p.Periods...)
+		if withData {
+			keys = append(keys, p.Data)
+		}
 	}
-	return h.call(PartWrite, withIDs(h, keys, ids), args)
+	return h.call(PartWrite, withIDs(h, append(keys, clock), ids), args)
 }
 
 // ShardOp is one versioned write to a shard: "put" (with Value), "del",

@@ -1,14 +1,17 @@
 -- The first step of a write to a sharded board on a Cluster (see
--- versions.lua): applies submissions to the member's partition, the hash of
--- stored values that is the truth the shards are built from. Every key of a
--- partition shares one slot, so this script serializes every write to a
--- member: no increment or best is lost, whichever shards the member moves
--- between. Each change gets a version, which orders it in the shards
--- (shard_write.lua). Every member of one call is in the same partition.
+-- versions.lua): applies submissions to the members' partitions, the
+-- hashes of stored values that are the truth the shards are built from.
+-- Every key of a partition group (32 partitions and their clock) shares
+-- one slot, so this script serializes every write to a member: no
+-- increment or best is lost, whichever shards the member moves between.
+-- Each change gets a version from the group's clock, which orders it in
+-- the shards (shard_write.lua). One call takes the members of one or more
+-- partitions of one group.
 --
--- KEYS      the partition's hash of each window period, then its clock
---           key; with data (the header's, 'submit' only) or for 'remove',
---           then its data hash; with an id ('submit' only), then its id set
+-- KEYS      per partition of the call, its hash of each window period,
+--           then, with data (the header's, 'submit' only) or for 'remove',
+--           its data hash; then the group's clock key; with an id ('submit'
+--           of one member only), then its partition's id set
 -- ARGV      the whole header (common.lua), then the mode: 'submit',
 --           'check' (a dry run of 'submit': it refuses what 'submit'
 --           would refuse, and writes nothing), 'remove', 'evict' (remove
@@ -16,11 +19,14 @@
 --           'touch' (a new
 --           version for each member, value unchanged: Check's repairs,
 --           and a write refused as late);
---           then per window period its absolute expiry in unix
---           milliseconds ('0' for none); then 'submit': member, value,
---           member, value, ...; else: members
+--           then the number np of partitions in the call, then each one's
+--           number of members; then per window period its absolute expiry
+--           in unix milliseconds ('0' for none); then the members, the
+--           first partition's first: 'submit': member, value, member,
+--           value, ...; else: members
 --
--- Returns per window, per member: previous stored value or nil, stored
+-- Returns per window, per member (in the call's order): previous stored
+-- value or nil, stored
 -- value or nil (removed, or never there), and the version of the change (0:
 -- nothing changed, nothing for the shards to write; 'remove', 'evict' and
 -- 'touch' always take one, so that the shards may sweep copies; -1: Redis
@@ -31,71 +37,88 @@
 write_header()
 local mode = ARGV[REST]
 local dup, nk = seen_before()
-local dkey
-dkey, nk = data_key(nk, mode == 'remove')
 local clock = KEYS[nk]
-local nw = nk - 1
-local exp = REST -- ARGV[exp + w] is window period w's expiry
-local first = exp + nw + 1
+local np = num(ARGV[REST + 1])
 local dry = mode == 'check'
 if dry then mode = 'submit' end
 local step = 1
 if mode == 'submit' then step = 2 end
+-- Each partition's keys: its nw period hashes, then its data hash when
+-- the call writes data (or removes members, whose data goes too).
+local withdata = DATA ~= '' or mode == 'remove'
+local per = (nk - 1) / np
+local nw = per
+if withdata then nw = per - 1 end
+local exp = REST + 1 + np -- ARGV[exp + w] is window period w's expiry
+-- Partition k's members are ARGV[from[k]] .. ARGV[to[k]], step apart.
+local from, to = {}, {}
+local at = exp + nw + 1
+for k = 1, np do
+  from[k] = at
+  at = at + step * num(ARGV[REST + 1 + k])
+  to[k] = at - 1
+end
 
 -- Work out every change before the first write: one refused total refuses
 -- the whole call.
 local plans, changes = {}, 0
-for w = 1, nw do
-  local part = KEYS[w]
-  local plan = {}
-  for j = first, #ARGV, step do
-    local member = ARGV[j]
-    local p = redis.call('HGET', part, member)
-    local v = p
-    if not dup and mode == 'submit' then
-      local code
-      v, code = apply(p, ARGV[j + 1])
-      if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
-      if v == nil then v = p end
-    elseif mode == 'remove' or mode == 'evict' then
-      v = nil
+for k = 1, np do
+  for w = 1, nw do
+    local part = KEYS[(k - 1) * per + w]
+    local plan = {}
+    for j = from[k], to[k], step do
+      local member = ARGV[j]
+      local p = redis.call('HGET', part, member)
+      local v = p
+      if not dup and mode == 'submit' then
+        local code
+        v, code = apply(p, ARGV[j + 1])
+        if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
+        if v == nil then v = p end
+      elseif mode == 'remove' or mode == 'evict' then
+        v = nil
+      end
+      local versioned = not dup and (v ~= p or mode ~= 'submit')
+      if versioned then changes = changes + 1 end
+      plan[#plan + 1] = {member, p, v, versioned}
     end
-    local versioned = not dup and (v ~= p or mode ~= 'submit')
-    if versioned then changes = changes + 1 end
-    plan[#plan + 1] = {member, p, v, versioned}
+    plans[(k - 1) * nw + w] = plan
   end
-  plans[w] = plan
 end
 if dry then return {} end
 if ID ~= '' and not dup then remember() end
-if not dup then
-  if mode == 'remove' then
-    for j = first, #ARGV do redis.call('HDEL', dkey, ARGV[j]) end
-  elseif mode ~= 'evict' then
-    for j = first, #ARGV, step do set_data(dkey, ARGV[j]) end
+if not dup and mode ~= 'evict' then
+  for k = 1, np do
+    local dkey = withdata and KEYS[k * per]
+    for j = from[k], to[k], step do
+      if mode == 'remove' then redis.call('HDEL', dkey, ARGV[j]) else set_data(dkey, ARGV[j]) end
+    end
   end
 end
 
 local version = 0
 if changes > 0 then version = next_versions(clock, changes) end
+-- Per window, the call's members in order: partition by partition.
 local out = {}
 for w = 1, nw do
-  local at = #out
-  for _, c in ipairs(plans[w]) do
-    local member, p, v = c[1], c[2], c[3]
-    local ver = 0
-    if c[4] then
-      part_set(KEYS[w], member, p, v)
-      ver, version = version, version + 1
+  for k = 1, np do
+    local key, start = KEYS[(k - 1) * per + w], #out
+    for _, c in ipairs(plans[(k - 1) * nw + w]) do
+      local member, p, v = c[1], c[2], c[3]
+      local ver = 0
+      if c[4] then
+        part_set(key, member, p, v)
+        ver, version = version, version + 1
+      end
+      out[#out + 1] = p or false
+      out[#out + 1] = v or false
+      out[#out + 1] = ver
     end
-    out[#out + 1] = p or false
-    out[#out + 1] = v or false
-    out[#out + 1] = ver
-  end
-  if not dup and expire_gone(KEYS[w], ARGV[exp + w]) then
-    -- Nothing for the shards to write: their keys of the period carry
-    -- the same expiry, which Redis's clock has passed.
-    for i = at + 1, #out, 3 do out[i], out[i + 1], out[i + 2] = false, false, -1 end
+    if not dup and expire_gone(key, ARGV[exp + w]) then
+      -- Nothing for the shards to write: their keys of the period carry
+      -- the same expiry, which Redis's clock has passed.
+      for i = start + 1, #out, 3 do out[i], out[i + 1], out[i + 2] = false, false, -1 end
+    end
   end
 end
 if ID ~= '' then

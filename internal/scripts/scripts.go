@@ -94,8 +94,8 @@ var (
 	Rank = newReadScript(rankSrc, order)
 	// Range reads a slice around a member or a competition page; see range.lua.
 	Range = newReadScript(rangeSrc, order)
-	// PartWrite applies writes to one partition of a sharded board on a
-	// Cluster; see part_write.lua.
+	// PartWrite applies writes to partitions of one group of a sharded
+	// board on a Cluster; see part_write.lua.
 	PartWrite = newScript(partWriteSrc, versions, writes, shardWrites)
 	// ShardWrite applies versioned writes to one shard on a Cluster; see
 	// shard_write.lua.

@@ -163,7 +163,7 @@ func (b *Backend) BoardName(t testing.TB) string {
 }
 
 // Wipe deletes every key of a board, its shards' ({name#s3.k2x9a1~41}) and
-// partitions' ({name#p~1234}) included:
+// partitions' ({name#p~1234}:17) included:
 // what a Redis restart without persistence does to it.
 func (b *Backend) Wipe(t testing.TB, name string) {
 	t.Helper()
