@@ -8,11 +8,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
@@ -473,23 +471,6 @@ func runBatcherRoundTrips(t *testing.T, b *testredis.Backend, kind []lb.Option, 
 	}
 }
 
-// commandCounter counts the commands sent through it, each command of a
-// pipeline apart.
-type commandCounter struct {
-	rueidis.Client
-	n atomic.Int64
-}
-
-func (c *commandCounter) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	c.n.Add(1)
-	return c.Client.Do(ctx, cmd)
-}
-
-func (c *commandCounter) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	c.n.Add(int64(len(cmds)))
-	return c.Client.DoMulti(ctx, cmds...)
-}
-
 // TestBatcherPartitionGroups: a batch of 600 members of a sharded board
 // reaches their partitions with one call a partition group on a Cluster
 // (at most keys.PartitionGroups, where a call a partition took about 560),
@@ -499,7 +480,7 @@ func (c *commandCounter) DoMulti(ctx context.Context, cmds ...rueidis.Completed)
 func TestBatcherPartitionGroups(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
-		cc := &commandCounter{Client: b.Client}
+		cc := &testredis.CountingClient{Client: b.Client}
 		name := shardName(t, b)
 		bounds := []float64{100, 200, 300}
 		board, err := lb.New(cc, name, lb.WithShards(bounds...), lb.WithPolicy(lb.Accumulate))
@@ -516,9 +497,9 @@ func TestBatcherPartitionGroups(t *testing.T) {
 		runBatcherOn(t, bt, calls(0)) // loads the scripts on every node
 		bt, err = board.NewBatcher(lb.WithBatchWindow(time.Minute), lb.WithBatchSize(1000))
 		require.NoError(t, err)
-		before := cc.n.Load()
+		before := cc.Commands()
 		got := runBatcherOn(t, bt, calls(0.5))
-		sent := cc.n.Load() - before
+		sent := cc.Commands() - before
 		want := int64(1)
 		if b.Name == "cluster" {
 			want = keys.PartitionGroups + int64(len(bounds)+1)
@@ -544,12 +525,12 @@ func TestBatcherPartitionGroups(t *testing.T) {
 		}
 		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"warm": 1})) // loads its script
 		require.NoError(t, board.Remove(ctx, "warm"))
-		before = cc.n.Load()
+		before = cc.Commands()
 		require.NoError(t, board.SubmitMany(ctx, more))
-		require.LessOrEqual(t, cc.n.Load()-before, want, "commands a SubmitMany of 600 sent")
-		before = cc.n.Load()
+		require.LessOrEqual(t, cc.Commands()-before, want, "commands a SubmitMany of 600 sent")
+		before = cc.Commands()
 		require.NoError(t, board.Remove(ctx, members...))
-		require.LessOrEqual(t, cc.n.Load()-before, want, "commands a Remove of 600 sent")
+		require.LessOrEqual(t, cc.Commands()-before, want, "commands a Remove of 600 sent")
 		require.Empty(t, partitionValues(t, b, name, "alltime", "alltime"))
 		n, err := board.Count(ctx)
 		require.NoError(t, err)

@@ -27,19 +27,7 @@ type indexRow struct {
 // byPartition groups members by partition: the partitions in the order
 // first met, and the positions in members of each one's members.
 func byPartition(members []string) (parts []int, at [][]int) {
-	where := map[int]int{}
-	for j, m := range members {
-		p := keys.PartitionOf(m)
-		k, ok := where[p]
-		if !ok {
-			k = len(parts)
-			where[p] = k
-			parts = append(parts, p)
-			at = append(at, nil)
-		}
-		at[k] = append(at[k], j)
-	}
-	return parts, at
+	return groupBy(members, keys.PartitionOf)
 }
 
 // byGroup groups members by partition group (keys.GroupOf): the groups in
@@ -47,30 +35,36 @@ func byPartition(members []string) (parts []int, at [][]int) {
 // each partition's together (in the order first met), as partWriteCall
 // takes them.
 func byGroup(members []string) (groups []int, at [][]int) {
-	where := map[int]int{}
-	parts := make([]int, len(members))
-	for j, m := range members {
-		parts[j] = keys.PartitionOf(m)
-		g := keys.GroupOf(parts[j])
-		k, ok := where[g]
-		if !ok {
-			k = len(groups)
-			where[g] = k
-			groups = append(groups, g)
-			at = append(at, nil)
-		}
-		at[k] = append(at[k], j)
-	}
+	groups, at = groupBy(members, func(m string) int { return keys.GroupOf(keys.PartitionOf(m)) })
 	for _, js := range at {
-		first := map[int]int{} // a partition's first position in js
-		for i, j := range js {
-			if _, ok := first[parts[j]]; !ok {
-				first[parts[j]] = i
+		_, parts := byPartition(pick(members, js))
+		sorted := js[:0:0]
+		for _, ps := range parts {
+			for _, i := range ps {
+				sorted = append(sorted, js[i])
 			}
 		}
-		slices.SortStableFunc(js, func(a, b int) int { return first[parts[a]] - first[parts[b]] })
+		copy(js, sorted)
 	}
 	return groups, at
+}
+
+// groupBy groups members by key: the keys in the order first met, and
+// the positions in members of each one's members.
+func groupBy(members []string, key func(string) int) (ids []int, at [][]int) {
+	where := map[int]int{}
+	for j, m := range members {
+		k := key(m)
+		i, ok := where[k]
+		if !ok {
+			i = len(ids)
+			where[k] = i
+			ids = append(ids, k)
+			at = append(at, nil)
+		}
+		at[i] = append(at[i], j)
+	}
+	return ids, at
 }
 
 // partWrite runs the first step of a write on a Cluster (see

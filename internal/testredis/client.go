@@ -11,23 +11,30 @@ import (
 
 // CountingClient counts the calls that reach Redis, so tests can prove that
 // an operation costs one round trip. Every method that talks to Redis counts.
+// Do and DoMulti also count the commands they send.
 type CountingClient struct {
 	rueidis.Client
-	calls, hits atomic.Int64
+	calls, hits, cmds atomic.Int64
 }
 
 // Calls returns how many calls reached Redis so far.
 func (c *CountingClient) Calls() int64 { return c.calls.Load() }
 
+// Commands returns how many commands Do and DoMulti sent so far, each
+// command of a pipeline apart.
+func (c *CountingClient) Commands() int64 { return c.cmds.Load() }
+
 // Do counts one round trip.
 func (c *CountingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	c.calls.Add(1)
+	c.cmds.Add(1)
 	return c.Client.Do(ctx, cmd)
 }
 
 // DoMulti counts one round trip for the whole pipeline.
 func (c *CountingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
 	c.calls.Add(1)
+	c.cmds.Add(int64(len(multi)))
 	return c.Client.DoMulti(ctx, multi...)
 }
 
