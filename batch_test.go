@@ -270,7 +270,11 @@ func TestBatcherRefusals(t *testing.T) {
 				// "a" holds big: 1 more fits, big more does not. Both fold
 				// into one write, which Redis refuses; written again alone,
 				// 1 lands and big is refused (and retracted).
-				calls := []*batchCall{{member: "a", score: 1}, {member: "b", score: 2}, {member: "a", score: c.big}}
+				// The mate shares a's partition group (not its partition):
+				// on a sharded Cluster board one call takes both, and a's
+				// refusal sends the mate alone too.
+				mate := groupMate("a")
+				calls := []*batchCall{{member: "a", score: 1}, {member: mate, score: 2}, {member: "a", score: c.big}}
 				got := runBatcherOn(t, bt, calls)
 				require.NoError(t, got[0].err)
 				require.NoError(t, got[1].err)
@@ -281,6 +285,9 @@ func TestBatcherRefusals(t *testing.T) {
 				st, err := board.Rank(ctx, "a")
 				require.NoError(t, err)
 				require.Equal(t, c.big+1, st.Score)
+				st, err = board.Rank(ctx, mate)
+				require.NoError(t, err)
+				require.Equal(t, 2.0, st.Score)
 				require.Equal(t, stored+2, store.count(), "the refused submission stays in the store")
 
 				_, err = bt.Submit(ctx, "a", 1)
@@ -289,6 +296,18 @@ func TestBatcherRefusals(t *testing.T) {
 			})
 		}
 	})
+}
+
+// groupMate is a member whose partition differs from m's and shares its
+// partition group: one part_write.lua call on a Cluster takes both.
+func groupMate(m string) string {
+	p := keys.PartitionOf(m)
+	for i := 0; ; i++ {
+		c := "mate-" + strconv.Itoa(i)
+		if q := keys.PartitionOf(c); q != p && keys.GroupOf(q) == keys.GroupOf(p) {
+			return c
+		}
+	}
 }
 
 // TestBatcherFoldsPerPeriods: a member's submissions fold only when they
