@@ -199,7 +199,7 @@ func sizeKey(ctx context.Context, node rueidis.Client, key string, lb *layoutBoa
 
 // keyKind names the structure a key of a board holds, from the SDK's key
 // layout (internal/keys): a shard's hash tag holds "#s<i>.<layout>~", a partition's
-// "#p~"; on a Cluster a partition's version clock ends ":clock" and a
+// "#p~"; on a Cluster a partition group's version clock ends ":clock" and a
 // piece of a shard's recent versions ":v0:<n>" or ":v1:<n>".
 func keyKind(key string) string {
 	tag := key[strings.IndexByte(key, '{')+1 : strings.IndexByte(key, '}')]
