@@ -2,11 +2,14 @@ package leaderboard
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/keys"
 )
 
 // CheckReport is what Check found in one window period of a sharded board.
@@ -47,7 +50,9 @@ func (r CheckReport) Clean() bool {
 // with the partitions, which hold every member's stored value: members in
 // the wrong shard, in two shards, in none, in a shard but in no partition,
 // or with a stale score. With repair, it rewrites every finding from the
-// partitions (on a single node in one script, atomically). A board moving
+// partitions (on a single node in one script, atomically); it refuses
+// with an error to empty a period whose members are all in partitions
+// under an older version's keys (README, "Upgrading a sharded board"). A board moving
 // to new bounds (WithShadowShards) has its shadow layout checked too: each
 // window's report of the shadow (CheckReport.Shadow) follows the board's.
 // It reads whole shards, so run it from maintenance jobs and tests, not on
@@ -121,11 +126,42 @@ func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair boo
 	if !repair || len(bad) == 0 {
 		return r, nil
 	}
+	if len(truth) == 0 {
+		if err := lb.refuseLegacy(ctx, tg, len(r.Stray)); err != nil {
+			return r, err
+		}
+	}
 	if err := lb.repairShards(ctx, tg, bad, where); err != nil {
 		return r, wrap("check", err)
 	}
 	r.Repaired = true
 	return r, nil
+}
+
+// refuseLegacy is the error of a repair that would empty a period whose
+// shards hold strays and whose partitions hold none, when the
+// period's partitions under the layout before partitions shared tags
+// (keys.PartitionSet.Legacy) hold members: a board written by an older
+// version and not yet moved (README, "Upgrading a sharded board"), whose
+// shards are the only copy left under the keys this version reads. A
+// period emptied by a Reset that writes straddled has no such keys, and
+// is repaired.
+func (lb *shardedBackend) refuseLegacy(ctx context.Context, tg target, strays int) error {
+	cmds := make(rueidis.Commands, keys.PartitionGroups)
+	for g := range cmds {
+		cmds[g] = lb.client.B().Exists().Key(lb.parts.Legacy(g).Period(tg.window.Name(), tg.period.ID)).Build()
+	}
+	for _, r := range lb.client.DoMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return wrap("check", err)
+		}
+		if n > 0 {
+			return fmt.Errorf("leaderboard: check: %s %s: not repaired: its %d members are in the shards and in partitions under the keys of an older version, none under this one's; a repair would remove them (move the board first: README, \"Upgrading a sharded board\")",
+				tg.window.Name(), tg.period.ID, strays)
+		}
+	}
+	return nil
 }
 
 // compareShards files every member whose shards disagree with the partitions

@@ -2446,3 +2446,46 @@ func recentBase(k string) (string, bool) {
 	}
 	return k[:i], true
 }
+
+// TestShardedCheckKeepsOldLayoutBoards: a period whose members are all in
+// its shards and in partitions under the keys of the layout before
+// partitions shared tags (a board an older version wrote), none under this
+// one's, is reported all stray, and a repair refuses to empty it: an
+// error, the shards untouched. Without those old keys (a period a Reset
+// emptied while writes straddled it) the same strays are repaired away.
+func TestShardedCheckKeepsOldLayoutBoards(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		c := b.Client.Client
+		name := shardName(t, b)
+		board, err := lb.New(b.Client, name, lb.WithShards(10, 20))
+		require.NoError(t, err)
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 5, "b": 15, "c": 25}))
+		parts := b.Keys(t, "lb:{"+name+"#p~*}:*:alltime")
+		require.NotEmpty(t, parts)
+		for _, k := range parts {
+			require.NoError(t, c.Do(ctx, c.B().Del().Key(k).Build()).Error())
+		}
+		old := keys.NewBoard("lb", name).Partitions().Legacy(77).Period("alltime", "alltime")
+		require.NoError(t, c.Do(ctx, c.B().Hset().Key(old).FieldValue().FieldValue("a", "5").Build()).Error())
+		reps, err := board.Check(ctx, false)
+		require.NoError(t, err)
+		require.Equal(t, []string{"a", "b", "c"}, reps[0].Stray)
+		_, err = board.Check(ctx, true)
+		require.ErrorContains(t, err, "older version")
+		n, err := board.Count(ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, 3, n, "a refused repair left the shards")
+
+		require.NoError(t, c.Do(ctx, c.B().Del().Key(old).Build()).Error())
+		reps, err = board.Check(ctx, true)
+		require.NoError(t, err)
+		require.True(t, reps[0].Repaired)
+		n, err = board.Count(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		reps, err = board.Check(ctx, false)
+		require.NoError(t, err)
+		require.True(t, reps[0].Clean(), "%+v", reps[0])
+	})
+}

@@ -209,3 +209,25 @@ func TestRecentParts(t *testing.T) {
 	// About 256 members in partition 0: nearly each in a piece of its own.
 	require.Greater(t, len(inPart0), part0*3/4, "%d members of partition 0 in %d pieces", part0, len(inPart0))
 }
+
+// TestLegacyPartitions: each group's key base is the base one of the
+// partitions had before partitions shared tags (the first salt landing in
+// each partition's four slots), so that Check can find a board written
+// under that layout.
+func TestLegacyPartitions(t *testing.T) {
+	b := NewBoard("lb", "race")
+	parts := b.Partitions()
+	old := map[string]bool{}
+	found := make([]bool, Partitions)
+	for salt, left := 0, Partitions; left > 0; salt++ {
+		base := "lb:{race#p~" + strconv.Itoa(salt) + "}"
+		if i := Slot(base) * Partitions / Slots; !found[i] {
+			found[i], old[base] = true, true
+			left--
+		}
+	}
+	for g := range PartitionGroups {
+		require.True(t, old[parts.Legacy(g).base], "group %d: %s", g, parts.Legacy(g).base)
+		require.Equal(t, "lb:{race#p~", parts.Legacy(g).base[:len("lb:{race#p~")])
+	}
+}

@@ -177,6 +177,14 @@ func (s PartitionSet) Clock(i int) string { return s.tag(GroupOf(i)) + ":clock" 
 // GroupClock returns the key of group g's version clock (see Clock).
 func (s PartitionSet) GroupClock(g int) string { return s.tag(g) + ":clock" }
 
+// Legacy returns the key base a partition had before partitions shared
+// tags ("lb:{weekly-race#p~1234}", each under a tag of its own, one every
+// four slots): group g's tag is the first salt that lands in its 128
+// slots, which was the salt of the old partition of the four slots it
+// lands in. Its keys ("lb:{weekly-race#p~1234}:alltime") tell a board
+// written under the old layout.
+func (s PartitionSet) Legacy(g int) Board { return Board{base: s.tag(g)} }
+
 // tag is group g's key base up to its hash tag's end.
 func (s PartitionSet) tag(g int) string {
 	return s.head + strconv.FormatUint(uint64(s.salts[g]), 10) + "}"
