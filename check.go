@@ -8,8 +8,6 @@ import (
 	"strconv"
 
 	"github.com/redis/rueidis"
-
-	"github.com/skiprank/leaderboard/internal/keys"
 )
 
 // CheckReport is what Check found in one window period of a sharded board.
@@ -139,17 +137,18 @@ func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair boo
 }
 
 // refuseLegacy is the error of a repair that would empty a period whose
-// shards hold strays and whose partitions hold none, when the
-// period's partitions under the layout before partitions shared tags
-// (keys.PartitionSet.Legacy) hold members: a board written by an older
+// shards hold strays and whose partitions hold none, when the period's
+// partitions under the layout before partitions shared tags
+// (keys.Board.LegacyPartitions) hold members: a board written by an older
 // version and not yet moved (README, "Upgrading a sharded board"), whose
 // shards are the only copy left under the keys this version reads. A
 // period emptied by a Reset that writes straddled has no such keys, and
 // is repaired.
 func (lb *shardedBackend) refuseLegacy(ctx context.Context, tg target, strays int) error {
-	cmds := make(rueidis.Commands, keys.PartitionGroups)
-	for g := range cmds {
-		cmds[g] = lb.client.B().Exists().Key(lb.parts.Legacy(g).Period(tg.window.Name(), tg.period.ID)).Build()
+	old := lb.keys.LegacyPartitions()
+	cmds := make(rueidis.Commands, len(old))
+	for i, p := range old {
+		cmds[i] = lb.client.B().Exists().Key(p.Period(tg.window.Name(), tg.period.ID)).Build()
 	}
 	for _, r := range lb.client.DoMulti(ctx, cmds...) {
 		n, err := r.AsInt64()

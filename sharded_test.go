@@ -2466,7 +2466,7 @@ func TestShardedCheckKeepsOldLayoutBoards(t *testing.T) {
 		for _, k := range parts {
 			require.NoError(t, c.Do(ctx, c.B().Del().Key(k).Build()).Error())
 		}
-		old := keys.NewBoard("lb", name).Partitions().Legacy(77).Period("alltime", "alltime")
+		old := keys.NewBoard("lb", name).LegacyPartitions()[1234].Period("alltime", "alltime")
 		require.NoError(t, c.Do(ctx, c.B().Hset().Key(old).FieldValue().FieldValue("a", "5").Build()).Error())
 		reps, err := board.Check(ctx, false)
 		require.NoError(t, err)

@@ -210,24 +210,23 @@ func TestRecentParts(t *testing.T) {
 	require.Greater(t, len(inPart0), part0*3/4, "%d members of partition 0 in %d pieces", part0, len(inPart0))
 }
 
-// TestLegacyPartitions: each group's key base is the base one of the
-// partitions had before partitions shared tags (the first salt landing in
-// each partition's four slots), so that Check can find a board written
-// under that layout.
+// TestLegacyPartitions: the partitions of the layout before partitions
+// shared tags each land in their own four slots, as that layout placed
+// them, and each group's tag is one of them (the first salt in its 128
+// slots).
 func TestLegacyPartitions(t *testing.T) {
-	b := NewBoard("lb", "race")
-	parts := b.Partitions()
-	old := map[string]bool{}
-	found := make([]bool, Partitions)
-	for salt, left := 0, Partitions; left > 0; salt++ {
-		base := "lb:{race#p~" + strconv.Itoa(salt) + "}"
-		if i := Slot(base) * Partitions / Slots; !found[i] {
-			found[i], old[base] = true, true
-			left--
+	for _, b := range []Board{NewBoard("lb", "race"), NewBoard("g:7", "weekly-race")} {
+		old := b.LegacyPartitions()
+		require.Len(t, old, Partitions)
+		bases := map[string]bool{}
+		for i, p := range old {
+			require.Equal(t, i, Slot(p.base)/(Slots/Partitions), "old partition %d at slot %d", i, Slot(p.base))
+			require.Regexp(t, `^`+regexp.QuoteMeta(b.base[:len(b.base)-len(b.Tag())])+`\{.+#p~\d+\}$`, p.base)
+			bases[p.base] = true
 		}
-	}
-	for g := range PartitionGroups {
-		require.True(t, old[parts.Legacy(g).base], "group %d: %s", g, parts.Legacy(g).base)
-		require.Equal(t, "lb:{race#p~", parts.Legacy(g).base[:len("lb:{race#p~")])
+		parts := b.Partitions()
+		for g := range PartitionGroups {
+			require.True(t, bases[parts.tag(g)], "group %d's tag %s is an old partition's", g, parts.tag(g))
+		}
 	}
 }

@@ -177,14 +177,6 @@ func (s PartitionSet) Clock(i int) string { return s.tag(GroupOf(i)) + ":clock" 
 // GroupClock returns the key of group g's version clock (see Clock).
 func (s PartitionSet) GroupClock(g int) string { return s.tag(g) + ":clock" }
 
-// Legacy returns the key base a partition had before partitions shared
-// tags ("lb:{weekly-race#p~1234}", each under a tag of its own, one every
-// four slots): group g's tag is the first salt that lands in its 128
-// slots, which was the salt of the old partition of the four slots it
-// lands in. Its keys ("lb:{weekly-race#p~1234}:alltime") tell a board
-// written under the old layout.
-func (s PartitionSet) Legacy(g int) Board { return Board{base: s.tag(g)} }
-
 // tag is group g's key base up to its hash tag's end.
 func (s PartitionSet) tag(g int) string {
 	return s.head + strconv.FormatUint(uint64(s.salts[g]), 10) + "}"
@@ -214,6 +206,30 @@ func (b Board) Partitions() PartitionSet {
 		}
 	}
 	return set
+}
+
+// LegacyPartitions returns the key bases the 4096 partitions had before
+// they shared tags, each under a tag of its own on four slots of its own
+// ("lb:{weekly-race#p~1234}", keys "lb:{weekly-race#p~1234}:alltime"):
+// Check looks for them to tell a board written under that layout. Some
+// 36,000 CRCs, under a millisecond; only Check's rare path pays them.
+func (b Board) LegacyPartitions() []Board {
+	tag := b.Tag()
+	prefix := tag[1:len(tag)-1] + "#p~"
+	c := crc16(prefix)
+	head := b.base[:len(b.base)-len(tag)] + "{" + prefix
+	out := make([]Board, Partitions)
+	left := Partitions
+	var digits []byte
+	for salt := 0; left > 0; salt++ {
+		digits = strconv.AppendInt(digits[:0], int64(salt), 10)
+		i := int(crcMore(c, digits)) % Slots * Partitions / Slots
+		if out[i].base == "" {
+			out[i].base = head + string(digits) + "}"
+			left--
+		}
+	}
+	return out
 }
 
 // PartitionOf returns the partition of member: FNV-1a of its bytes, modulo
