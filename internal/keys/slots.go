@@ -190,22 +190,8 @@ func (s PartitionSet) tag(g int) string {
 // are found by trying salts in turn and giving each group the first that
 // lands in its slots: some 700 CRCs of a short string.
 func (b Board) Partitions() PartitionSet {
-	tag := b.Tag()
-	prefix := tag[1:len(tag)-1] + "#p~"
-	c := crc16(prefix)
-	set := PartitionSet{head: b.base[:len(b.base)-len(tag)] + "{" + prefix, salts: make([]uint32, PartitionGroups)}
-	found := make([]bool, PartitionGroups)
-	left := PartitionGroups
-	var digits []byte
-	for salt := 0; left > 0; salt++ {
-		digits = strconv.AppendInt(digits[:0], int64(salt), 10)
-		i := int(crcMore(c, digits)) % Slots * PartitionGroups / Slots
-		if !found[i] {
-			found[i], set.salts[i] = true, uint32(salt)
-			left--
-		}
-	}
-	return set
+	head, salts := b.partitionSalts(PartitionGroups)
+	return PartitionSet{head: head, salts: salts}
 }
 
 // LegacyPartitions returns the key bases the 4096 partitions had before
@@ -214,22 +200,34 @@ func (b Board) Partitions() PartitionSet {
 // Check looks for them to tell a board written under that layout. Some
 // 36,000 CRCs, under a millisecond; only Check's rare path pays them.
 func (b Board) LegacyPartitions() []Board {
+	head, salts := b.partitionSalts(Partitions)
+	out := make([]Board, len(salts))
+	for i, salt := range salts {
+		out[i] = Board{base: head + strconv.FormatUint(uint64(salt), 10) + "}"}
+	}
+	return out
+}
+
+// partitionSalts cuts the slots into n equal ranges and returns, for each,
+// the first salt whose partition tag lands in it, and the key base up to
+// the salt ("lb:{weekly-race#p~").
+func (b Board) partitionSalts(n int) (head string, salts []uint32) {
 	tag := b.Tag()
 	prefix := tag[1:len(tag)-1] + "#p~"
 	c := crc16(prefix)
-	head := b.base[:len(b.base)-len(tag)] + "{" + prefix
-	out := make([]Board, Partitions)
-	left := Partitions
+	salts = make([]uint32, n)
+	found := make([]bool, n)
+	left := n
 	var digits []byte
 	for salt := 0; left > 0; salt++ {
 		digits = strconv.AppendInt(digits[:0], int64(salt), 10)
-		i := int(crcMore(c, digits)) % Slots * Partitions / Slots
-		if out[i].base == "" {
-			out[i].base = head + string(digits) + "}"
+		i := int(crcMore(c, digits)) % Slots * n / Slots
+		if !found[i] {
+			found[i], salts[i] = true, uint32(salt)
 			left--
 		}
 	}
-	return out
+	return b.base[:len(b.base)-len(tag)] + "{" + prefix, salts
 }
 
 // PartitionOf returns the partition of member: FNV-1a of its bytes, modulo
