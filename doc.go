@@ -29,8 +29,8 @@
 // share one node, and in Submit's two steps, each one round trip for the
 // batch, on a sharded board on a Cluster (where a member's further writes
 // in the batch, to other periods, and the writes of a partition group's
-// call Redis refused take a Submit each after it); a folded Accumulate write Redis
-// refuses takes a Submit more for each submission in it.
+// call Redis refused take a Submit each after it); a folded Accumulate
+// write Redis refuses takes a Submit more for each submission in it.
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction
 // of plain commands, or in one Lua script where the write must branch on
@@ -105,9 +105,10 @@
 // its own ("lb:{name#s3.k2x9a1~41}:alltime", on slots spaced evenly over the
 // Cluster's), so that Redis Cluster spreads them over its nodes, and keeps
 // its members' stored values in 4096 partitions, 32 under each of 128 hash
-// tags one every 128 slots ("lb:{name#p~1234}:17:alltime"; see WithShards). The prefix "lb" is set with
-// WithKeyPrefix. A board name is printable text without whitespace, braces
-// or '#'; New refuses others with ErrInvalidArgument.
+// tags one every 128 slots ("lb:{name#p~1234}:17:alltime"; see
+// WithShards). The prefix "lb" is set with WithKeyPrefix. A board name is
+// printable text without whitespace, braces or '#'; New refuses others
+// with ErrInvalidArgument.
 //
 // # Expiry
 //
