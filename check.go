@@ -50,9 +50,10 @@ func (r CheckReport) Clean() bool {
 // or with a stale score. With repair, it rewrites every finding from the
 // partitions (on a single node in one script, atomically); it refuses
 // with an error to empty a period whose members are all in partitions
-// under an older version's keys (README, "Upgrading a sharded board"). A board moving
-// to new bounds (WithShadowShards) has its shadow layout checked too: each
-// window's report of the shadow (CheckReport.Shadow) follows the board's.
+// under an older version's keys (README, "Upgrading a sharded board"). A
+// board moving to new bounds (WithShadowShards) has its shadow layout
+// checked too: each window's report of the shadow (CheckReport.Shadow)
+// follows the board's.
 // It reads whole shards, so run it from maintenance jobs and tests, not on
 // a request path. On an unsharded board it returns ErrInvalidArgument.
 func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {

@@ -157,7 +157,7 @@ func (lb *shardedBackend) partWriteCall(mode string, live []target, members, val
 		}
 		counts[len(counts)-1]++
 	}
-	return scripts.PartWriteCall(lb.writeHeader(slot, &sub), mode, parts, counts, lb.parts.Clock(first), lb.parts.Of(first).IDs(), expiresOf(live), members, values)
+	return scripts.PartWriteCall(lb.writeHeader(slot, &sub), mode, parts, counts, lb.parts.GroupClock(keys.GroupOf(first)), lb.parts.Of(first).IDs(), expiresOf(live), members, values)
 }
 
 // partRows decodes a part_write.lua reply into rows[window][member], and

@@ -142,8 +142,7 @@ const Partitions = 4096
 // PartitionGroups is the number of hash tags a sharded board's partitions
 // share: 32 partitions a tag, one tag every 128 slots. A write of many
 // members (a Batcher's batch, SubmitMany, Remove) reaches the partitions
-// of a group in one call: at most 128 calls, where it took one a
-// partition.
+// of a group in one call, where it took one a partition.
 const PartitionGroups = 128
 
 // perGroup is the number of partitions in a group.
@@ -169,12 +168,9 @@ func (s PartitionSet) Of(i int) Board {
 	return Board{base: s.tag(GroupOf(i)) + ":" + strconv.Itoa(i)}
 }
 
-// Clock returns the key of the version clock of partition i's group, the
-// last version it gave a write on a Cluster: "lb:{weekly-race#p~1234}:clock".
-// Every write to a member takes its versions from this one clock.
-func (s PartitionSet) Clock(i int) string { return s.tag(GroupOf(i)) + ":clock" }
-
-// GroupClock returns the key of group g's version clock (see Clock).
+// GroupClock returns the key of group g's version clock, the last version
+// it gave a write on a Cluster: "lb:{weekly-race#p~1234}:clock". Every
+// write to a member of the group's partitions takes its versions from it.
 func (s PartitionSet) GroupClock(g int) string { return s.tag(g) + ":clock" }
 
 // tag is group g's key base up to its hash tag's end.
