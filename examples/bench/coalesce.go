@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -90,16 +91,40 @@ func runCoalesce(ctx context.Context, b *bench, env environment, out io.Writer, 
 	return nil
 }
 
-// runPhase runs conc goroutines sending bursts through submit for -d.
+// runPhase runs conc goroutines sending bursts through submit for -d,
+// after the warm-up every measurement of the tool has (warmup): the
+// first round then meets a Batcher, connections and scripts as the
+// others do, not what the load left behind.
 func (b *bench) runPhase(ctx context.Context, cc *countingClient, conc int, submit func(context.Context, string, float64, ...leaderboard.SubmitOption) (leaderboard.Result, error)) (coalescePhase, error) {
+	if _, _, err := b.bursts(ctx, conc, warmup(b.cfg.duration), submit); err != nil {
+		return coalescePhase{}, err
+	}
+	runtime.GC()
 	var ph coalescePhase
 	cpu0, _ := b.c.redisCPU(ctx)
 	n0 := cc.n.Load()
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
+	lat, elapsed, err := b.bursts(ctx, conc, b.cfg.duration, submit)
+	ph.elapsed = elapsed
+	ph.commands = cc.n.Load() - n0
+	cpu1, _ := b.c.redisCPU(ctx)
+	ph.cpu = cpu1 - cpu0
+	ph.lat = lat
+	ph.subs = int64(len(lat))
+	slices.Sort(ph.lat)
+	return ph, err
+}
+
+// bursts runs conc goroutines sending bursts through submit for d; it
+// returns every submission's latency and the time the bursts took.
+func (b *bench) bursts(ctx context.Context, conc int, d time.Duration, submit func(context.Context, string, float64, ...leaderboard.SubmitOption) (leaderboard.Result, error)) ([]time.Duration, time.Duration, error) {
+	var (
+		mu       sync.Mutex
+		all      []time.Duration
+		firstErr error
+		wg       sync.WaitGroup
+	)
 	start := time.Now()
-	deadline := start.Add(b.cfg.duration)
+	deadline := start.Add(d)
 	for g := range conc {
 		wg.Add(1)
 		go func() {
@@ -117,18 +142,12 @@ func (b *bench) runPhase(ctx context.Context, cc *countingClient, conc int, subm
 				}
 			}
 			mu.Lock()
-			ph.lat = append(ph.lat, lat...)
+			all = append(all, lat...)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	ph.elapsed = time.Since(start)
-	ph.commands = cc.n.Load() - n0
-	cpu1, _ := b.c.redisCPU(ctx)
-	ph.cpu = cpu1 - cpu0
-	ph.subs = int64(len(ph.lat))
-	slices.Sort(ph.lat)
-	return ph, firstErr
+	return all, time.Since(start), firstErr
 }
 
 // burst sends -burst submissions at once and waits for them all; it
@@ -165,8 +184,8 @@ func writeCoalesce(out io.Writer, b *bench, env environment, ld loadReport, conc
 		env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(cfg, "-batch"), conc, cfg.burst, cfg.batchMembers, cfg.batchWindow, cfg.batchSize, cfg.duration)
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n- Board: %s\n", env.cpus, env.procs, env.goVersion, env.redis, b.describe())
 	(&report{cfg: cfg, load: ld}).writeLoad(&w, true)
-	fmt.Fprintf(&w, "- Each round: %d goroutines, each sending bursts of %d Submits at once to %s members and waiting for them, for %v through a Batcher, then %v as plain Submits\n\n",
-		conc, cfg.burst, thousands(float64(cfg.batchMembers)), cfg.duration, cfg.duration)
+	fmt.Fprintf(&w, "- Each round: %d goroutines, each sending bursts of %d Submits at once to %s members and waiting for them, for %v through a Batcher, then %v as plain Submits, each phase after %v of the same bursts not measured\n\n",
+		conc, cfg.burst, thousands(float64(cfg.batchMembers)), cfg.duration, cfg.duration, warmup(cfg.duration))
 	w.WriteString("| round | phase | submissions/s | p50 | p99 | commands sent per submission | Redis CPU µs per submission |\n|---|---|---|---|---|---|---|\n")
 	var ratios, cmds, p99s []float64
 	for i := range batched {
