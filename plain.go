@@ -273,9 +273,10 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 
 // competitionPage reads a page past the first position under Competition
 // ranks and the total in one MULTI: the page's plain ZRANGE, and
-// shard_read.lua's 'range' of its first entry alone, which counts the
+// shard_read.lua's 'range' of its first entry alone, which settles the
 // members strictly better than that entry (its rank less one; only the
-// server can, in the same step) and the total. The page's entries never
+// server can, in the same step: from the entry before it, a count only on
+// a tie) and the total. The page's entries never
 // pass through Lua: that trip cost a script reading them about twice the
 // ZRANGE itself (BENCHMARKS.md, "competition pages by a MULTI").
 func (lb *plainBackend) competitionPage(ctx context.Context, tg target, start int64, size int) (Page, error) {

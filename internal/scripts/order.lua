@@ -32,6 +32,30 @@ local function board_range(key, lo, hi)
   return redis.call('ZRANGE', key, lo, hi, 'WITHSCORES')
 end
 
+-- The plain score of the stored value v: the score itself, or under a
+-- tie-break its composite's score part. Plain scores tie where competition
+-- ranks do.
+local function plain(v)
+  if SLOTS > 0 then return (split(num(v), SLOTS)) end
+  return num(v)
+end
+
+-- board_range of lo..hi that also settles, when want, the members
+-- strictly better than the entry at lo (a slice's first competition rank
+-- less one): it reads the entry before lo too, and when that entry's plain
+-- score is better (it cannot be worse) every entry before lo is strictly
+-- better, so the count is lo; only a tie takes better's ZCOUNT. The extra
+-- entry costs Redis less than the count (BENCHMARKS.md, "a slice's first
+-- rank without a count"). Returns the items, the index in them of lo's
+-- member (1, or 3 after the entry before), and the count (0 unless want).
+local function range_better(key, lo, hi, want)
+  if not want or lo <= 0 then return board_range(key, lo, hi), 1, 0 end
+  local items = board_range(key, lo - 1, hi)
+  if #items < 4 then return {}, 1, 0 end
+  if plain(items[2]) ~= plain(items[4]) then return items, 3, lo end
+  return items, 3, better(key, items[4], HIGH)
+end
+
 -- Members strictly better than the stored bound b in the board's order
 -- (b a stored value, '+inf' or '-inf'): the members ranked before a score
 -- range or a score (Between, AroundScore), and before a tie block (after).

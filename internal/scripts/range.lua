@@ -58,21 +58,20 @@ end
 local out = {total, start, 0}
 if count <= 0 or start >= card then return out end
 
-local items = board_range(key, start, start + count - 1)
-if #items == 0 then return out end
+local items, at, bt = range_better(key, start, start + count - 1, COMP)
+if #items < at then return out end
 
-local first = start + 1
-if COMP then first = better(key, items[2], HIGH) + 1 end
-out[3] = first
+out[3] = start + 1
+if COMP then out[3] = bt + 1 end
 if not KEYS[2] then
-  for i = 1, #items do out[3 + i] = items[i] end
+  for i = at, #items do out[#out + 1] = items[i] end
   return out
 end
 local members = {}
-for i = 1, #items, 2 do members[#members + 1] = items[i] end
+for i = at, #items, 2 do members[#members + 1] = items[i] end
 local data = redis.call('HMGET', KEYS[2], unpack(members))
 for k = 1, #members do
-  local n = #out
-  out[n + 1], out[n + 2], out[n + 3] = items[2 * k - 1], items[2 * k], data[k]
+  local n, i = #out, at + 2 * k - 2
+  out[n + 1], out[n + 2], out[n + 3] = items[i], items[i + 1], data[k]
 end
 return out

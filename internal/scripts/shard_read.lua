@@ -52,13 +52,11 @@ end
 
 -- Appends the stretch [lo, hi] of the shard to out.
 local function stretch(out, lo, hi)
-  local items = {}
-  if lo <= hi then items = board_range(key, lo, hi) end
-  local bt = 0
-  if COMP and #items > 0 then bt = better(key, items[2], HIGH) end
+  local items, at, bt = {}, 1, 0
+  if lo <= hi then items, at, bt = range_better(key, lo, hi, COMP) end
   local n = #out
-  out[n + 1], out[n + 2], out[n + 3] = lo, bt, #items / 2
-  for i = 1, #items do out[n + 3 + i] = items[i] end
+  out[n + 1], out[n + 2], out[n + 3] = lo, bt, (#items - at + 1) / 2
+  for i = at, #items do out[#out + 1] = items[i] end
 end
 
 if mode == 'rank' then
@@ -104,7 +102,7 @@ end
 local start, count = num(a), num(b)
 local out = {card, 0}
 if count <= 0 or start >= card then return out end
-local items = board_range(key, start, start + count - 1)
-out[2] = better(key, items[2], HIGH)
-for i = 1, #items do out[#out + 1] = items[i] end
+local items, at, bt = range_better(key, start, start + count - 1, true)
+out[2] = bt
+for i = at, #items do out[#out + 1] = items[i] end
 return out

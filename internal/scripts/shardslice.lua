@@ -15,11 +15,10 @@ local function slice(out, first, nshards, cards, start, count, rankat)
     local lo, hi = math.max(start - offset, 0), math.min(start + count - offset, cards[i])
     if lo < hi then
       local key = KEYS[first + i]
-      local items = board_range(key, lo, hi - 1)
-      if out[rankat] == 0 and COMP then
-        out[rankat] = 1 + offset + better(key, items[2], HIGH)
-      end
-      for j = 1, #items do out[#out + 1] = items[j] end
+      local want = out[rankat] == 0 and COMP
+      local items, at, bt = range_better(key, lo, hi - 1, want)
+      if want then out[rankat] = 1 + offset + bt end
+      for j = at, #items do out[#out + 1] = items[j] end
     end
     offset = offset + cards[i]
   end
