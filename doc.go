@@ -47,7 +47,8 @@
 // Competition ranks, and with IncludeData for Top, Page and Range (the data
 // of exactly the members read). Under Competition ranks a page or range
 // past the first position is one MULTI of its plain ZRANGE beside a small
-// script that counts the members strictly better than its first entry, so
+// script that gives the members strictly better than its first entry (from
+// the entry before it; a count only when the two tie), so
 // that the entries never pass through Lua (from the first position the
 // first rank is 1, and the page reads as under Ordinal ranks); Cutoff is
 // one script (a count gives the position), Between one with IncludeData
