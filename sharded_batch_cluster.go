@@ -99,12 +99,17 @@ func (lb *shardedBackend) partGroups(ws []*batchWrite) []partGroup {
 		}
 		groups[g].ws = append(groups[g].ws, w)
 	}
-	for _, grp := range groups {
+	for g, grp := range groups {
 		// Each member once (firstWrites), so the order within a call is
 		// free: partition by partition, as part_write.lua takes them.
-		slices.SortStableFunc(grp.ws, func(a, b *batchWrite) int {
-			return keys.PartitionOf(a.sub.member) - keys.PartitionOf(b.sub.member)
-		})
+		_, inPart := groupBy(grp.ws, func(w *batchWrite) int { return keys.PartitionOf(w.sub.member) })
+		ws := make([]*batchWrite, 0, len(grp.ws))
+		for _, js := range inPart {
+			for _, j := range js {
+				ws = append(ws, grp.ws[j])
+			}
+		}
+		groups[g].ws = ws
 	}
 	return groups
 }

@@ -33,28 +33,25 @@ func byPartition(members []string) (parts []int, at [][]int) {
 // byGroup groups members by partition group (keys.GroupOf): the groups in
 // the order first met, and the positions in members of each one's members,
 // each partition's together (in the order first met), as partWriteCall
-// takes them.
+// takes them. Each member's partition is hashed once.
 func byGroup(members []string) (groups []int, at [][]int) {
-	groups, at = groupBy(members, func(m string) int { return keys.GroupOf(keys.PartitionOf(m)) })
-	for _, js := range at {
-		_, parts := byPartition(pick(members, js))
-		sorted := js[:0:0]
-		for _, ps := range parts {
-			for _, i := range ps {
-				sorted = append(sorted, js[i])
-			}
+	parts, inPart := byPartition(members)
+	groups, partsOf := groupBy(parts, keys.GroupOf)
+	at = make([][]int, len(groups))
+	for g, ks := range partsOf {
+		for _, k := range ks {
+			at[g] = append(at[g], inPart[k]...)
 		}
-		copy(js, sorted)
 	}
 	return groups, at
 }
 
-// groupBy groups members by key: the keys in the order first met, and
-// the positions in members of each one's members.
-func groupBy(members []string, key func(string) int) (ids []int, at [][]int) {
+// groupBy groups items by key: the keys in the order first met, and the
+// positions in items of each one's items.
+func groupBy[T any](items []T, key func(T) int) (ids []int, at [][]int) {
 	where := map[int]int{}
-	for j, m := range members {
-		k := key(m)
+	for j, it := range items {
+		k := key(it)
 		i, ok := where[k]
 		if !ok {
 			i = len(ids)
