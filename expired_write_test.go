@@ -101,7 +101,7 @@ func TestWriteToPeriodRedisExpired(t *testing.T) {
 					// gone: it lives its ten seconds.
 					ttl, err := c.Do(ctx, c.B().Pttl().Key(k).Build()).AsInt64()
 					require.NoError(t, err)
-					require.True(t, strings.Contains(k, ":top:") && ttl > 0 && ttl <= 10_000,
+					require.True(t, strings.Contains(k, "::topk:") && ttl > 0 && ttl <= 10_000,
 						"key %s of the expired period left, ttl %d ms", k, ttl)
 				}
 			})

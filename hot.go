@@ -11,9 +11,9 @@ import (
 	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
-// A hot top (WithHotTop) is a mirror of a period's best k members, a small
-// sorted set beside the period's, that Top and Range read through rueidis's
-// client-side caching. Redis invalidates a cached read when its key
+// A hot top (WithHotTop) is a mirror of a period's best k members, a short
+// string beside the period's sorted set (mirror.lua), that Top and Range
+// read through rueidis's client-side caching. Redis invalidates a cached read when its key
 // changes; the period's key changes on every write, the mirror only when a
 // write reaches its top k, which is when the mirror is rewritten: a copy of
 // the period's first k sent after the write, in the same round trip when
@@ -37,23 +37,21 @@ const hotTTL = 10 * time.Second
 
 // hotSnap is what this process last saw of a period's mirror: whether a
 // write may reach the top, guessed before it is sent.
-// A snapshot from a cached read also keeps that read's reply and its
-// entries: rueidis answers every hit on one cached reply with the same
-// values, so the next read that gets them back (the same first element:
-// the snapshot keeps them alive, so the address names them) takes the
-// entries decoded already and records nothing.
+// A snapshot from a cached read also keeps that read's text and its
+// entries: the next read that gets the same text back (rueidis answers
+// every hit on one cached reply with the same string, which compares at
+// once) takes the entries decoded already and records nothing.
 type hotSnap struct {
 	members map[string]bool
 	floor   float64 // the k-th stored value
 	full    bool    // the mirror held k members
-	reply   []rueidis.RedisMessage
-	es      []Entry // reply's entries, ranked
+	text    string  // the mirror as a cached read gave it
+	es      []Entry // text's entries, ranked; nil unless from a cached read
 }
 
-// sameReply reports whether vals are the values of the reply s was taken
-// from.
-func (s *hotSnap) sameReply(vals []rueidis.RedisMessage) bool {
-	return len(vals) > 0 && len(vals) == len(s.reply) && &vals[0] == &s.reply[0]
+// sameText reports whether text is the mirror s was decoded from.
+func (s *hotSnap) sameText(text string) bool {
+	return s.es != nil && s.text == text
 }
 
 // hotTop is a board's mirror state: k, and the last snapshot of each
@@ -66,13 +64,9 @@ type hotTop struct {
 // hotKey is tg's mirror key, resolved with its period (resolve).
 func (lb *Leaderboard) hotKey(tg target) string { return tg.hot }
 
-// hotReadCmd is the cached read of the mirror key: all of it, ranked.
+// hotReadCmd is the cached read of the mirror key.
 func (lb *Leaderboard) hotReadCmd(key string) rueidis.Cacheable {
-	read := lb.client.B().Zrange().Key(key).Min("0").Max("-1")
-	if lb.high() {
-		return read.Rev().Withscores().Cache()
-	}
-	return read.Withscores().Cache()
+	return lb.client.B().Get().Key(key).Cache()
 }
 
 // hotServes reports whether a read of count entries from position start
@@ -97,39 +91,31 @@ func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry,
 // it returns (only that: a Top(3) of a mirror of 100 copies 3).
 func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, error) {
 	key := lb.hotKey(tg)
-	res := lb.client.DoCache(ctx, tg.hotRead, hotTTL)
-	vals, err := res.ToArray()
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := lb.hot.snaps.Load(key); ok && v.(*hotSnap).sameReply(vals) {
-		return v.(*hotSnap).es, nil
-	}
-	es, err := lb.zEntries(&res)
-	if err != nil {
-		return nil, err
-	}
-	es, held := lb.hotUnmarked(es)
-	if !held {
-		if es, err = lb.be.hotRewrite(ctx, []target{tg}); err != nil {
+	text, err := lb.client.DoCache(ctx, tg.hotRead, hotTTL).ToString()
+	if rueidis.IsRedisNil(err) {
+		es, err := lb.be.hotRewrite(ctx, []target{tg})
+		if err != nil {
 			return nil, err
 		}
 		lb.rankEntries(es, 0, 1)
 		return es, nil
 	}
-	lb.rankEntries(es, 0, 1)
-	lb.hotSeenReply(key, es, vals)
-	return es, nil
-}
-
-// hotUnmarked is a mirror's entries without its mark (mirror.lua), and
-// whether the mirror exists: it holds the mark, also when its period has
-// no members.
-func (lb *Leaderboard) hotUnmarked(es []Entry) ([]Entry, bool) {
-	if n := len(es); n > 0 && es[n-1].Member == "" {
-		return es[:n-1], true
+	if err != nil {
+		return nil, err
 	}
-	return es, false
+	if v, ok := lb.hot.snaps.Load(key); ok && v.(*hotSnap).sameText(text) {
+		return v.(*hotSnap).es, nil
+	}
+	es, err := parseMirror(text)
+	if err != nil {
+		return nil, err
+	}
+	for i := range es {
+		es[i].Score = lb.plain(es[i].Score)
+	}
+	lb.rankEntries(es, 0, 1)
+	lb.hotSeenText(key, es, text)
+	return es, nil
 }
 
 // hotCalls are the rewrites of tgs' mirrors (hot_top.lua), each of which
@@ -251,17 +237,17 @@ func (lb *Leaderboard) hotExpected(live []target, sub submission) []target {
 	return out
 }
 
-// hotSeen records what a read or a rewrite saw of a mirror.
+// hotSeen records what a rewrite saw of a mirror.
 func (lb *Leaderboard) hotSeen(key string, es []Entry) {
-	lb.hotSeenReply(key, es, nil)
+	lb.hotSeenText(key, es, "")
 }
 
-// hotSeenReply is hotSeen of a cached read's reply (vals) and its ranked
-// entries es.
-func (lb *Leaderboard) hotSeenReply(key string, es []Entry, vals []rueidis.RedisMessage) {
+// hotSeenText is hotSeen of a cached read's text and its ranked entries
+// es ("" and es for a rewrite's, which keeps no entries).
+func (lb *Leaderboard) hotSeenText(key string, es []Entry, text string) {
 	s := &hotSnap{members: make(map[string]bool, len(es)), full: len(es) >= lb.hot.k}
-	if vals != nil {
-		s.reply, s.es = vals, slices.Clone(es)
+	if text != "" {
+		s.text, s.es = text, slices.Clone(es)
 	}
 	for _, e := range es {
 		s.members[e.Member] = true

@@ -225,7 +225,7 @@ func TestHotTopAfterRebuild(t *testing.T) {
 			key = shardKey(name, []float64{0, 50, 2000}, 2, "alltime", "alltime")
 		}
 		require.NoError(t, c.Do(ctx, c.B().Zadd().Key(key).ScoreMember().ScoreMember(99, "rogue").Build()).Error())
-		require.NoError(t, c.Do(ctx, c.B().Del().Key("lb:{"+name+"}::top:alltime").Build()).Error())
+		require.NoError(t, c.Do(ctx, c.B().Del().Key("lb:{"+name+"}::topk:alltime").Build()).Error())
 		top, err := board.Top(ctx, 3)
 		require.NoError(t, err)
 		require.Equal(t, "rogue", top[0].Member)
@@ -397,9 +397,9 @@ func hotSurprise(t *testing.T, b *testredis.Backend, name string, opts []lb.Opti
 	require.Equal(t, int64(k), res.Standing.Rank)
 }
 
-// TestHotTopEmpty: the mirror of an empty period holds its mark, so reads
-// find it (one ZRANGE, from the cache on a client that tracks keys) rather
-// than build it again on every call; on every kind of board.
+// TestHotTopEmpty: the mirror of an empty period is an empty string, so
+// reads find it (one GET, from the cache on a client that tracks keys)
+// rather than build it again on every call; on every kind of board.
 func TestHotTopEmpty(t *testing.T) {
 	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		ctx := context.Background()
@@ -415,6 +415,44 @@ func TestHotTopEmpty(t *testing.T) {
 				require.Equal(t, int64(1), b.Client.Calls()-before, "read %d of an empty period's mirror", i)
 			}
 		}
-		require.Len(t, b.Keys(t, "lb:{"+name+"}::top:*"), 1)
+		require.Len(t, b.Keys(t, "lb:{"+name+"}::topk:*"), 1)
+	})
+}
+
+// TestHotTopUnchangedMirror: a rewrite that finds the mirror as the
+// period's top leaves it as it is, expiry and all (a write would
+// invalidate every client's cached copy); one that changes it sets it
+// again, with the mirror's own expiry. The mirror's expiry is moved far
+// out first: a rewrite would bring it back to ten seconds.
+func TestHotTopUnchangedMirror(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(3)}, kind...)...)
+		require.NoError(t, err)
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 30, "b": 20, "c": 10, "d": 5}))
+		top, err := board.Top(ctx, 3) // builds the mirror
+		require.NoError(t, err)
+		require.Len(t, top, 3)
+		c := b.Client
+		mirror := "lb:{" + name + "}::topk:alltime"
+		pttl := func() int64 {
+			t.Helper()
+			ms, err := c.Do(ctx, c.B().Pttl().Key(mirror).Build()).AsInt64()
+			require.NoError(t, err)
+			return ms
+		}
+		require.NoError(t, c.Do(ctx, c.B().Pexpire().Key(mirror).Milliseconds(time.Hour.Milliseconds()).Build()).Error())
+
+		// A member of the top submits less than it holds (KeepBest keeps
+		// it): the write reaches the top, the rewrite finds it unchanged.
+		_, err = board.Submit(ctx, "b", 1)
+		require.NoError(t, err)
+		require.Greater(t, pttl(), (10 * time.Second).Milliseconds(), "an unchanged mirror was written again")
+
+		_, err = board.Submit(ctx, "d", 40)
+		require.NoError(t, err)
+		require.LessOrEqual(t, pttl(), (10 * time.Second).Milliseconds(), "a changed mirror kept an expiry it was not given")
+		hotEventually(t, board, "d", 1)
 	})
 }

@@ -127,9 +127,9 @@ func defaultConfig() config {
 // client-side caching (1 <= k <= MaxN, else ErrInvalidArgument in New).
 // Default: off.
 //
-// Each window period gets a mirror of its best k members, a small sorted
-// set beside it ("lb:{name}::top:weekly:2026-W49", in the board's slot on
-// every kind of board), which those reads read with DoCache: Redis
+// Each window period gets a mirror of its best k members, a short string
+// beside it ("lb:{name}::topk:weekly:2026-W49", in the board's slot on
+// every kind of board), which those reads read with DoCache (a GET): Redis
 // invalidates the cached copy when the mirror changes, and the mirror
 // changes only when a write reaches the top k (a Submit that does not
 // sends what it sends without WithHotTop). A Submit that reaches the top
@@ -159,9 +159,8 @@ func defaultConfig() config {
 // The client must track keys for the cache to serve (rueidis's default;
 // with DisableCache every read reaches Redis, still exact). Page still
 // reads the period's count from Redis (one ZCARD, on a sharded board one
-// a shard). Reads with IncludeData read the board. A mirror holds a mark
-// beside its members (the empty member, at the worst end), which keeps an
-// empty period's mirror in place and in the cache.
+// a shard). Reads with IncludeData read the board. An empty period's
+// mirror is an empty string, which stays in place and in the cache.
 func WithHotTop(k int) Option {
 	return func(c *config) {
 		if k < 1 || k > MaxN {

@@ -92,16 +92,19 @@ func (b Board) Period(window, period string) string {
 	return b.base + ":" + window + ":" + period
 }
 
-// Hot returns the key of a period's top mirror (WithHotTop), a sorted set
-// of its best members: "lb:{name}::top:weekly:2026-W49". The empty segment
-// keeps it apart from every period's key, whatever the windows' names.
+// Hot returns the key of a period's top mirror (WithHotTop), a string of
+// its best members (mirror.lua): "lb:{name}::topk:weekly:2026-W49". The
+// empty segment keeps it apart from every period's key, whatever the
+// windows' names. ("::top", the name before the mirror was a string, held
+// a sorted set: a new name, so that an SDK of either kind never meets the
+// other's type.)
 func (b Board) Hot(window, period string) string {
 	return b.HotOf(b.Period(window, period))
 }
 
 // HotOf is Hot of the period whose key is key.
 func (b Board) HotOf(key string) string {
-	return b.base + "::top" + strings.TrimPrefix(key, b.base)
+	return b.base + "::topk" + strings.TrimPrefix(key, b.base)
 }
 
 // HotTurn returns the key of a sharded Cluster board's mirror's turn

@@ -16,7 +16,7 @@ func TestPeriodKeys(t *testing.T) {
 	require.Equal(t, "lb:{race}:alltime", b.Period("alltime", "alltime"))
 	require.Equal(t, "lb:{race}:weekly:2026-W49", b.Period("weekly", "2026-W49"))
 	require.Equal(t, "{race}", b.Tag())
-	require.Equal(t, "lb:{race}::top:weekly:2026-W49", b.Hot("weekly", "2026-W49"))
+	require.Equal(t, "lb:{race}::topk:weekly:2026-W49", b.Hot("weekly", "2026-W49"))
 	require.Equal(t, "lb:{race}::turn:weekly:2026-W49", b.HotTurn("weekly", "2026-W49"))
 	require.Equal(t, "lb:{race}::turn:alltime", b.HotTurn("alltime", "alltime"))
 	require.Equal(t, `lb:{race\*}:*`, NewBoard("lb", "race*").Pattern())

@@ -1,10 +1,9 @@
 -- Rewrites a period's top mirror (WithHotTop) from the period: its first k
--- entries, when they differ from what the mirror holds (mirror.lua). A
--- script, not ZRANGESTORE: ZRANGESTORE rewrites (and so invalidates every
--- client's cached copy of) the mirror even when its content stays the
--- same, and drops its expiry; and miniredis, which the tests and the
--- quickstart run on, lacks it. An unchanged mirror keeps its expiry: it
--- still expires at most the TTL after its content was last written.
+-- entries, when they differ from what the mirror holds (mirror.lua): a
+-- script, which reads the period and compares in one step, as a rewrite
+-- of an unchanged mirror would invalidate every client's cached copy of
+-- it. An unchanged mirror keeps its expiry: it still expires at most the
+-- TTL after its content was last written.
 --
 -- KEYS[1]  the mirror; KEYS[2], ... the period's sorted sets, best first:
 --          its own (an unsharded board), or its shards (a sharded board

@@ -123,7 +123,7 @@ var (
 	HotTop = newScript(hotTopSrc, order, mirror)
 	// HotPut puts a sharded Cluster board's top mirror, read by the
 	// client, unless its turn has passed; see hot_put.lua.
-	HotPut = newScript(hotPutSrc, order, mirror)
+	HotPut = newScript(hotPutSrc, mirror)
 	// TopData reads Top with IncludeData; see top_data.lua.
 	TopData = newReadScript(topDataSrc)
 )
