@@ -16,5 +16,5 @@ func HotPut(ctx context.Context, lb *Leaderboard, turn int64, members, values []
 		return 0, err
 	}
 	return scripts.HotPutCall(lb.readHeader(), lb.hotKey(tg), lb.keys.HotTurn(tg.window.Name(), tg.period.ID),
-		turn, hotTTL.Milliseconds(), members, values).Exec(ctx, lb.client).AsInt64()
+		turn, hotTTL.Milliseconds(), lb.hot.k, members, values).Exec(ctx, lb.client).AsInt64()
 }

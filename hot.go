@@ -75,47 +75,58 @@ func (lb *Leaderboard) hotServes(tg target, start int64, count int) bool {
 	return lb.hot != nil && !tg.data && start+int64(count) <= int64(lb.hot.k)
 }
 
-// hotFirst is Top(n) from tg's mirror (hotServes).
-func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry, error) {
-	es, err := lb.hotEntries(ctx, tg)
+// hotFirst is Top(n) from tg's mirror (hotServes); false when the mirror
+// cannot answer it (see hotEntries): the caller reads the period.
+func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry, bool, error) {
+	es, ok, err := lb.hotEntries(ctx, tg)
 	if err != nil {
-		return nil, wrap("top", err)
+		return nil, true, wrap("top", err)
 	}
-	return slices.Clone(es[:min(n, len(es))]), nil
+	if !ok {
+		return nil, false, nil
+	}
+	return slices.Clone(es[:min(n, len(es))]), true, nil
 }
 
 // hotEntries reads tg's mirror, ranked, through the client-side cache;
 // a missing mirror (expired, deleted by a write, never built) is built
 // from the period by hot_top.lua, which also answers it. The entries may
 // be the snapshot's, shared by every read: read only; a caller copies what
-// it returns (only that: a Top(3) of a mirror of 100 copies 3).
-func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, error) {
+// it returns (only that: a Top(3) of a mirror of 100 copies 3). False,
+// with no entries, for a mirror another process's WithHotTop of another k
+// wrote (a rollout of a new k): its writes keep it for its k, which may
+// not cover this board's reads, so they read the period; such a mirror
+// is left to its writers, not rebuilt by every read.
+func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool, error) {
 	key := lb.hotKey(tg)
 	text, err := lb.client.DoCache(ctx, tg.hotRead, hotTTL).ToString()
 	if rueidis.IsRedisNil(err) {
 		es, err := lb.be.hotRewrite(ctx, []target{tg})
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		lb.rankEntries(es, 0, 1)
-		return es, nil
+		return es, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	if v, ok := lb.hot.snaps.Load(key); ok && v.(*hotSnap).sameText(text) {
-		return v.(*hotSnap).es, nil
+		return v.(*hotSnap).es, true, nil
 	}
-	es, err := parseMirror(text)
+	k, es, err := parseMirror(text)
 	if err != nil {
-		return nil, err
+		return nil, true, err
+	}
+	if k != lb.hot.k {
+		return nil, false, nil
 	}
 	for i := range es {
 		es[i].Score = lb.plain(es[i].Score)
 	}
 	lb.rankEntries(es, 0, 1)
 	lb.hotSeenText(key, es, text)
-	return es, nil
+	return es, true, nil
 }
 
 // hotCalls are the rewrites of tgs' mirrors (hot_top.lua), each of which
@@ -312,17 +323,17 @@ func (lb *Leaderboard) hotDrop(tgs []target) rueidis.Commands {
 
 // hotPage is a page within the top k: its entries from the mirror, and
 // with total the period's count from the period (count: one ZCARD, or one
-// a shard).
+// a shard); false when the mirror cannot answer it (see hotEntries).
 func (lb *Leaderboard) hotPage(ctx context.Context, tg target, start int64, size int, total bool,
-	count func(context.Context, target) (int64, error)) (Page, error) {
-	es, err := lb.hotEntries(ctx, tg)
-	if err != nil {
-		return Page{}, err
+	count func(context.Context, target) (int64, error)) (Page, bool, error) {
+	es, ok, err := lb.hotEntries(ctx, tg)
+	if err != nil || !ok {
+		return Page{}, ok, err
 	}
 	lo := min(start, int64(len(es)))
 	p := Page{Entries: slices.Clone(es[lo:min(lo+int64(size), int64(len(es)))])}
 	if total {
 		p.Total, err = count(ctx, tg)
 	}
-	return p, err
+	return p, true, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -454,5 +455,59 @@ func TestHotTopUnchangedMirror(t *testing.T) {
 		require.NoError(t, err)
 		require.LessOrEqual(t, pttl(), (10 * time.Second).Milliseconds(), "a changed mirror kept an expiry it was not given")
 		hotEventually(t, board, "d", 1)
+	})
+}
+
+// TestHotTopTwoK: processes whose WithHotTop k differ (a rollout of a new
+// k) share a period's mirror, which holds the k of its last writer: a
+// board reads its top from it only when that is its own k, and reads the
+// period otherwise, so that neither gets a short or stale answer from a
+// mirror kept for another k.
+func TestHotTopTwoK(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		three, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(3)}, kind...)...)
+		require.NoError(t, err)
+		five, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(5)}, kind...)...)
+		require.NoError(t, err)
+		require.NoError(t, three.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7}))
+		mirrorK := func() string {
+			t.Helper()
+			text, err := b.Client.Do(ctx, b.Client.B().Get().Key("lb:{"+name+"}::topk:alltime").Build()).ToString()
+			require.NoError(t, err)
+			return text[:strings.IndexByte(text, ';')]
+		}
+		tops := func(want ...string) {
+			t.Helper()
+			for _, board := range []*lb.Leaderboard{three, five, three} {
+				for n := 1; n <= 5; n++ {
+					top, err := board.Top(ctx, n)
+					require.NoError(t, err)
+					var got []string
+					for _, e := range top {
+						got = append(got, e.Member)
+					}
+					require.Equal(t, want[:n], got, "Top(%d)", n)
+				}
+				p, err := board.Page(ctx, 2, 2) // positions 3 and 4
+				require.NoError(t, err)
+				require.Len(t, p.Entries, 2)
+				require.Equal(t, want[2:4], []string{p.Entries[0].Member, p.Entries[1].Member})
+			}
+		}
+		tops("g", "f", "e", "d", "c")
+		require.Equal(t, "3", mirrorK(), "a read of another k rebuilt the mirror")
+
+		// A write of the board of 5 into its top puts its own mirror.
+		_, err = five.Submit(ctx, "h", 4.5)
+		require.NoError(t, err)
+		require.Equal(t, "5", mirrorK())
+		tops("g", "f", "e", "h", "d")
+		// One of the board of 3 into its top, its own.
+		_, err = three.Submit(ctx, "c", 10)
+		require.NoError(t, err)
+		require.Equal(t, "3", mirrorK())
+		tops("c", "g", "f", "e", "h")
 	})
 }

@@ -12,23 +12,32 @@ import (
 // of that name written by something else.
 var errMirror = errors.New("leaderboard: top mirror: not a mirror")
 
-// parseMirror decodes a top mirror's text (mirror.lua): for each entry, in
-// board order, the member's length, ':', the member, its stored value and
-// ','. Scores are the stored values; members share text's memory. An
-// empty period's mirror is "", its entries none (not nil: Top's answer).
-func parseMirror(text string) ([]Entry, error) {
-	es := []Entry{}
-	if text != "" {
-		es = make([]Entry, 0, 16)
+// parseMirror decodes a top mirror's text (mirror.lua): the k of the
+// board that wrote it and ';', then for each entry, in board order, the
+// member's length, ':', the member, its stored value and ','. Scores are
+// the stored values; members share text's memory. An empty period's
+// mirror holds no entries (not nil: Top's answer).
+func parseMirror(text string) (int, []Entry, error) {
+	semi := strings.IndexByte(text, ';')
+	k, err := strconv.Atoi(text[:max(semi, 0)])
+	if semi < 1 || err != nil || k < 1 || k > MaxN {
+		return 0, nil, fmt.Errorf("%w: no k", errMirror)
 	}
-	for rest := text; rest != ""; {
+	es := []Entry{}
+	if rest := text[semi+1:]; rest != "" {
+		es = make([]Entry, 0, min(k, 16))
+	}
+	for rest := text[semi+1:]; rest != ""; {
+		if len(es) == k {
+			return 0, nil, fmt.Errorf("%w: more than its k of %d entries", errMirror, k)
+		}
 		e, next, err := mirrorEntry(rest)
 		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %w", errMirror, len(es)+1, err)
+			return 0, nil, fmt.Errorf("%w: entry %d: %w", errMirror, len(es)+1, err)
 		}
 		es, rest = append(es, e), next
 	}
-	return es, nil
+	return k, es, nil
 }
 
 // mirrorEntry decodes the first entry of a mirror's text, and returns

@@ -160,7 +160,14 @@ func defaultConfig() config {
 // with DisableCache every read reaches Redis, still exact). Page still
 // reads the period's count from Redis (one ZCARD, on a sharded board one
 // a shard). Reads with IncludeData read the board. An empty period's
-// mirror is an empty string, which stays in place and in the cache.
+// mirror holds no members, and stays in place and in the cache.
+//
+// Every process of a board should use the same k: a mirror holds the k
+// of the process that wrote it last, and a process of another k reads
+// the period itself instead (exact, not cached). While processes of two
+// k run (a rollout of a new k), the writes of those with the smaller k
+// keep a mirror only for their k: a cached top of the larger k can trail
+// them, by 10 seconds at most.
 func WithHotTop(k int) Option {
 	return func(c *config) {
 		if k < 1 || k > MaxN {

@@ -24,7 +24,9 @@ func (lb *plainBackend) layoutKeys(window, period string) (shards, shadow []stri
 // IncludeData range.lua, which reads their data too.
 func (lb *plainBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
 	if lb.hotServes(tg, 0, n) {
-		return lb.hotFirst(ctx, tg, n)
+		if es, ok, err := lb.hotFirst(ctx, tg, n); ok {
+			return es, err
+		}
 	}
 	if tg.data {
 		v, err := scripts.TopDataCall(lb.readHeader(), tg.key, lb.keys.Data(), n).Exec(ctx, lb.client).ToArray()
@@ -210,9 +212,12 @@ func (lb *plainBackend) aroundSteps2(ctx context.Context, tg target, member stri
 // the primary).
 func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
 	if lb.hotServes(tg, start, size) {
-		return lb.hotPage(ctx, tg, start, size, total, func(ctx context.Context, tg target) (int64, error) {
+		p, ok, err := lb.hotPage(ctx, tg, start, size, total, func(ctx context.Context, tg target) (int64, error) {
 			return lb.client.Do(ctx, lb.client.B().Zcard().Key(tg.key).Build()).AsInt64()
 		})
+		if ok {
+			return p, err
+		}
 	}
 	key := tg.key
 	p := Page{Entries: []Entry{}}

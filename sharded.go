@@ -882,7 +882,9 @@ func (lb *shardedBackend) standingOf(member string, st shardStanding) Standing {
 // held hintMargin more than n when last seen).
 func (lb *shardedBackend) top(ctx context.Context, tg target, n int) ([]Entry, error) {
 	if lb.hotServes(tg, 0, n) {
-		return lb.hotFirst(ctx, tg, n)
+		if es, ok, err := lb.hotFirst(ctx, tg, n); ok {
+			return es, err
+		}
 	}
 	es, err := lb.topEntries(ctx, tg, n)
 	if err == nil && tg.data {
@@ -1011,7 +1013,9 @@ func (lb *shardedBackend) topAll(ctx context.Context, tg target, n int, hint *at
 // more round trip; on one node the page is then one script (pageLocal).
 func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
 	if lb.hotServes(tg, start, size) {
-		return lb.hotPage(ctx, tg, start, size, total, lb.hotCount)
+		if p, ok, err := lb.hotPage(ctx, tg, start, size, total, lb.hotCount); ok {
+			return p, err
+		}
 	}
 	if tg.data && !lb.cluster {
 		return lb.pageLocal(ctx, tg, start, size)

@@ -424,11 +424,11 @@ func HotTopCall(h Header, mirror string, sets []string, k int, ttl int64) Call {
 }
 
 // HotPutCall puts members with their stored values (board order) into
-// mirror, a sharded Cluster board's top mirror, expiring ttl milliseconds
-// later, unless the counter turn has moved past the reader's turn. See
-// hot_put.lua.
-func HotPutCall(h Header, mirror, turn string, reader, ttl int64, members, values []string) Call {
-	args := append(h.args(2+2*len(members)), itoa(reader), itoa(ttl))
+// mirror, a sharded Cluster board's top mirror of k entries, expiring ttl
+// milliseconds later, unless the counter turn has moved past the reader's
+// turn. See hot_put.lua.
+func HotPutCall(h Header, mirror, turn string, reader, ttl int64, k int, members, values []string) Call {
+	args := append(h.args(3+2*len(members)), itoa(reader), itoa(ttl), strconv.Itoa(k))
 	for i, m := range members {
 		args = append(args, m, values[i])
 	}

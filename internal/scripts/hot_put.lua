@@ -10,12 +10,12 @@
 --
 -- KEYS[1]  the mirror; KEYS[2] its turn counter
 -- ARGV     the header's board part (common.lua), then the reader's turn,
---          the TTL in ms, then the first k entries, member, value, ...,
---          in board order
+--          the TTL in ms, k, then the first k entries, member, value,
+--          ..., in board order
 --
 -- Returns 1 when the mirror holds the entries, 0 when the turn had passed.
 if redis.call('GET', KEYS[2]) ~= ARGV[REST] then return 0 end
 local top = {}
-for i = REST + 2, #ARGV do top[#top + 1] = ARGV[i] end
-mirror_put(KEYS[1], top, ARGV[REST + 1])
+for i = REST + 3, #ARGV do top[#top + 1] = ARGV[i] end
+mirror_put(KEYS[1], top, ARGV[REST + 1], ARGV[REST + 2])
 return 1

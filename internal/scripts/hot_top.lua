@@ -19,5 +19,5 @@ for i = 2, #KEYS do
   for j = 1, #got do top[#top + 1] = got[j] end
   have = have + #got / 2
 end
-mirror_put(KEYS[1], top, ARGV[REST + 1])
+mirror_put(KEYS[1], top, ARGV[REST + 1], ARGV[REST])
 return top
