@@ -13,12 +13,13 @@ import (
 
 // A hot top (WithHotTop) is a mirror of a period's best k members, a short
 // string beside the period's sorted set (mirror.lua), that Top and Range
-// read through rueidis's client-side caching. Redis invalidates a cached read when its key
-// changes; the period's key changes on every write, the mirror only when a
-// write reaches its top k, which is when the mirror is rewritten: a copy of
-// the period's first k sent after the write, in the same round trip when
-// this process expects the write to reach the top (hotSnap) and in one
-// more when the write's own reply shows that it did. A rewrite copies what
+// read through rueidis's client-side caching. Redis invalidates a cached
+// read when its key changes; the period's key changes on every write, the
+// mirror only when a write reaches its top k, which is when the mirror is
+// rewritten: a copy of the period's first k sent after the write, in the
+// same round trip when this process expects the write to reach the top
+// (hotSnap) and in one more when the write's own reply shows that it did.
+// A rewrite copies what
 // the period holds when it runs (hot_top.lua, one script over the period's
 // sorted set, or over its shards on one node), so rewrites never undo one
 // another; on a Cluster, where a sharded board's shards lie in other slots
