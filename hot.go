@@ -29,7 +29,8 @@ import (
 // RemoveBetween, Reset, Delete, Rebuild, Check's repairs) deletes the
 // mirror after it, and the next read builds it again. The mirror expires
 // hotTTL after its last rewrite: a process that dies between a write and
-// its rewrite leaves it behind the period for that long at most.
+// its rewrite leaves it behind the period for that long at most, and so
+// does a rewrite that fails (hotLost).
 
 // hotTTL is how long a mirror lives after its last rewrite, and how long
 // this process keeps a read of it (rueidis's client-side cache): the bound
@@ -182,13 +183,30 @@ func (lb *Leaderboard) execThen(ctx context.Context, writes []scripts.Call, afte
 }
 
 // withHot runs a write's calls and then the rewrites of the mirrors of hot,
-// in one round trip (see execThen), and returns the write's results.
-func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot []target) ([]rueidis.RedisResult, error) {
+// in one round trip (see execThen), and returns the write's results; a
+// rewrite that failed is not the write's failure (hotLost).
+func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot []target) []rueidis.RedisResult {
 	res, rewrites := lb.execThen(ctx, writes, func() []scripts.Call { return lb.hotCalls(hot) })
 	if _, err := lb.hotRewritten(hot, rewrites); err != nil {
-		return nil, err
+		lb.hotLost(ctx, hot)
 	}
-	return res, nil
+	return res
+}
+
+// hotLost deals with the upkeep of the mirrors of tgs (a rewrite, or a
+// delete) failing after a write that may have applied: the network, or a
+// ctx that ended between the write and a round trip after it. The write's
+// answer stands: an error would read as "not written", and a retry would
+// add an Accumulate score twice. The mirrors are deleted in one more round
+// trip when that can be done (the next read builds them), else they trail
+// the period until they expire (hotTTL), as after a crash between the
+// write and their upkeep; this process forgets what it saw of them, so
+// its next write expects the top.
+func (lb *Leaderboard) hotLost(ctx context.Context, tgs []target) {
+	for _, tg := range tgs {
+		lb.hot.snaps.Delete(lb.hotKey(tg))
+	}
+	_ = lb.be.dropHot(ctx, tgs) // best effort: see above
 }
 
 // execThenDrop runs a write's calls, then deletes the top mirrors of tgs
@@ -209,8 +227,9 @@ func (lb *Leaderboard) execThenDrop(ctx context.Context, writes []scripts.Call, 
 
 // hotFollow rewrites, in one more round trip, the mirrors of the windows
 // whose results show the write in their top k where it was not expected
-// (rewritten holds those rewritten with the write).
-func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int, out []WindowResult, rewritten []target) error {
+// (rewritten holds those rewritten with the write); a rewrite that failed
+// is not the write's failure (hotLost).
+func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int, out []WindowResult, rewritten []target) {
 	var late []target
 	for j, tg := range live {
 		if lb.hotReached(out[where[j]]) && !holdsTarget(rewritten, tg) {
@@ -218,10 +237,11 @@ func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int
 		}
 	}
 	if len(late) == 0 {
-		return nil
+		return
 	}
-	_, err := lb.be.hotRewrite(ctx, late)
-	return err
+	if _, err := lb.be.hotRewrite(ctx, late); err != nil {
+		lb.hotLost(ctx, late)
+	}
 }
 
 func holdsTarget(tgs []target, tg target) bool {

@@ -511,3 +511,60 @@ func TestHotTopTwoK(t *testing.T) {
 		tops("c", "g", "f", "e", "h")
 	})
 }
+
+// TestHotTopUpkeepFails: a mirror's upkeep that fails after its write
+// applied (here the mirror's key holds a hash, so every rewrite fails) is
+// not the write's failure: Submit and a Batcher return the write's answer,
+// the score is added once (a retry would add an Accumulate score twice),
+// the broken mirror is deleted in one more round trip, and the next read
+// builds it from the period. Both ways a Submit reaches the mirror: a
+// member this process saw in the top (its rewrite in the write's round
+// trip, on one node) and one it did not (a rewrite after the reply).
+func TestHotTopUpkeepFails(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(3), lb.WithPolicy(lb.Accumulate)}, kind...)...)
+		require.NoError(t, err)
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}))
+		c, mirror := b.Client, "lb:{"+name+"}::topk:alltime"
+		breakMirror := func() {
+			t.Helper()
+			top, err := board.Top(ctx, 3) // the mirror, and what this process saw of it
+			require.NoError(t, err)
+			require.Len(t, top, 3)
+			require.NoError(t, c.Do(ctx, c.B().Del().Key(mirror).Build()).Error())
+			require.NoError(t, c.Do(ctx, c.B().Hset().Key(mirror).FieldValue().FieldValue("not", "a mirror").Build()).Error())
+		}
+		mended := func(first string, score float64) {
+			t.Helper()
+			kind, err := c.Do(ctx, c.B().Type().Key(mirror).Build()).ToString()
+			require.NoError(t, err)
+			require.NotEqual(t, "hash", kind, "the broken mirror was left")
+			top, err := board.Top(ctx, 3)
+			require.NoError(t, err)
+			require.Equal(t, lb.Entry{Member: first, Score: score, Rank: 1}, top[0])
+		}
+
+		breakMirror()
+		res, err := board.Submit(ctx, "a", 100) // not in the top this process saw
+		require.NoError(t, err)
+		require.Equal(t, lb.Entry{Member: "a", Score: 101, Rank: 1}, res.Standing.Entry)
+		mended("a", 101)
+
+		breakMirror()
+		res, err = board.Submit(ctx, "e", 200) // in it
+		require.NoError(t, err)
+		require.Equal(t, lb.Entry{Member: "e", Score: 205, Rank: 1}, res.Standing.Entry)
+		mended("e", 205)
+
+		breakMirror()
+		bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
+		require.NoError(t, err)
+		res, err = bt.Submit(ctx, "b", 300)
+		require.NoError(t, err)
+		require.NoError(t, bt.Close(ctx))
+		require.Equal(t, lb.Entry{Member: "b", Score: 302, Rank: 1}, res.Standing.Entry)
+		mended("b", 302)
+	})
+}

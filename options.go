@@ -153,7 +153,11 @@ func defaultConfig() config {
 // before: Redis invalidates it after the write's reply, within
 // milliseconds (BENCHMARKS.md); a mirror a crashed process left behind a
 // write expires 10 seconds after its last rewrite, and no copy is kept
-// longer: the bound on how old a cached Top can be. Never rely on reading
+// longer: the bound on how old a cached Top can be. A mirror's rewrite or
+// delete that fails after its write (the network, a ctx that ends between
+// the write and a round trip after it) is not the write's failure: the
+// write's answer is returned, and the mirror is deleted in one more round
+// trip, or where that fails too trails the period as after a crash. Never rely on reading
 // your own write; Rank, Around and the other reads read the board itself.
 //
 // The client must track keys for the cache to serve (rueidis's default;

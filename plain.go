@@ -408,7 +408,8 @@ func (lb *plainBackend) submit(ctx context.Context, sub submission, live []targe
 	if err != nil || lb.hot == nil || dup {
 		return dup, err
 	}
-	return false, wrap("submit", lb.hotFollow(ctx, live, where, out, hot))
+	lb.hotFollow(ctx, live, where, out, hot)
+	return false, nil
 }
 
 // txSubmits reports whether sub can be a MULTI/EXEC of plain commands:
@@ -474,10 +475,7 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 		for i, cmd := range cmds {
 			calls[i] = scripts.Call{Cmd: func() rueidis.Completed { return cmd }}
 		}
-		var err error
-		if res, err = lb.withHot(ctx, calls, hot); err != nil {
-			return wrap("submit", err)
-		}
+		res = lb.withHot(ctx, calls, hot)
 	}
 	replies, err := execResult(res)
 	if err != nil {
@@ -557,11 +555,7 @@ func (lb *plainBackend) submitScript(ctx context.Context, sub submission, live [
 	if len(hot) == 0 {
 		res = call.Exec(ctx, lb.client)
 	} else {
-		rs, err := lb.withHot(ctx, []scripts.Call{call}, hot)
-		if err != nil {
-			return false, wrap("submit", err)
-		}
-		res = rs[0]
+		res = lb.withHot(ctx, []scripts.Call{call}, hot)[0]
 	}
 	replies, err := res.ToArray()
 	if err != nil {

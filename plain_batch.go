@@ -39,17 +39,14 @@ func (lb *plainBackend) submitBatch(ctx context.Context, ws []*batchWrite) error
 // (a shadow layout's share), which write the periods tgs, and with a hot
 // top the rewrites of their mirrors after them in the same round trip
 // (hot_top.lua leaves a mirror the batch did not change untouched), and
-// reports each write's answer into ws; a failure of a following call is
-// the batch's.
+// reports each write's answer into ws; a failure of a following call (a
+// shadow layout's share) is the batch's, of a rewrite not (hotLost).
 func (lb *Leaderboard) runBatch(ctx context.Context, calls []scripts.Call, tgs []target, ws []*batchWrite) error {
 	var res []rueidis.RedisResult
 	if lb.hot == nil {
 		res = scripts.ExecMulti(ctx, lb.client, calls)
 	} else {
-		var err error
-		if res, err = lb.withHot(ctx, calls, tgs); err != nil {
-			return err
-		}
+		res = lb.withHot(ctx, calls, tgs)
 	}
 	v, err := res[0].ToArray()
 	if err != nil {

@@ -348,10 +348,10 @@ func groupMembers(grp partGroup) []string {
 
 // batchHot rewrites, with a hot top, the mirror of every period a written
 // write may have changed, once for the batch, with a turn (see
-// hotRewrite); a failure is the error of every write that may have. A
-// write's ranks here are each off from the ranks before and after the
-// batch by at most one for every other write of the batch to the period
-// (see submitBatchCluster), so a write near enough to the top counts; a
+// hotRewrite); a failure is not the writes' (hotLost). A write's ranks
+// here are each off from the ranks before and after the batch by at most
+// one for every other write of the batch to the period (see
+// submitBatchCluster), so a write near enough to the top counts; a
 // rewrite that finds the mirror right writes nothing.
 func (lb *shardedBackend) batchHot(ctx context.Context, written []*batchWrite) {
 	if lb.hot == nil {
@@ -364,29 +364,17 @@ func (lb *shardedBackend) batchHot(ctx context.Context, written []*batchWrite) {
 		}
 	}
 	var tgs []target
-	var reached []*batchWrite
 	for _, w := range written {
-		hit := false
 		for j, tg := range w.live {
-			if lb.hotWithin(w.out[w.where[j]], writes[tg.key]-1) {
-				hit = true
-				if !holdsTarget(tgs, tg) {
-					tgs = append(tgs, tg)
-				}
+			if lb.hotWithin(w.out[w.where[j]], writes[tg.key]-1) && !holdsTarget(tgs, tg) {
+				tgs = append(tgs, tg)
 			}
-		}
-		if hit {
-			reached = append(reached, w)
 		}
 	}
 	if len(tgs) == 0 {
 		return
 	}
 	if _, err := lb.hotRewrite(ctx, tgs); err != nil {
-		for _, w := range reached {
-			if w.err == nil {
-				w.err = wrap("batch submit", err)
-			}
-		}
+		lb.hotLost(ctx, tgs) // not the writes' failure
 	}
 }

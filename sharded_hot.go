@@ -161,13 +161,17 @@ func (lb *shardedBackend) dropHotFor(ctx context.Context, tgs []target, life tim
 	return err
 }
 
-// afterWrite is a write's error, or when it wrote, that of dropping the
-// mirrors of tgs it may have changed (dropHot).
+// afterWrite is a write's error; when it wrote, it drops the mirrors of
+// tgs it may have changed (dropHot), a failure of which is not the
+// write's (hotLost).
 func (lb *shardedBackend) afterWrite(ctx context.Context, tgs []target, err error) error {
 	if err != nil {
 		return err
 	}
-	return lb.dropHot(ctx, tgs)
+	if lb.dropHot(ctx, tgs) != nil {
+		lb.hotLost(ctx, tgs)
+	}
+	return nil
 }
 
 // hotCount is a hot page's total: every shard's count, one round trip.

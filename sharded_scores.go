@@ -238,7 +238,7 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string
 			return err
 		}
 	}
-	return lb.dropHot(ctx, live)
+	return lb.afterWrite(ctx, live, nil)
 }
 
 // aroundScore reads, without data, the counts and the score's own shard

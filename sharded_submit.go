@@ -240,7 +240,8 @@ func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []tar
 	if err != nil || lb.hot == nil || dup {
 		return dup, err
 	}
-	return false, wrap("submit", lb.hotFollow(ctx, live, where, out, hot))
+	lb.hotFollow(ctx, live, where, out, hot)
+	return false, nil
 }
 
 // submitOnce is submit's write, with (on one node) the rewrites of the
@@ -523,10 +524,7 @@ func (lb *shardedBackend) submitLocal(ctx context.Context, sub submission, value
 	if len(hot) == 0 {
 		results = scripts.ExecMulti(ctx, lb.client, calls)
 	} else {
-		var err error
-		if results, err = lb.withHot(ctx, calls, hot); err != nil {
-			return false, wrap("submit", err)
-		}
+		results = lb.withHot(ctx, calls, hot)
 	}
 	dup, err := lb.localReplies(results[0], sub, live, where, out)
 	if err == nil {
