@@ -157,8 +157,9 @@ func defaultConfig() config {
 // delete that fails after its write (the network, a ctx that ends between
 // the write and a round trip after it) is not the write's failure: the
 // write's answer is returned, and the mirror is deleted in one more round
-// trip, or where that fails too trails the period as after a crash. Never rely on reading
-// your own write; Rank, Around and the other reads read the board itself.
+// trip, or where that fails too trails the period as after a crash.
+// Never rely on reading your own write; Rank, Around and the other reads
+// read the board itself.
 //
 // The client must track keys for the cache to serve (rueidis's default;
 // with DisableCache every read reaches Redis, still exact). Page still
