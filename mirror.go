@@ -23,11 +23,10 @@ func parseMirror(text string) (int, []Entry, error) {
 	if semi < 1 || err != nil || k < 1 || k > MaxN {
 		return 0, nil, fmt.Errorf("%w: no k", errMirror)
 	}
-	es := []Entry{}
-	if rest := text[semi+1:]; rest != "" {
-		es = make([]Entry, 0, min(k, 16))
-	}
-	for rest := text[semi+1:]; rest != ""; {
+	// One ',' ends each entry (members may hold more): at most k of them.
+	rest := text[semi+1:]
+	es := make([]Entry, 0, min(k, strings.Count(rest, ",")))
+	for rest != "" {
 		if len(es) == k {
 			return 0, nil, fmt.Errorf("%w: more than its k of %d entries", errMirror, k)
 		}
