@@ -6,6 +6,16 @@ import (
 	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
+// HotKey is the key of the top mirror of the default window's current
+// period.
+func HotKey(lb *Leaderboard) string {
+	tg, err := lb.read(nil)
+	if err != nil {
+		panic(err)
+	}
+	return lb.hotKey(tg)
+}
+
 // HotPut puts members with their stored values into the top mirror of the
 // default window's current period as hot_put.lua does for a sharded
 // Cluster board's reader whose turn is turn, and returns the script's

@@ -19,13 +19,12 @@ import (
 // rewritten: a copy of the period's first k sent after the write, in the
 // same round trip when this process expects the write to reach the top
 // (hotSnap) and in one more when the write's own reply shows that it did.
-// A rewrite copies what
-// the period holds when it runs (hot_top.lua, one script over the period's
-// sorted set, or over its shards on one node), so rewrites never undo one
-// another; on a Cluster, where a sharded board's shards lie in other slots
-// than its mirror, the client reads the shards and puts the mirror, and
-// turns (hot_put.lua) refuse a put read before a write that finished
-// since. Every other write that may change the top (SubmitMany, Remove,
+// A rewrite copies what the period holds when it runs (hot_top.lua, one
+// script over the period's sorted set, or over its shards on one node),
+// so rewrites never undo one another; on a Cluster, where a sharded
+// board's shards lie in other slots than its mirror, the client reads the
+// shards and puts the mirror, and turns (hot_put.lua) refuse a put read
+// before a write that finished since. Every other write that may change the top (SubmitMany, Remove,
 // RemoveBetween, Reset, Delete, Rebuild, Check's repairs) deletes the
 // mirror after it, and the next read builds it again. The mirror expires
 // hotTTL after its last rewrite: a process that dies between a write and
@@ -47,13 +46,14 @@ type hotSnap struct {
 	members map[string]bool
 	floor   float64 // the k-th stored value
 	full    bool    // the mirror held k members
-	text    string  // the mirror as a cached read gave it
-	es      []Entry // text's entries, ranked; nil unless from a cached read
+	text    string  // the mirror as a cached read gave it; "" from a rewrite
+	es      []Entry // text's entries, ranked
 }
 
-// sameText reports whether text is the mirror s was decoded from.
+// sameText reports whether text is the mirror s was decoded from (a
+// mirror's text is never "": it opens with its k).
 func (s *hotSnap) sameText(text string) bool {
-	return s.es != nil && s.text == text
+	return s.text == text
 }
 
 // hotTop is a board's mirror state: k, and the last snapshot of each
@@ -116,12 +116,16 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 	if v, ok := lb.hot.snaps.Load(key); ok && v.(*hotSnap).sameText(text) {
 		return v.(*hotSnap).es, true, nil
 	}
-	k, es, err := parseMirror(text)
+	k, body, err := mirrorHead(text)
 	if err != nil {
 		return nil, true, err
 	}
 	if k != lb.hot.k {
 		return nil, false, nil
+	}
+	es, err := mirrorEntries(body, k)
+	if err != nil {
+		return nil, true, err
 	}
 	for i := range es {
 		es[i].Score = lb.plain(es[i].Score)
@@ -203,10 +207,24 @@ func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot [
 // write and their upkeep; this process forgets what it saw of them, so
 // its next write expects the top.
 func (lb *Leaderboard) hotLost(ctx context.Context, tgs []target) {
+	lb.hotForget(tgs)
+	_ = lb.be.dropHot(ctx, tgs) // best effort: see above
+}
+
+// hotForget drops this process's snapshots of tgs' mirrors.
+func (lb *Leaderboard) hotForget(tgs []target) {
 	for _, tg := range tgs {
 		lb.hot.snaps.Delete(lb.hotKey(tg))
 	}
-	_ = lb.be.dropHot(ctx, tgs) // best effort: see above
+}
+
+// hotRewriteAfter rewrites tgs' mirrors after a write that reached them,
+// in one round trip more (three on a sharded Cluster board: see
+// hotRewrite); a failure is not the write's (hotLost).
+func (lb *Leaderboard) hotRewriteAfter(ctx context.Context, tgs []target) {
+	if _, err := lb.be.hotRewrite(ctx, tgs); err != nil {
+		lb.hotLost(ctx, tgs)
+	}
 }
 
 // execThenDrop runs a write's calls, then deletes the top mirrors of tgs
@@ -236,11 +254,8 @@ func (lb *Leaderboard) hotFollow(ctx context.Context, live []target, where []int
 			late = append(late, tg)
 		}
 	}
-	if len(late) == 0 {
-		return
-	}
-	if _, err := lb.be.hotRewrite(ctx, late); err != nil {
-		lb.hotLost(ctx, late)
+	if len(late) > 0 {
+		lb.hotRewriteAfter(ctx, late)
 	}
 }
 
@@ -279,7 +294,7 @@ func (lb *Leaderboard) hotSeen(key string, es []Entry) {
 func (lb *Leaderboard) hotSeenText(key string, es []Entry, text string) {
 	s := &hotSnap{members: make(map[string]bool, len(es)), full: len(es) >= lb.hot.k}
 	if text != "" {
-		s.text, s.es = text, slices.Clone(es)
+		s.text, s.es = text, es // read only: hotFirst and hotPage copy
 	}
 	for _, e := range es {
 		s.members[e.Member] = true

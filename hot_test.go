@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,16 @@ func eachHotKind(t *testing.T, run func(t *testing.T, b *testredis.Backend, kind
 			t.Run(kind.name, func(t *testing.T) { run(t, b, kind.opts) })
 		}
 	})
+}
+
+// newHotBoard is a new board of kind on b with WithHotTop(k) and more,
+// and its name.
+func newHotBoard(t *testing.T, b *testredis.Backend, kind []lb.Option, k int, more ...lb.Option) (*lb.Leaderboard, string) {
+	t.Helper()
+	name := shardName(t, b)
+	board, err := lb.New(b.Client, name, slices.Concat([]lb.Option{lb.WithHotTop(k)}, more, kind)...)
+	require.NoError(t, err)
+	return board, name
 }
 
 // hotTrips is how many round trips a Submit takes on a board of kind k on
@@ -226,7 +237,7 @@ func TestHotTopAfterRebuild(t *testing.T) {
 			key = shardKey(name, []float64{0, 50, 2000}, 2, "alltime", "alltime")
 		}
 		require.NoError(t, c.Do(ctx, c.B().Zadd().Key(key).ScoreMember().ScoreMember(99, "rogue").Build()).Error())
-		require.NoError(t, c.Do(ctx, c.B().Del().Key("lb:{"+name+"}::topk:alltime").Build()).Error())
+		require.NoError(t, c.Do(ctx, c.B().Del().Key(lb.HotKey(board)).Build()).Error())
 		top, err := board.Top(ctx, 3)
 		require.NoError(t, err)
 		require.Equal(t, "rogue", top[0].Member)
@@ -398,15 +409,13 @@ func hotSurprise(t *testing.T, b *testredis.Backend, name string, opts []lb.Opti
 	require.Equal(t, int64(k), res.Standing.Rank)
 }
 
-// TestHotTopEmpty: the mirror of an empty period is an empty string, so
+// TestHotTopEmpty: the mirror of an empty period holds only its k, so
 // reads find it (one GET, from the cache on a client that tracks keys)
 // rather than build it again on every call; on every kind of board.
 func TestHotTopEmpty(t *testing.T) {
 	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		ctx := context.Background()
-		name := shardName(t, b)
-		board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(5)}, kind...)...)
-		require.NoError(t, err)
+		board, name := newHotBoard(t, b, kind, 5)
 		for i := range 3 {
 			before := b.Client.Calls()
 			top, err := board.Top(ctx, 5)
@@ -428,15 +437,12 @@ func TestHotTopEmpty(t *testing.T) {
 func TestHotTopUnchangedMirror(t *testing.T) {
 	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		ctx := context.Background()
-		name := shardName(t, b)
-		board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(3)}, kind...)...)
-		require.NoError(t, err)
+		board, _ := newHotBoard(t, b, kind, 3)
 		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 30, "b": 20, "c": 10, "d": 5}))
 		top, err := board.Top(ctx, 3) // builds the mirror
 		require.NoError(t, err)
 		require.Len(t, top, 3)
-		c := b.Client
-		mirror := "lb:{" + name + "}::topk:alltime"
+		c, mirror := b.Client, lb.HotKey(board)
 		pttl := func() int64 {
 			t.Helper()
 			ms, err := c.Do(ctx, c.B().Pttl().Key(mirror).Build()).AsInt64()
@@ -466,15 +472,13 @@ func TestHotTopUnchangedMirror(t *testing.T) {
 func TestHotTopTwoK(t *testing.T) {
 	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		ctx := context.Background()
-		name := shardName(t, b)
-		three, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(3)}, kind...)...)
-		require.NoError(t, err)
+		three, name := newHotBoard(t, b, kind, 3)
 		five, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(5)}, kind...)...)
 		require.NoError(t, err)
 		require.NoError(t, three.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7}))
 		mirrorK := func() string {
 			t.Helper()
-			text, err := b.Client.Do(ctx, b.Client.B().Get().Key("lb:{"+name+"}::topk:alltime").Build()).ToString()
+			text, err := b.Client.Do(ctx, b.Client.B().Get().Key(lb.HotKey(three)).Build()).ToString()
 			require.NoError(t, err)
 			return text[:strings.IndexByte(text, ';')]
 		}
@@ -523,11 +527,9 @@ func TestHotTopTwoK(t *testing.T) {
 func TestHotTopUpkeepFails(t *testing.T) {
 	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		ctx := context.Background()
-		name := shardName(t, b)
-		board, err := lb.New(b.Client, name, append([]lb.Option{lb.WithHotTop(3), lb.WithPolicy(lb.Accumulate)}, kind...)...)
-		require.NoError(t, err)
+		board, _ := newHotBoard(t, b, kind, 3, lb.WithPolicy(lb.Accumulate))
 		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}))
-		c, mirror := b.Client, "lb:{"+name+"}::topk:alltime"
+		c, mirror := b.Client, lb.HotKey(board)
 		breakMirror := func() {
 			t.Helper()
 			top, err := board.Top(ctx, 3) // the mirror, and what this process saw of it

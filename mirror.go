@@ -12,31 +12,47 @@ import (
 // of that name written by something else.
 var errMirror = errors.New("leaderboard: top mirror: not a mirror")
 
-// parseMirror decodes a top mirror's text (mirror.lua): the k of the
-// board that wrote it and ';', then for each entry, in board order, the
-// member's length, ':', the member, its stored value and ','. Scores are
-// the stored values; members share text's memory. An empty period's
-// mirror holds no entries (not nil: Top's answer).
+// parseMirror decodes a top mirror's text (mirror.lua): its head, the k
+// of the board that wrote it (mirrorHead), then its entries
+// (mirrorEntries).
 func parseMirror(text string) (int, []Entry, error) {
+	k, body, err := mirrorHead(text)
+	if err != nil {
+		return 0, nil, err
+	}
+	es, err := mirrorEntries(body, k)
+	return k, es, err
+}
+
+// mirrorHead reads the k a mirror's text opens with, and ';', and returns
+// it and the entries' text after it.
+func mirrorHead(text string) (int, string, error) {
 	semi := strings.IndexByte(text, ';')
 	k, err := strconv.Atoi(text[:max(semi, 0)])
 	if semi < 1 || err != nil || k < 1 || k > MaxN {
-		return 0, nil, fmt.Errorf("%w: no k", errMirror)
+		return 0, "", fmt.Errorf("%w: no k", errMirror)
 	}
+	return k, text[semi+1:], nil
+}
+
+// mirrorEntries decodes the entries of a mirror of k: for each, in board
+// order, the member's length, ':', the member, its stored value and ','.
+// Scores are the stored values; members share rest's memory. An empty
+// period's mirror holds no entries (not nil: Top's answer).
+func mirrorEntries(rest string, k int) ([]Entry, error) {
 	// One ',' ends each entry (members may hold more): at most k of them.
-	rest := text[semi+1:]
 	es := make([]Entry, 0, min(k, strings.Count(rest, ",")))
 	for rest != "" {
 		if len(es) == k {
-			return 0, nil, fmt.Errorf("%w: more than its k of %d entries", errMirror, k)
+			return nil, fmt.Errorf("%w: more than its k of %d entries", errMirror, k)
 		}
 		e, next, err := mirrorEntry(rest)
 		if err != nil {
-			return 0, nil, fmt.Errorf("%w: entry %d: %w", errMirror, len(es)+1, err)
+			return nil, fmt.Errorf("%w: entry %d: %w", errMirror, len(es)+1, err)
 		}
 		es, rest = append(es, e), next
 	}
-	return k, es, nil
+	return es, nil
 }
 
 // mirrorEntry decodes the first entry of a mirror's text, and returns

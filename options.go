@@ -169,7 +169,8 @@ func defaultConfig() config {
 //
 // Every process of a board should use the same k: a mirror holds the k
 // of the process that wrote it last, and a process of another k reads
-// the period itself instead (exact, not cached). While processes of two
+// the period itself instead (exact, not cached), after the mirror (from
+// memory on a client that tracks keys, else one round trip more). While processes of two
 // k run (a rollout of a new k), the writes of those with the smaller k
 // keep a mirror only for their k: a cached top of the larger k can trail
 // them, by 10 seconds at most.

@@ -348,7 +348,7 @@ func groupMembers(grp partGroup) []string {
 
 // batchHot rewrites, with a hot top, the mirror of every period a written
 // write may have changed, once for the batch, with a turn (see
-// hotRewrite); a failure is not the writes' (hotLost). A write's ranks
+// hotRewriteAfter). A write's ranks
 // here are each off from the ranks before and after the batch by at most
 // one for every other write of the batch to the period (see
 // submitBatchCluster), so a write near enough to the top counts; a
@@ -371,10 +371,7 @@ func (lb *shardedBackend) batchHot(ctx context.Context, written []*batchWrite) {
 			}
 		}
 	}
-	if len(tgs) == 0 {
-		return
-	}
-	if _, err := lb.hotRewrite(ctx, tgs); err != nil {
-		lb.hotLost(ctx, tgs) // not the writes' failure
+	if len(tgs) > 0 {
+		lb.hotRewriteAfter(ctx, tgs)
 	}
 }

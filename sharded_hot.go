@@ -163,13 +163,13 @@ func (lb *shardedBackend) dropHotFor(ctx context.Context, tgs []target, life tim
 
 // afterWrite is a write's error; when it wrote, it drops the mirrors of
 // tgs it may have changed (dropHot), a failure of which is not the
-// write's (hotLost).
+// write's: the mirrors then trail as after a crash (see hotLost).
 func (lb *shardedBackend) afterWrite(ctx context.Context, tgs []target, err error) error {
 	if err != nil {
 		return err
 	}
 	if lb.dropHot(ctx, tgs) != nil {
-		lb.hotLost(ctx, tgs)
+		lb.hotForget(tgs)
 	}
 	return nil
 }

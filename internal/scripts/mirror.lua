@@ -10,9 +10,9 @@
 -- members" from "no mirror" and does not rebuild it on every call.
 
 -- mirror_put makes mirror hold top (member, value, member, value, ...) as
--- the first k entries, expiring ttl ms later. A mirror that already holds exactly that is left
--- as it is, expiry and all: a write would invalidate every client's
--- cached copy of it. Values are written as fmt writes their numbers: a
+-- the first k entries, expiring ttl ms later. A mirror that already holds
+-- exactly that is left as it is, expiry and all: a write would invalidate
+-- every client's cached copy of it. Values are written as fmt writes their numbers: a
 -- client's formatting of one (hot_put.lua) differs from Redis's.
 local function mirror_put(mirror, top, ttl, k)
   local parts = {k .. ';'}
