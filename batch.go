@@ -18,7 +18,8 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // Batcher coalesces Submits that arrive within a short window into one
 // write: a member's submissions to the same window periods fold into one
 // by the board's policy (KeepBest: the best; Replace: the last; Accumulate:
-// the sum), and each batch goes to Redis as one script, in one round trip
+// the sum), a submission into its member's newest write only (one WithTime
+// into other periods between them starts a new write), and each batch goes to Redis as one script, in one round trip
 // on an unsharded board and on a sharded one whose keys share one node.
 // Every caller waits for the batch that carries its
 // submission and gets its own Result: the member's standings before and
@@ -145,7 +146,7 @@ func (lb *Leaderboard) NewBatcher(opts ...BatchOption) (*Batcher, error) {
 // batch is the submissions a Batcher collects and writes together.
 type batch struct {
 	writes  []*batchWrite
-	open    map[foldID]*batchWrite // the write a submission folds into
+	newest  map[string]*batchWrite // each member's newest write: the one its next submission may fold into
 	records []Submission           // for the store: every submission, in arrival order
 	ctx     context.Context        // the first submission's, without its cancel
 	timer   *time.Timer
@@ -157,6 +158,7 @@ type batch struct {
 // folded into it, to the periods live (reporting live[j] into out[where[j]]).
 type batchWrite struct {
 	seq   int // the Batcher's writes are applied in this order
+	key   foldID
 	sub   submission
 	live  []target
 	where []int
@@ -274,11 +276,15 @@ type batchCall struct {
 }
 
 // join adds j's submission to a batch, and returns the batch, the write
-// and j: folded into the member's newest write to the same periods while
-// that write's batch has not started writing (a batch sent and waiting for
-// the one before it still folds), else as a new write of the batch
-// collecting (a new write reports into a copy of j.out, as submitTargets
-// filled it).
+// and j: folded into the member's newest write while that write's batch
+// has not started writing (a batch sent and waiting for the one before it
+// still folds) and it goes to the same periods, else as a new write of the
+// batch collecting (a new write reports into a copy of j.out, as
+// submitTargets filled it). Only the newest: folding into an older write
+// of the member, to the same periods, while a newer one goes to others
+// (WithTime into another day on a board with all-time and daily windows)
+// would apply the submission before that newer write, in the periods they
+// share and in the member's data.
 func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where []int) (*batch, *batchWrite, *batchJoin, error) {
 	lb, sub := b.lb, j.sub
 	// Built before the lock, which every submission of the board takes.
@@ -296,14 +302,15 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	}
 	bt := b.cur
 	if bt == nil {
-		bt = &batch{open: map[foldID]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+		bt = &batch{newest: map[string]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 		bt.timer = time.AfterFunc(b.window, func() { b.sendIfCurrent(bt) })
 		b.cur = bt
 	}
 	w := newBatchWrite(b.writes, j, live, where)
+	w.key = key
 	b.writes++
 	bt.writes = append(bt.writes, w)
-	bt.open[key] = w
+	bt.newest[sub.member] = w
 	b.record(bt, j, w)
 	if len(bt.writes) >= b.size {
 		b.send(bt)
@@ -311,18 +318,23 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	return bt, w, j, nil
 }
 
-// newestWrite finds the member's newest write under key in a batch that
-// has not started writing: the batch collecting, then the batches sent,
-// newest first. Called with b.mu held.
+// newestWrite finds the member's newest write in a batch that has not
+// started writing (the batch collecting, then the batches sent, newest
+// first), if it goes to the periods of key. Called with b.mu held.
 func (b *Batcher) newestWrite(key foldID) (*batch, *batchWrite) {
-	if b.cur != nil {
-		if w := b.cur.open[key]; w != nil {
-			return b.cur, w
+	for i := len(b.queued); i >= 0; i-- {
+		bt := b.cur
+		if i < len(b.queued) {
+			bt = b.queued[i]
 		}
-	}
-	for i := len(b.queued) - 1; i >= 0; i-- {
-		if w := b.queued[i].open[key]; w != nil {
-			return b.queued[i], w
+		if bt == nil {
+			continue
+		}
+		if w := bt.newest[key.member]; w != nil {
+			if w.key != key {
+				return nil, nil
+			}
+			return bt, w
 		}
 	}
 	return nil, nil

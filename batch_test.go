@@ -310,17 +310,19 @@ func groupMate(m string) string {
 	}
 }
 
-// TestBatcherFoldsPerPeriods: a member's submissions fold only when they
-// go to the same periods. On a board with an all-time and a daily window,
-// a submission WithTime yesterday (whose daily period is still kept) is a
-// write of its own beside the member's two of today, which fold: today's
-// daily period never sees yesterday's score. On every backend, unsharded
-// and sharded.
+// TestBatcherFoldsPerPeriods: a member's submissions fold per set of
+// periods, and only into the member's newest write: on a Replace board with
+// an all-time and a daily window, a today 10, a yesterday 50 (WithTime) and
+// a today 20, each with data, are three writes in that order (the third
+// folding into the first would apply it before the second: all-time 50 and
+// the second's data), and the board, the store and a Rebuild from it all
+// hold what three Submits would. Then two today submissions fold.
 func TestBatcherFoldsPerPeriods(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for name, opts := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(30)}} {
 			t.Run(name, func(t *testing.T) {
-				board, err := lb.New(b.Client, b.BoardName(t), append(opts,
+				ctx := context.Background()
+				board, err := lb.New(b.Client, b.BoardName(t), append(opts, lb.WithPolicy(lb.Replace), lb.WithStore(newMemStore()),
 					lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)))...)
 				require.NoError(t, err)
 				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
@@ -328,27 +330,46 @@ func TestBatcherFoldsPerPeriods(t *testing.T) {
 				var seqs []int
 				lb.TraceBatch(bt, func(seq int) { seqs = append(seqs, seq) })
 				yesterday := future.AddDate(0, 0, -1)
-				calls := []*batchCall{{member: "a", score: 10}, {member: "a", score: 50}, {member: "a", score: 20}}
+				calls := []*batchCall{{member: "a", score: 10, data: "x"}, {member: "a", score: 50, data: "y"}, {member: "a", score: 20, data: "z"}}
 				got := runBatcherAt(t, bt, calls, []time.Time{{}, yesterday, {}})
-				require.Equal(t, []int{0, 1, 0}, seqs, "today's two fold, yesterday's is its own write")
+				require.Equal(t, []int{0, 1, 2}, seqs, "the third after the second: three writes")
 				for _, c := range got {
 					require.NoError(t, c.err)
 				}
 				today, past := lb.Daily().Period(future).ID, lb.Daily().Period(yesterday).ID
-				require.Equal(t, today, got[0].res.Windows[1].Period)
-				require.Equal(t, 20.0, got[0].res.Windows[1].Standing.Score, "today: the best of today's two")
-				require.Equal(t, got[0].res.Windows, got[2].res.Windows, "folded together: one answer")
 				require.Equal(t, past, got[1].res.Windows[1].Period)
-				require.Equal(t, 50.0, got[1].res.Windows[1].Standing.Score)
-				require.Equal(t, 20.0, got[1].res.Windows[0].Previous.Score, "all-time: written after today's")
-				for at, want := range map[time.Time]float64{future: 20, yesterday: 50} {
-					st, err := board.Rank(context.Background(), "a", lb.In(lb.Daily()), lb.At(at))
+				require.Equal(t, 10.0, got[1].res.Windows[0].Previous.Score, "all-time: written after the first")
+				require.Equal(t, today, got[2].res.Windows[1].Period)
+				require.Equal(t, 50.0, got[2].res.Windows[0].Previous.Score, "all-time: written after the second")
+				require.Equal(t, 10.0, got[2].res.Windows[1].Previous.Score, "today: written after the first")
+				checkFolded := func(when string) {
+					for at, want := range map[time.Time]float64{future: 20, yesterday: 50} {
+						st, err := board.Rank(ctx, "a", lb.In(lb.Daily()), lb.At(at))
+						require.NoError(t, err)
+						require.Equal(t, want, st.Score, "%s: daily period of %v", when, at)
+					}
+					es, err := board.Among(ctx, []string{"a"}, lb.IncludeData())
 					require.NoError(t, err)
-					require.Equal(t, want, st.Score, "daily period of %v", at)
+					require.Equal(t, []lb.Entry{{Member: "a", Score: 20, Rank: 1, Data: "z"}}, es, "%s: all-time, the last submission's score and data", when)
 				}
-				st, err := board.Rank(context.Background(), "a")
+				checkFolded("after the batch")
+				reps, err := board.Verify(ctx)
 				require.NoError(t, err)
-				require.Equal(t, 50.0, st.Score)
+				for _, r := range reps {
+					require.True(t, r.Clean(), "the store holds what Redis holds: %+v", r)
+				}
+				_, err = board.Rebuild(ctx)
+				require.NoError(t, err)
+				checkFolded("after a Rebuild")
+
+				bt, err = board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				seqs = nil
+				lb.TraceBatch(bt, func(seq int) { seqs = append(seqs, seq) })
+				got = runBatcherOn(t, bt, []*batchCall{{member: "a", score: 5}, {member: "a", score: 7}})
+				require.Equal(t, []int{0, 0}, seqs, "the same periods: one write")
+				require.Equal(t, got[0].res, got[1].res, "folded together: one answer")
+				require.Equal(t, 7.0, got[1].res.Standing.Score)
 			})
 		}
 	})
