@@ -142,3 +142,51 @@ func runLifecycle(t *testing.T, b *testredis.Backend, sharded, stored bool) {
 		require.NoError(t, board.Delete(ctx))
 	}
 }
+
+// minuteWindow is a window of one minute: with a week's retention it holds
+// over 10,000 readable periods.
+type minuteWindow struct{}
+
+func (minuteWindow) Name() string { return "minute" }
+
+func (minuteWindow) Period(t time.Time) lb.Period {
+	start := t.Truncate(time.Minute)
+	return lb.Period{ID: start.UTC().Format("20060102-1504"), Start: start, End: start.Add(time.Minute)}
+}
+
+// stuckWindow's periods never move back: the one before any period is
+// the same period, which a walk of the readable periods must refuse.
+type stuckWindow struct{}
+
+func (stuckWindow) Name() string { return "stuck" }
+
+func (stuckWindow) Period(time.Time) lb.Period {
+	return lb.Period{ID: "p", Start: future.Add(-time.Hour), End: future.Add(time.Hour)}
+}
+
+// TestEveryReadablePeriod: Periods lists every readable period of a window
+// however many (a minute window kept a week: 10,081), and Remove reaches
+// the oldest of them; a window whose periods do not move back is refused
+// with ErrInvalidArgument, not walked in silence.
+func TestEveryReadablePeriod(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		board, _ := newBoard(t, b, lb.WithWindows(minuteWindow{}), lb.WithRetention(7*24*time.Hour), lb.WithClock(fixed(future)))
+		old := future.Add(-7*24*time.Hour + 30*time.Second)
+		_, err := board.Submit(ctx, "cheater", 10, lb.WithTime(old))
+		require.NoError(t, err)
+		ps, err := board.Periods(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 7*24*60+1, len(ps), "readable periods")
+		require.Equal(t, minuteWindow{}.Period(old).ID, ps[len(ps)-1].ID)
+		require.Equal(t, int64(1), ps[len(ps)-1].Members)
+		require.NoError(t, board.Remove(ctx, "cheater"))
+		_, err = board.Rank(ctx, "cheater", lb.At(old))
+		require.ErrorIs(t, err, lb.ErrNotRanked, "Remove reaches the oldest readable period")
+
+		stuck, _ := newBoard(t, b, lb.WithWindows(stuckWindow{}), lb.WithRetention(time.Hour), lb.WithClock(fixed(future)))
+		_, err = stuck.Periods(ctx)
+		require.ErrorIs(t, err, lb.ErrInvalidArgument)
+		require.ErrorIs(t, stuck.Remove(ctx, "m"), lb.ErrInvalidArgument)
+	})
+}

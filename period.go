@@ -211,24 +211,36 @@ func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
 	return out, nil
 }
 
+// maxLivePeriods bounds the periods windowLivePeriods walks: a window
+// with more readable periods than this (a one-second window kept for two
+// weeks) is refused with an error, never cut short in silence (Remove
+// must reach every readable period).
+const maxLivePeriods = 1_000_000
+
 func (lb *Leaderboard) windowLivePeriods(w Window, now time.Time) ([]target, error) {
 	var out []target
 	t := now
-	for range 10_000 { // bounds a window whose periods never end
+	for {
 		tg, err := lb.target(w, t)
 		if err != nil {
 			return nil, err
 		}
 		if tg.expire != 0 && tg.expire <= now.UnixMilli() {
-			break
+			return out, nil
+		}
+		if n := len(out); n > 0 && !tg.period.Start.Before(out[n-1].period.Start) {
+			return nil, fmt.Errorf("%w: window %q: the period before %q starts at %v, not before it", ErrInvalidArgument,
+				w.Name(), out[n-1].period.ID, tg.period.Start)
+		}
+		if len(out) == maxLivePeriods {
+			return nil, fmt.Errorf("%w: window %q holds over %d readable periods", ErrInvalidArgument, w.Name(), maxLivePeriods)
 		}
 		out = append(out, tg)
 		if tg.expire == 0 || tg.period.Start.IsZero() {
-			break
+			return out, nil
 		}
 		t = tg.period.Start.Add(-time.Nanosecond)
 	}
-	return out, nil
 }
 
 // targetsAt resolves every window's period holding t, in the board's order
