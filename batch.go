@@ -49,7 +49,11 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // when it is a BatchAppender) before the batch reaches Redis: a store
 // failure fails every caller of the batch and leaves Redis untouched, a
 // Redis failure after it returns ErrPending to every caller, and a
-// submission Redis refuses is retracted as Submit retracts it.
+// submission Redis refuses is retracted as Submit retracts it. A store
+// that takes submissions one at a time and fails part way has those it
+// took retracted (a Retractor); when they cannot be, their callers get
+// ErrPending (stored, in Redis at the next Rebuild) and the others the
+// store's error.
 //
 // On an unsharded board a batch is one script (batch.lua), and on a
 // sharded board (WithShards) whose keys share one node too
@@ -148,6 +152,7 @@ type batch struct {
 	writes  []*batchWrite
 	newest  map[string]*batchWrite // each member's newest write: the one its next submission may fold into
 	records []Submission           // for the store: every submission, in arrival order
+	owners  []*batchJoin           // records[i] is owners[i]'s
 	ctx     context.Context        // the first submission's, without its cancel
 	timer   *time.Timer
 	done    chan struct{} // closed when written; err is set before
@@ -245,8 +250,11 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 			return Result{}, err
 		}
 		err = w.err
-		if j.alone {
+		switch {
+		case j.alone:
 			err = j.err // written alone: into res.Windows itself
+		case j.err != nil:
+			return Result{}, j.err // stored before the store failed
 		}
 		if bt.err != nil || err != nil {
 			return Result{}, cmp.Or(bt.err, err)
@@ -352,6 +360,7 @@ func (b *Batcher) record(bt *batch, j *batchJoin, w *batchWrite) {
 	sub := j.sub
 	j.record = []Submission{b.lb.storeSubmission(sub.member, sub.score, "", sub.reached, sub.at, w.live)}
 	bt.records = append(bt.records, j.record...)
+	bt.owners = append(bt.owners, j)
 }
 
 // foldID names a member's write to a set of periods: submissions with
@@ -485,7 +494,12 @@ func (b *Batcher) write(bt *batch) {
 	defer close(bt.done)
 	lb, ctx := b.lb, bt.ctx
 	if lb.store != nil {
-		if err := lb.appendRecords(ctx, bt.records); err != nil {
+		if kept, err := lb.appendRecords(ctx, bt.records); err != nil {
+			// The submissions a store without batches kept before it
+			// failed are durable (ErrPending); the rest were not written.
+			for _, j := range bt.owners[:kept] {
+				j.err = partlyStored("batch submit", kept, len(bt.records), err)
+			}
 			bt.err = storeErr("batch submit", err)
 			return
 		}
@@ -530,20 +544,6 @@ func (b *Batcher) writeAlone(ctx context.Context, w *batchWrite) {
 	}
 }
 
-// appendRecords records submissions in the store, in one call when it
-// takes batches.
-func (lb *Leaderboard) appendRecords(ctx context.Context, subs []Submission) error {
-	if ba, ok := lb.store.(BatchAppender); ok {
-		_, err := ba.AppendBatch(ctx, subs)
-		return err
-	}
-	for _, s := range subs {
-		if _, err := lb.store.Append(ctx, s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // Flush sends the batch collecting now, without waiting for its window,
 // and waits until every batch sent so far is written, or ctx ends.

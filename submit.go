@@ -187,7 +187,11 @@ type submission struct {
 // the bulk load: it reports no standings. Every member and score is checked
 // first; one bad entry refuses the whole batch and nothing is written. With
 // a store, the batch goes to the store first (in one call when it is a
-// BatchAppender), stamped with the board's clock.
+// BatchAppender), stamped with the board's clock; a store that takes
+// submissions one at a time and fails part way has those it took
+// retracted (a Retractor), and when they cannot be the call returns
+// ErrPending (they reach Redis at the next Rebuild; the rest were not
+// stored).
 //
 // Being atomic, a call holds Redis (or, on a Cluster, each node it
 // writes) for its whole length while other clients wait: 1,000 members of
@@ -229,7 +233,7 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	}
 	appended, err := lb.appendMany(ctx, scores, now, live)
 	if err != nil {
-		return storeErr("submit many", err)
+		return err
 	}
 	return lb.afterStore(ctx, "submit many", lb.be.submitMany(ctx, scores, live, slot), appended)
 }

@@ -96,7 +96,8 @@ func submissionPeriods(live []target) []SubmissionPeriod {
 
 // appendMany records a SubmitMany batch in the store, in one call when the
 // store takes batches (BatchAppender). Every submission shares one Periods
-// slice: stores only read it.
+// slice: stores only read it. A failure part way that leaves some of them
+// stored (see appendEach) is ErrPending.
 func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64, at time.Time, live []target) ([]Submission, error) {
 	subs := make([]Submission, 0, len(scores))
 	periods := submissionPeriods(live)
@@ -104,14 +105,57 @@ func (lb *Leaderboard) appendMany(ctx context.Context, scores map[string]float64
 		subs = append(subs, Submission{Board: lb.name, Member: m, Score: s, At: at, Received: at,
 			Policy: lb.policy, Order: lb.order, Periods: periods})
 	}
-	if ba, ok := lb.store.(BatchAppender); ok {
-		_, err := ba.AppendBatch(ctx, subs)
-		return subs, err
-	}
-	for _, sub := range subs {
-		if _, err := lb.store.Append(ctx, sub); err != nil {
-			return nil, err
+	kept, err := lb.appendRecords(ctx, subs)
+	if err != nil {
+		if kept > 0 {
+			return nil, partlyStored("submit many", kept, len(subs), err)
 		}
+		return nil, storeErr("submit many", err)
 	}
 	return subs, nil
+}
+
+// appendRecords records submissions in the store, in one call when it
+// takes batches, else one at a time (appendEach); kept is how many a
+// failure leaves stored.
+func (lb *Leaderboard) appendRecords(ctx context.Context, subs []Submission) (kept int, err error) {
+	if ba, ok := lb.store.(BatchAppender); ok {
+		_, err := ba.AppendBatch(ctx, subs)
+		return 0, err
+	}
+	return lb.appendEach(ctx, subs)
+}
+
+// appendEach appends subs one at a time to a store that takes no batches.
+// A failure part way takes back what it appended when the store is a
+// Retractor, so that the store holds none of them, as a store error says
+// (Redis was not written either); kept is how many stay stored when it
+// cannot (no Retractor, or the retraction failed).
+func (lb *Leaderboard) appendEach(ctx context.Context, subs []Submission) (kept int, err error) {
+	for i, sub := range subs {
+		_, err := lb.store.Append(ctx, sub)
+		if err == nil {
+			continue
+		}
+		r, ok := lb.store.(Retractor)
+		switch {
+		case i == 0:
+			return 0, err
+		case !ok:
+			return i, err
+		}
+		if rerr := r.Retract(ctx, subs[:i]); rerr != nil {
+			return i, fmt.Errorf("%w (retracting the %d stored before it: %v)", err, i, rerr)
+		}
+		return 0, err
+	}
+	return 0, nil
+}
+
+// partlyStored is the error of a store failure after the first kept of n
+// submissions were stored and could not be taken back: they are durable,
+// and reach Redis at the next Rebuild (ErrPending).
+func partlyStored(op string, kept, n int, err error) error {
+	return fmt.Errorf("%w: leaderboard: %s: store: %d of %d submissions stored before it failed: %w (Redis was not written)",
+		ErrPending, op, kept, n, err)
 }

@@ -210,3 +210,68 @@ func TestRefusalWhenRetractFails(t *testing.T) {
 	require.ErrorContains(t, err, "store down")
 	require.ErrorContains(t, err, "stays in the store")
 }
+
+// oneAtATime is a store without AppendBatch whose Append fails from the
+// failAt-th call on; a Retractor when retracts.
+type oneAtATime struct {
+	lb.Store
+	n, failAt int
+}
+
+func (s *oneAtATime) Append(ctx context.Context, sub lb.Submission) (bool, error) {
+	if s.n++; s.n >= s.failAt {
+		return false, errors.New("connection reset")
+	}
+	return s.Store.Append(ctx, sub)
+}
+
+type oneAtATimeRetractor struct {
+	*oneAtATime
+	lb.Retractor
+}
+
+// TestStoreFailsPartWay: a store that takes submissions one at a time and
+// fails at the third of a SubmitMany's or a batch's leaves none of them
+// when it can retract (a store error, Redis untouched); when it cannot,
+// the two it took stay, and their callers (the SubmitMany; the batch's
+// first two callers) get ErrPending, the third caller the store's error.
+func TestStoreFailsPartWay(t *testing.T) {
+	for _, retracts := range []bool{true, false} {
+		t.Run(fmt.Sprintf("retracts=%v", retracts), func(t *testing.T) {
+			b := testredis.Mini(t)
+			ctx := context.Background()
+			mem := newMemStore()
+			failing := &oneAtATime{Store: mem, failAt: 3}
+			var store lb.Store = failing
+			if retracts {
+				store = oneAtATimeRetractor{failing, mem}
+			}
+			board, _ := newBoard(t, b, lb.WithStore(store), lb.WithPolicy(lb.Accumulate))
+			err := board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3})
+			require.Error(t, err)
+			require.Equal(t, !retracts, errors.Is(err, lb.ErrPending), "SubmitMany: %v", err)
+			kept := 2
+			if retracts {
+				kept = 0
+			}
+			require.Equal(t, kept, mem.count(), "rows the store holds")
+			n, err := board.Count(ctx)
+			require.NoError(t, err)
+			require.Zero(t, n, "Redis untouched")
+
+			failing.n, failing.failAt = 0, 3
+			before := mem.count()
+			bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+			require.NoError(t, err)
+			got := runBatcherOn(t, bt, []*batchCall{{member: "a", score: 1}, {member: "b", score: 2}, {member: "c", score: 3}})
+			for i, c := range got {
+				require.Error(t, c.err)
+				require.Equal(t, !retracts && i < 2, errors.Is(c.err, lb.ErrPending), "caller %d: %v", i, c.err)
+			}
+			require.Equal(t, before+kept, mem.count(), "rows the store holds after the batch")
+			n, err = board.Count(ctx)
+			require.NoError(t, err)
+			require.Zero(t, n, "Redis untouched")
+		})
+	}
+}
