@@ -544,7 +544,6 @@ func (b *Batcher) writeAlone(ctx context.Context, w *batchWrite) {
 	}
 }
 
-
 // Flush sends the batch collecting now, without waiting for its window,
 // and waits until every batch sent so far is written, or ctx ends.
 func (b *Batcher) Flush(ctx context.Context) error {
