@@ -34,10 +34,11 @@ type backend interface {
 	// remove deletes members from the live periods.
 	remove(ctx context.Context, live []target, members []string) error
 	// dropBetween removes up to n members within r from tg, and reports
-	// whether some are left; evict removes members from tg alone. Both
-	// keep the members' data (RemoveBetween).
+	// whether some are left; evict removes from tg alone those of members
+	// (read within r) whose stored values still lie within r, and reports
+	// how many. Both keep the members' data (RemoveBetween).
 	dropBetween(ctx context.Context, tg target, r scoreRange, n int) (removed int64, more bool, err error)
-	evict(ctx context.Context, tg target, members []string) error
+	evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error)
 
 	// top, rank, around and page read one period as Top, Rank, Around and
 	// Page describe, their arguments already checked; page reads count

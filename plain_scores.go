@@ -94,15 +94,19 @@ func (lb *plainBackend) dropBetween(ctx context.Context, tg target, r scoreRange
 	return removed, left > 0, err
 }
 
-// evict removes members from one period, their data kept.
-func (lb *plainBackend) evict(ctx context.Context, tg target, members []string) error {
-	cmds := append(rueidis.Commands{lb.client.B().Zrem().Key(tg.key).Member(members...).Build()}, lb.hotDrop([]target{tg})...)
-	for _, r := range lb.client.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil {
-			return err
-		}
+// evict removes from one period those of members whose stored values
+// still lie within r, their data kept: a member that left the range since
+// it was read stays (remove_between.lua).
+func (lb *plainBackend) evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error) {
+	call := scripts.EvictBetweenCall(lb.readHeader(), tg.key, r.storedLo, r.storedHi, members)
+	v, err := lb.execThenDrop(ctx, []scripts.Call{call}, []target{tg})[0].ToArray()
+	if err != nil {
+		return 0, err
 	}
-	return nil
+	if len(v) != 2 {
+		return 0, fmt.Errorf("remove script returned %d values, want 2", len(v))
+	}
+	return v[0].AsInt64()
 }
 
 // aroundScore reads AroundScore's place and slice: under Ordinal ranks

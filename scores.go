@@ -240,7 +240,10 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 //
 // It works in chunks of up to MaxN members, best first, each atomic, so
 // that a large removal never stalls Redis; as a whole it is not atomic (a
-// member submitting into the range while it runs may stay or go). An
+// member submitting into the range while it runs may stay or go; one whose
+// score leaves the range before its chunk is removed stays, as every
+// removal takes only members whose stored values still lie within the
+// range, and the count is of those). An
 // unsharded board removes a chunk in one round trip. With a store that
 // records removals (a Remover), each chunk's members are read first, the
 // store records their removal (store first: a store failure returns an
@@ -294,8 +297,9 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 	if err := rm.Remove(ctx, removal); err != nil {
 		return 0, false, storeErr("remove between", err)
 	}
-	if err := lb.afterStore(ctx, "remove between", wrap("remove between", lb.be.evict(ctx, tg, members)), nil); err != nil {
-		return 0, false, err
+	n, err := lb.be.evict(ctx, tg, r, members)
+	if err := lb.afterStore(ctx, "remove between", wrap("remove between", err), nil); err != nil {
+		return n, false, err
 	}
-	return int64(len(members)), len(members) == MaxN, nil
+	return n, len(members) == MaxN, nil
 }

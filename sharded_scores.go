@@ -210,35 +210,54 @@ func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRan
 	for i, e := range es {
 		members[i] = e.Member
 	}
-	if err := lb.evict(ctx, tg, members); err != nil {
-		return 0, false, err
-	}
-	return int64(len(members)), len(members) == n, nil
+	removed, err := lb.evict(ctx, tg, r, members)
+	return removed, len(members) == n, err
 }
 
-// evict removes members from one period, as Remove does (see remove) but
-// for their data, which stays. In pieces of evictPiece members: on one
-// node one script a piece, in one round trip; on a Cluster each piece's
-// two steps in turn.
-func (lb *shardedBackend) evict(ctx context.Context, tg target, members []string) error {
-	live := []target{tg}
+// evict removes from one period, as Remove does (see remove) but for
+// their data, which stays, those of members whose partition's values still
+// lie within r: a member that left the range since it was read stays. In
+// pieces of evictPiece members: on one node one script a piece, in one
+// round trip; on a Cluster each piece's two steps in turn.
+func (lb *shardedBackend) evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error) {
+	live, bounds := []target{tg}, []string{r.storedLo, r.storedHi}
 	if !lb.cluster {
 		var calls []scripts.Call
+		var at []int // where each piece's evict is among calls
 		for piece := range slices.Chunk(members, evictPiece) {
-			calls = append(calls, lb.withShadowLocal([]scripts.Call{lb.manyLocalCall("evict", live, piece, nil, 0)}, live, piece)...)
+			at = append(at, len(calls))
+			calls = append(calls, lb.withShadowLocal([]scripts.Call{lb.manyLocalCall("evict", live, piece, bounds, 0)}, live, piece)...)
 		}
-		return firstErr(lb.execThenDrop(ctx, calls, live))
+		res := lb.execThenDrop(ctx, calls, live)
+		if err := firstErr(res); err != nil {
+			return 0, err
+		}
+		var n int64
+		for _, i := range at {
+			k, err := res[i].AsInt64()
+			if err != nil {
+				return n, err
+			}
+			n += k
+		}
+		return n, nil
 	}
+	var n int64
 	for piece := range slices.Chunk(members, evictPiece) {
-		rows, err := lb.partWrite(ctx, "evict", live, piece, nil, 0)
+		rows, err := lb.partWrite(ctx, "evict", live, piece, bounds, 0)
 		if err != nil {
-			return err
+			return n, err
+		}
+		for _, row := range rows[0] {
+			if row.had && !row.has {
+				n++
+			}
 		}
 		if err := lb.applyRows(ctx, "evict", live, piece, rows, true); err != nil {
-			return err
+			return n, err
 		}
 	}
-	return lb.afterWrite(ctx, live, nil)
+	return n, lb.afterWrite(ctx, live, nil)
 }
 
 // aroundScore reads, without data, the counts and the score's own shard

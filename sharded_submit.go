@@ -72,8 +72,8 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 	calls := make([]scripts.Call, len(groups))
 	build := func(mode string) {
 		for k := range groups {
-			ms, vs := pick(members, at[k]), []string(nil)
-			if values != nil {
+			ms, vs := pick(members, at[k]), values // "evict": its bounds
+			if values != nil && mode != "evict" {
 				vs = pick(values, at[k])
 			}
 			calls[k] = lb.partWriteCall(mode, live, ms, vs, slot, submission{})

@@ -275,3 +275,70 @@ func TestStoreFailsPartWay(t *testing.T) {
 		})
 	}
 }
+
+// removeHook is a store whose Remove runs after once it has recorded the
+// removal: a writer between RemoveBetween's store step and its Redis step.
+type removeHook struct {
+	*memStore
+	after func()
+}
+
+func (h *removeHook) Remove(ctx context.Context, r lb.Removal) error {
+	err := h.memStore.Remove(ctx, r)
+	if f := h.after; f != nil {
+		h.after = nil
+		f()
+	}
+	return err
+}
+
+// TestRemoveBetweenLeavesWhatLeftTheRange: RemoveBetween(900, +Inf) reads a
+// cheater at 1000 and a player at 950, records their removal, and before
+// Redis removes them the cheater's legitimate 10 replaces the 1000 and
+// another player enters at 990: Redis removes the one still in the range
+// (and counts one), leaves the cheater at 10 (outside the range) and the
+// newcomer (not read), and the store agrees (Verify, a Rebuild), on plain
+// and sharded boards, with and without a tie-break.
+func TestRemoveBetweenLeavesWhatLeftTheRange(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 1e6})
+		require.NoError(t, err)
+		for name, opts := range map[string][]lb.Option{
+			"plain": nil, "sharded": {lb.WithShards(100, 500)}, "tiebreak": {lb.WithTieBreak(tb)},
+			"sharded tiebreak": {lb.WithTieBreak(tb), lb.WithShards(100, 500)},
+		} {
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				store := &removeHook{memStore: newMemStore()}
+				board, _ := newBoard(t, b, append(opts, lb.WithStore(store), lb.WithPolicy(lb.Replace), lb.WithClock(fixed(future)))...)
+				for m, s := range map[string]float64{"cheater": 1000, "fast": 950, "honest": 5} {
+					_, err := board.Submit(ctx, m, s)
+					require.NoError(t, err)
+				}
+				store.after = func() {
+					for m, s := range map[string]float64{"cheater": 10, "late": 990} {
+						_, err := board.Submit(ctx, m, s)
+						require.NoError(t, err)
+					}
+				}
+				n, err := board.RemoveBetween(ctx, 900, math.Inf(1))
+				require.NoError(t, err)
+				require.Equal(t, int64(1), n, "removed: fast alone")
+				want := []lb.Entry{{Member: "late", Score: 990, Rank: 1}, {Member: "cheater", Score: 10, Rank: 2}, {Member: "honest", Score: 5, Rank: 3}}
+				top, err := board.Top(ctx, 10)
+				require.NoError(t, err)
+				require.Equal(t, want, top)
+				reps, err := board.Verify(ctx)
+				require.NoError(t, err)
+				for _, r := range reps {
+					require.True(t, r.Clean(), "the store agrees: %+v", r)
+				}
+				_, err = board.Rebuild(ctx)
+				require.NoError(t, err)
+				top, err = board.Top(ctx, 10)
+				require.NoError(t, err)
+				require.Equal(t, want, top, "after a Rebuild")
+			})
+		}
+	})
+}

@@ -247,8 +247,9 @@ type PartKeys struct {
 // "touch") to partitions of one group of a sharded board on a Cluster:
 // counts[k] members of parts[k], in the order given, take their versions
 // from clock, the group's clock key; members[i] gets values[i] under
-// "submit" and "check"; ids is the id set of a one-member call's
-// partition, used when h.ID is set. See part_write.lua.
+// "submit" and "check", and under "evict" values are the stored bounds
+// lo, hi its members must still lie within; ids is the id set of a
+// one-member call's partition, used when h.ID is set. See part_write.lua.
 func PartWriteCall(h Header, mode string, parts []PartKeys, counts []int, clock, ids string, expires []int64, members, values []string) Call {
 	args := append(h.writeArgs(2+len(counts)+len(expires)+2*len(members)), mode, strconv.Itoa(len(parts)))
 	for _, n := range counts {
@@ -260,6 +261,9 @@ func PartWriteCall(h Header, mode string, parts []PartKeys, counts []int, clock,
 		if mode == "submit" || mode == "check" {
 			args = append(args, values[i])
 		}
+	}
+	if mode == "evict" {
+		args = append(args, values...) // lo, hi
 	}
 	withData := h.Data != "" || mode == "remove"
 	keys := make([]string, 0, len(parts)*(len(expires)+1)+2)
@@ -356,7 +360,8 @@ func ShardLocalCall(h Header, keys []string, data, ids, member, value, scale str
 }
 
 // ShardLocalManyCall applies mode ("submit": members[i] gets values[i];
-// "remove"; "repair") to a sharded board whose keys share one node: keys
+// "remove"; "evict": values are the stored bounds lo, hi its members must
+// still lie within; "repair") to a sharded board whose keys share one node: keys
 // are per window every shard's sorted set, then nparts partition hashes,
 // and for "remove" then the nparts partitions' data hashes; member i is in
 // partition part[i] (1 to nparts); scale and bounds as ShardLocalCall's,
@@ -369,6 +374,9 @@ func ShardLocalManyCall(h Header, mode string, keys []string, scale string, boun
 		if mode == "submit" {
 			args = append(args, values[i])
 		}
+	}
+	if mode == "evict" {
+		args = append(args, values...) // lo, hi
 	}
 	return h.call(ShardLocalMany, keys, args)
 }
@@ -413,6 +421,12 @@ func ShardAfterCall(h Header, key, value, member string, n int) Call {
 // within lo..hi from one period, key. See remove_between.lua.
 func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
 	return h.call(RemoveBetween, []string{key}, append(h.args(3), lo, hi, strconv.Itoa(n)))
+}
+
+// EvictBetweenCall removes from one period, key, those of members whose
+// stored values still lie within lo..hi. See remove_between.lua.
+func EvictBetweenCall(h Header, key, lo, hi string, members []string) Call {
+	return h.call(RemoveBetween, []string{key}, append(append(h.args(3+len(members)), lo, hi, "0"), members...))
 }
 
 // HotTopCall rewrites mirror, a period's top mirror, with the period's

@@ -24,6 +24,14 @@ local function num(s)
   return s + 0
 end
 
+-- Whether the stored value v lies within lo..hi, stored bounds inclusive
+-- as the Go side gives them ('-inf' and '+inf' for open ends): numbers
+-- compared, as Redis compares scores.
+local function within(v, lo, hi)
+  local x = num(v)
+  return (lo == '-inf' or (lo ~= '+inf' and x >= num(lo))) and (hi == '+inf' or (hi ~= '-inf' and x <= num(hi)))
+end
+
 -- A tie-break composite c = s * slots + tie, 0 <= tie < slots, split back
 -- into its parts; exact, as every value involved is an integer below 2^53.
 local function split(c, slots)

@@ -23,7 +23,9 @@
 --           number of members; then per window period its absolute expiry
 --           in unix milliseconds ('0' for none); then the members, the
 --           first partition's first: 'submit': member, value, member,
---           value, ...; else: members
+--           value, ...; else: members; for 'evict' then lo and hi (stored
+--           bounds, inclusive): a member whose value has left lo..hi since
+--           it was read stays, unchanged (version 0)
 --
 -- Returns per window, per member (in the call's order): previous stored
 -- value or nil, stored
@@ -50,6 +52,7 @@ local per = (nk - 1) / np
 local nw = per
 if withdata then nw = per - 1 end
 local exp = REST + 1 + np -- ARGV[exp + w] is window period w's expiry
+local lo, hi = ARGV[#ARGV - 1], ARGV[#ARGV] -- 'evict' only
 -- Partition k's members are ARGV[from[k]] .. ARGV[to[k]], step apart.
 local from, to = {}, {}
 local at = exp + nw + 1
@@ -75,10 +78,11 @@ for k = 1, np do
         v, code = apply(p, ARGV[j + 1])
         if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
         if v == nil then v = p end
-      elseif mode == 'remove' or mode == 'evict' then
+      elseif mode == 'remove' or (mode == 'evict' and (not p or within(p, lo, hi))) then
         v = nil
       end
-      local versioned = not dup and (v ~= p or mode ~= 'submit')
+      -- An evict that leaves its member (out of the range) changes nothing.
+      local versioned = not dup and (v ~= p or (mode ~= 'submit' and not (mode == 'evict' and p)))
       if versioned then changes = changes + 1 end
       plan[#plan + 1] = {member, p, v, versioned}
     end

@@ -14,7 +14,10 @@
 --           none), the number of shards, the shards - 1 bounds, the
 --           number of partitions (parts), one absolute expiry per window
 --           ('0' for none), then per member: its partition (1 to parts),
---           the member, and for 'submit' its value (as in submit.lua)
+--           the member, and for 'submit' its value (as in submit.lua); for
+--           'evict', then lo and hi (stored bounds, inclusive): a member
+--           whose partition's value has left lo..hi since it was read
+--           stays
 --
 -- Every change is worked out before the first write: one total out of
 -- range refuses the whole call. 'repair' puts each member's stored value
@@ -23,7 +26,7 @@
 -- 'evict' remove each member from the shard of its partition's value, and
 -- sweep every shard only for a member its partition does not hold;
 -- 'remove' also deletes the members' data. Returns the number of windows
--- written.
+-- written; 'evict' the number of members it removed, over every window.
 write_header()
 local r = REST
 local mode = ARGV[r]
@@ -39,13 +42,18 @@ local firstexp = r + 3 + nshards
 local first = firstexp + nw
 local step = 2
 if mode == 'submit' then step = 3 end
+-- The members' arguments end at last; 'evict' has its bounds after them.
+-- One assignment at a time: gopher-lua (miniredis) assigns a multiple
+-- assignment's targets as it evaluates its values.
+local last, lo, hi = #ARGV, ARGV[#ARGV - 1], ARGV[#ARGV]
+if mode == 'evict' then last = last - 2 end
 
 local sweep = mode ~= 'submit'
 local plans = {}
 for k = 1, nw do
   local w = (k - 1) * per + 1
   local plan = {}
-  for j = first, #ARGV, step do
+  for j = first, last, step do
     local pk = w + nshards + num(ARGV[j]) - 1
     local part = KEYS[pk]
     local member = ARGV[j + 1]
@@ -56,7 +64,7 @@ for k = 1, nw do
       v, code = apply(p, ARGV[j + 2])
       if v == false then return redis.error_reply(code .. ' ' .. part .. ' ' .. member) end
       if v == nil then v = p end
-    elseif mode == 'remove' or mode == 'evict' then
+    elseif mode == 'remove' or (mode == 'evict' and (not p or within(p, lo, hi))) then
       v = nil
     end
     plan[#plan + 1] = {pk, member, p, v}
@@ -69,7 +77,9 @@ for k = 1, nw do
   local exp = ARGV[firstexp + k - 1]
   for _, c in ipairs(plans[k]) do
     local pk, member, p, v = c[1], c[2], c[3], c[4]
-    if v ~= p or sweep then
+    if p and v == p and mode == 'evict' then
+      -- Left the range since it was read: it stays, untouched.
+    elseif v ~= p or sweep then
       local from, to = -1, -1
       if p then from = shard_of(p, bounds, scale) end
       if v then to = shard_of(v, bounds, scale) end
@@ -86,5 +96,14 @@ for k = 1, nw do
 end
 if mode == 'remove' then
   for j = first, #ARGV, step do redis.call('HDEL', KEYS[nkeys + num(ARGV[j])], ARGV[j + 1]) end
+end
+if mode == 'evict' then
+  local n = 0
+  for k = 1, nw do
+    for _, c in ipairs(plans[k]) do
+      if c[3] and not c[4] then n = n + 1 end
+    end
+  end
+  return n
 end
 return nw
