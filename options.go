@@ -362,6 +362,14 @@ func WithData(data string) SubmitOption {
 // WithTime so tie-breaks keep the original reaching time. An id is 1 to
 // MaxIDLen bytes.
 //
+// An id names one submission of the board: give each its own (a match's
+// id and the player's), never one id to several members' submissions. On
+// an unsharded board, and on any board with a store (pgstore keeps ids
+// unique per board), another member's submission with an id already seen
+// is a duplicate and is not applied; a sharded board without a store
+// remembers ids per partition of members (4,096 partitions), so there it
+// may be applied.
+//
 // Redis remembers an id for the board's WithDedupeWindow. With a store
 // (WithStore) the store is the truth, for as long as it remembers the id
 // (pgstore: for good), and Redis's memory a cache of it: a store that
