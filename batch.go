@@ -433,7 +433,8 @@ func (lb *Leaderboard) beats(a, b submission) bool {
 }
 
 // addInto adds next's score to w's (Accumulate), stamped with next's time
-// as the script stamps a total; false when the sum leaves the range.
+// as the script stamps a total (a 0 stamps nothing); false when the sum
+// leaves the range, or when it is 0 under a tie-break and next is not.
 func (lb *Leaderboard) addInto(w *submission, next submission) bool {
 	if lb.tb == nil {
 		sum := w.score + next.score
@@ -443,7 +444,17 @@ func (lb *Leaderboard) addInto(w *submission, next submission) bool {
 		w.score, w.stored = sum, sum
 	} else {
 		s := w.s + next.s
-		if s > lb.tb.maxS || s < -lb.tb.maxS {
+		switch {
+		case s > lb.tb.maxS || s < -lb.tb.maxS:
+			return false
+		case next.s == 0:
+			// Adding 0 reaches no new total, and stamps nothing (apply in
+			// writes.lua).
+			return true
+		case s == 0:
+			// A total changed and changed back is stamped with the last
+			// change's time, which a write of 0 cannot carry: a write of
+			// its own.
 			return false
 		}
 		w.s, w.t = s, next.t

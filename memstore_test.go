@@ -237,7 +237,9 @@ func memFold(q lb.StandingsQuery, cur, next lb.StoredStanding) lb.StoredStanding
 		return next
 	case lb.Accumulate:
 		cur.Score += next.Score
-		cur.At = next.At
+		if next.Score != 0 {
+			cur.At = next.At
+		}
 		return cur
 	}
 	better := (q.Order == lb.HighestFirst && next.Score > cur.Score) || (q.Order == lb.LowestFirst && next.Score < cur.Score)

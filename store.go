@@ -32,7 +32,9 @@ type Store interface {
 	//	Replace     the score and time of the last submission appended
 	//	Accumulate  the sum of the scores, added in the order they were
 	//	            appended (floating-point sums depend on the order), and
-	//	            the time of the last submission appended
+	//	            the time of the last submission appended whose score is
+	//	            not 0 (the first's when every one is 0): adding 0
+	//	            reaches no new total
 	//
 	// Members may come in any order. An error from fn stops the stream and
 	// is returned.

@@ -190,6 +190,9 @@ func (m *tieModel) next(member string, s, slot int64) (row tieRow, ok bool) {
 	case lb.Replace:
 		return row, true
 	case lb.Accumulate:
+		if s == 0 {
+			return old, true // adding 0 reaches no new total: its time stays
+		}
 		row.s = old.s + s
 		return row, row.s <= m.maxS && row.s >= -m.maxS
 	default: // KeepBest keeps the first time a best was reached
@@ -1133,4 +1136,71 @@ func TestTieBreakConstructors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTieBreakAccumulateZero: on an Accumulate board with EarlierFirst,
+// adding 0 reaches no new total and keeps the time the total was reached:
+// alice reached 100 before bob and stays first after a Submit, a
+// SubmitMany and a Batcher's submission of 0 (Changed false). A Batcher
+// folding +5 and -5 writes them apart, so the total is stamped with the
+// -5's time (as two Submits would): bob first. The store agrees (Verify,
+// and a Rebuild gives the same order), on plain and sharded boards.
+func TestTieBreakAccumulateZero(t *testing.T) {
+	o := lb.TimeOrder{Epoch: tieEpoch, Resolution: time.Second, MaxScore: 1000}
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for name, opts := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(50)}} {
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				board, bname := newBoard(t, b, append(opts, lb.WithPolicy(lb.Accumulate), lb.WithTieBreak(tieNew(t, false, o)),
+					lb.WithStore(newMemStore()), lb.WithClock(fixed(tieNow)))...)
+				at := func(s int) lb.SubmitOption { return lb.WithTime(tieEpoch.Add(time.Duration(s) * time.Minute)) }
+				order := func(when string, want ...string) {
+					t.Helper()
+					top, err := board.Top(ctx, 10)
+					require.NoError(t, err)
+					var got []string
+					for _, e := range top {
+						got = append(got, e.Member)
+					}
+					require.Equal(t, want, got, when)
+				}
+				for i, m := range []string{"alice", "bob"} {
+					_, err := board.Submit(ctx, m, 100, at(i+1))
+					require.NoError(t, err)
+				}
+				res, err := board.Submit(ctx, "alice", 0, at(3))
+				require.NoError(t, err)
+				require.False(t, res.Changed)
+				require.Equal(t, int64(1), res.Previous.Rank)
+				require.Equal(t, int64(1), res.Rank)
+				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"alice": 0, "bob": 0}))
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				runBatcherAt(t, bt, []*batchCall{{member: "alice", score: 0}, {member: "bob", score: 0}}, []time.Time{tieEpoch.Add(4 * time.Minute), {}})
+				order("after adding 0", "alice", "bob")
+
+				bt, err = board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				var seqs []int
+				lb.TraceBatch(bt, func(seq int) { seqs = append(seqs, seq) })
+				got := runBatcherAt(t, bt, []*batchCall{{member: "alice", score: 5}, {member: "alice", score: -5}, {member: "alice", score: 0}},
+					[]time.Time{tieEpoch.Add(5 * time.Minute), tieEpoch.Add(6 * time.Minute), tieEpoch.Add(7 * time.Minute)})
+				require.Equal(t, []int{0, 1, 1}, seqs, "+5 and -5 apart, the 0 folded into the -5")
+				for _, c := range got {
+					require.NoError(t, c.err)
+				}
+				order("after +5 and -5", "bob", "alice")
+
+				reps, err := board.Verify(ctx)
+				require.NoError(t, err)
+				for _, r := range reps {
+					require.True(t, r.Clean(), "the store agrees: %+v", r)
+				}
+				b.Wipe(t, bname)
+				_, err = board.Rebuild(ctx)
+				require.NoError(t, err)
+				order("after a Rebuild", "bob", "alice")
+			})
+		}
+	})
 }

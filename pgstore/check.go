@@ -193,7 +193,7 @@ func (k *keptComparison) finish() {
 // next submission in append order, as Standings' aggregation does: KeepBest
 // keeps the best score and the earliest time it was reached, Replace the
 // last submission, Accumulate adds the score (IEEE addition, in append
-// order) and takes the last time.
+// order) and takes the time of the last one that is not 0.
 func fold(policy leaderboard.Policy, order leaderboard.Order, st leaderboard.StoredStanding, started bool, sub leaderboard.StoredStanding) leaderboard.StoredStanding {
 	if !started {
 		return sub
@@ -203,7 +203,9 @@ func fold(policy leaderboard.Policy, order leaderboard.Order, st leaderboard.Sto
 		return sub
 	case leaderboard.Accumulate:
 		st.Score += sub.Score
-		st.At = sub.At
+		if sub.Score != 0 { // adding 0 reaches no new total
+			st.At = sub.At
+		}
 		return st
 	}
 	better := sub.Score > st.Score

@@ -148,7 +148,9 @@ func keptSet(policy leaderboard.Policy, order leaderboard.Order) string {
 	case leaderboard.Replace:
 		return set
 	case leaderboard.Accumulate:
-		return `DO UPDATE SET score = st.score + excluded.score, at = excluded.at
+		// Adding 0 reaches no new total: its time stays.
+		return `DO UPDATE SET score = st.score + excluded.score,
+		at = CASE WHEN excluded.score = 0 THEN st.at ELSE excluded.at END
 	WHERE abs(st.score) < ` + nearOverflow + ` AND abs(excluded.score) < ` + nearOverflow
 	}
 	better := ">"
@@ -576,7 +578,8 @@ WHERE sp.board = $1 AND sp.complete AND sp.period_end > $2
 // Append does. Otherwise, as ON CONFLICT cannot touch a row twice in one
 // statement, each standing's changes are combined first: KeepBest to the
 // best, Replace to the last; Accumulate adds them one by one, in batch
-// order, to the standing (locked first), as Append would have.
+// order, to the standing (locked first), as Append would have, with the
+// time of the last that is not 0.
 //
 // Rows are upserted in (window, period, member) order, byte-wise as Go
 // sorts the chunks: two batches lock the standings they share in the same
@@ -614,21 +617,22 @@ SELECT w, p, count(*) FROM up GROUP BY w, p`
 	}
 	match := `st.board = $1::text AND st."window" = g.w AND st.period = g.p AND st.member = g.m`
 	return with + `, g AS (
-	SELECT w, p, m, array_agg(s ORDER BY o) AS ss, (array_agg(a ORDER BY o DESC))[1] AS a,
+	SELECT w, p, m, array_agg(s ORDER BY o) AS ss,
+		(array_agg(a ORDER BY o DESC) FILTER (WHERE s <> 0))[1] AS anz, (array_agg(a ORDER BY o))[1] AS a1,
 		max(abs(s)) AS big, count(*) AS n
 	FROM x GROUP BY w, p, m
 ), lk AS (
 	SELECT st.member FROM ` + s.tKept + ` st JOIN g ON ` + match + `
 	ORDER BY st."window", st.period, st.member FOR UPDATE OF st
 ), upd AS (
-	UPDATE ` + s.tKept + ` st SET score = ` + sum("st.score || g.ss") + `, at = g.a
+	UPDATE ` + s.tKept + ` st SET score = ` + sum("st.score || g.ss") + `, at = coalesce(g.anz, st.at)
 	FROM g
 	WHERE ` + match + ` AND (SELECT count(*) FROM lk) >= 0
 		AND greatest(abs(st.score), g.big) < ` + nearOverflow + ` / (g.n + 1)
 	RETURNING st."window" AS w, st.period AS p
 ), ins AS (
 	` + insert + `
-	SELECT $1::text, g.w, g.p, g.m, ` + sum("g.ss") + `, g.a
+	SELECT $1::text, g.w, g.p, g.m, ` + sum("g.ss") + `, coalesce(g.anz, g.a1)
 	FROM g
 	WHERE g.big < ` + nearOverflow + ` / g.n AND (SELECT count(*) FROM upd) >= 0
 		AND NOT EXISTS (SELECT 1 FROM ` + s.tKept + ` st WHERE ` + match + `)

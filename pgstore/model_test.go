@@ -50,7 +50,9 @@ func modelStandings(subs []leaderboard.Submission, board string, policy leaderbo
 			st.score, st.at = s.Score, s.At
 		case policy == leaderboard.Accumulate:
 			st.score += s.Score // sequential float64 addition, as ZINCRBY does
-			st.at = s.At
+			if s.Score != 0 {   // adding 0 reaches no new total: its time stays
+				st.at = s.At
+			}
 		default: // KeepBest
 			better := s.Score > st.score
 			if order == leaderboard.LowestFirst {

@@ -49,8 +49,8 @@
 // after it sees the row. Remove, Correct, Retract, DeleteBoard,
 // DeletePeriod and CheckStandings with repair hold it exclusively too.
 //
-// Replace keeps a member's last submission and Accumulate its last time,
-// by seq, the log's order. Appends of one member run one after the other
+// Replace keeps a member's last submission and Accumulate the time of its
+// last one that is not 0, by seq, the log's order. Appends of one member run one after the other
 // (an advisory lock of the member's bucket, taken before the row takes its
 // seq; AppendBatch holds its members' buckets for its transaction), so the
 // kept standings take them in seq order too and equal the log's
@@ -536,7 +536,9 @@ func (s *Store) accumulateInGo(ctx context.Context, from string, args []any, fn 
 	_, err := s.stream(ctx, s.pool, "SELECT member, score, at "+from+" ORDER BY member, seq", args, func(sub leaderboard.StoredStanding) error {
 		if started && sub.Member == cur.Member {
 			cur.Score += sub.Score
-			cur.At = sub.At
+			if sub.Score != 0 { // adding 0 reaches no new total
+				cur.At = sub.At
+			}
 			return nil
 		}
 		if started {
@@ -640,10 +642,14 @@ func standingsSQL(q leaderboard.StandingsQuery, from string) (string, error) {
 	case leaderboard.Accumulate:
 		// A running sum in seq order adds the scores one by one in the
 		// order they were appended, as ZINCRBY did; the member's last row
-		// (no next one) holds the total and the last submission's time.
-		// One window for both, in (board, member, seq) index order.
-		inner = "SELECT member, sum(score) OVER w AS score, at, lead(seq) OVER w IS NULL AS last " + from +
-			" WINDOW w AS (PARTITION BY member ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+		// (no next one) holds the total. Its time is that of the last row
+		// whose score is not 0 (adding 0 reaches no new total), else the
+		// first's: the first row of its run of equal counts of such rows.
+		// One window for the three, in (board, member, seq) index order.
+		inner = "SELECT member, score, first_value(at) OVER (PARTITION BY member, nz ORDER BY seq) AS at, last FROM (" +
+			"SELECT member, seq, at, sum(score) OVER w AS score, count(*) FILTER (WHERE score <> 0) OVER w AS nz, " +
+			"lead(seq) OVER w IS NULL AS last " + from +
+			" WINDOW w AS (PARTITION BY member ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) r"
 	default:
 		return "", fmt.Errorf("%w: policy %v", leaderboard.ErrInvalidArgument, q.Policy)
 	}

@@ -44,6 +44,9 @@ local function apply(p, value)
     if not p or policy == 'SET' then return encode(s) end
     local olds, oldtie = split(num(p), slots)
     if policy == 'INCR' then
+      -- Adding 0 reaches no new total: the stamp of the one held stays
+      -- (the store's aggregation keeps its time too).
+      if s == 0 then return nil end
       local total = olds + s
       if total > MAXS or total < -MAXS then return false, 'LBRANGE' end
       return encode(total)
