@@ -11,7 +11,7 @@
 // On an unsharded board, Submit, SubmitMany, Set, Remove, SetData, Reset,
 // Delete and every read (Top, Rank, Ranks, Around, Page, Range, Among,
 // Cutoff, Between, CountBetween, AroundScore, Count, Periods) cost one round
-// trip to Redis: one Do or one DoMulti on the rueidis client you pass in;
+// trip to Redis (Around two with WithTwoStepAround): one Do or one DoMulti on the rueidis client you pass in;
 // All one a chunk of up to MaxN entries, RemoveBetween one a chunk of up to
 // MaxN members (two with a store that records removals). A script costs one more
 // the first time it runs on a Redis that has not loaded it (rueidis sends
@@ -19,7 +19,8 @@
 // two, more only where its doc comment says (on a Cluster: a Submit that
 // finds a copy a crashed write left behind or reaches a shard late, a read
 // that finds a member in two shards while it moves, a SubmitMany run dry
-// first; with IncludeData, the reads IncludeData names). With WithHotTop
+// first, a chunk of RemoveBetween; with IncludeData, the reads IncludeData
+// names). With WithHotTop
 // the writes and reads of the mirror take what WithHotTop says (on a
 // sharded Cluster board, a write that deletes the mirror one more, a
 // rewrite three more).
@@ -59,7 +60,7 @@
 // beside the last entry's score and rank, the script only when that entry
 // moved. So a rank
 // and a total always come from the same moment. Around reads the member's rank and the slice around it in one
-// script, never rank-then-range. A sharded board's operations are atomic
+// script, never rank-then-range, unless WithTwoStepAround asks for two steps. A sharded board's operations are atomic
 // per step; see WithShards. With WithReplicaReads no read sends a MULTI
 // (those reads run their script instead) and read scripts run as
 // EVALSHA_RO, so that a client may send every read to a replica.
@@ -81,15 +82,16 @@
 // board moves to new bounds (shadow.go, WithShadowShards). No front branches on the kind of board, and every backend
 // must implement every operation.
 //
-// Lua runs only where a transaction cannot do the job (see below). The
+// Lua runs only where a transaction cannot do the job (see Round trips and
+// atomicity). The
 // scripts live in internal/scripts, each behind a typed Go builder; every
 // script's arguments open with one header that common.lua reads in one
 // place. Replies are decoded in reply.go. With a store (WithStore), Submit,
 // a Batcher's batches, SubmitMany, Set, Remove, RemoveBetween, Reset and
 // Delete write the store
 // first and Redis second; a Redis
-// refusal retracts what the store took, any other Redis failure returns
-// ErrPending. Rebuild (rebuild.go, pipeline.go), Verify (verify.go) and
+// refusal of a submission retracts what the store took, any other Redis
+// failure returns ErrPending. Rebuild (rebuild.go, pipeline.go), Verify (verify.go) and
 // Seal (seal.go) read the store back.
 //
 // # Keys

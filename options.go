@@ -233,9 +233,9 @@ func WithStore(s Store) Option {
 
 // WithDedupeWindow sets how long Redis remembers a WithID id, so that a
 // retry within it is applied once. Default 24 hours. A longer window costs
-// memory per id (an entry in one sorted set per board). A store, when there
-// is one, remembers ids as long as it keeps them, and its answer wins (see
-// WithID).
+// memory per id (an entry in one sorted set per board; per partition of
+// members on a sharded board). A store, when there is one, remembers ids
+// as long as it keeps them, and its answer wins (see WithID).
 func WithDedupeWindow(d time.Duration) Option {
 	return func(c *config) {
 		c.dedupe = d

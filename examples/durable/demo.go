@@ -173,12 +173,10 @@ func (d *demo) load(ctx context.Context) error {
 }
 
 // submitLive sends the live matches from the workers; the first error
-// stops them all. Each player's matches go to one worker, in order: pgstore
-// keeps a player's standing in the order concurrent appends commit, which
-// can differ from the order of its log (the time of an Accumulate
-// standing is the last submission's), and Verify's check of the kept
-// standings against the log would then name the player (see pgstore's
-// README, "Concurrent appends of one member").
+// stops them all. Each player's matches go to one worker, in order: two
+// submissions of one player sent at once can reach the store and Redis in
+// different orders (each goes to the store first, then to Redis), and
+// Verify would then name the player.
 func (d *demo) submitLive(ctx context.Context, live []match, bar *meter) error {
 	queues := make([][]match, d.cfg.Workers)
 	worker := map[string]int{}
