@@ -39,6 +39,10 @@ type backend interface {
 	// how many. Both keep the members' data (RemoveBetween).
 	dropBetween(ctx context.Context, tg target, r scoreRange, n int) (removed int64, more bool, err error)
 	evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error)
+	// evictChunk is how many members a RemoveBetween with a store reads,
+	// records and evicts at a time: as many as one evict removes without
+	// holding Redis long.
+	evictChunk() int
 
 	// top, rank, around and page read one period as Top, Rank, Around and
 	// Page describe, their arguments already checked; page reads count

@@ -94,6 +94,9 @@ func (lb *plainBackend) dropBetween(ctx context.Context, tg target, r scoreRange
 	return removed, left > 0, err
 }
 
+// evictChunk is MaxN: one script removes a chunk in a few milliseconds.
+func (lb *plainBackend) evictChunk() int { return MaxN }
+
 // evict removes from one period those of members whose stored values
 // still lie within r, their data kept: a member that left the range since
 // it was read stays (remove_between.lua).

@@ -253,7 +253,9 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // removes them as Remove does (their data kept), in chunks of 100, so
 // that one chunk's script holds Redis a few milliseconds at most
 // (BENCHMARKS.md): two round trips a chunk on one node, three on a
-// Cluster.
+// Cluster; with a Remover store the chunks are of 100 on one node too
+// (read, recorded, removed), and of MaxN on a Cluster, whose members are
+// removed in pieces of 100, each piece's two steps in turn.
 func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {
@@ -285,7 +287,8 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 		n, more, err := lb.be.dropBetween(ctx, tg, r, MaxN)
 		return n, more, wrap("remove between", err)
 	}
-	es, err := lb.be.between(ctx, tg, r, MaxN)
+	chunk := lb.be.evictChunk()
+	es, err := lb.be.between(ctx, tg, r, chunk)
 	if err != nil || len(es) == 0 {
 		return 0, false, wrap("remove between", err)
 	}
@@ -301,5 +304,5 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 	if err := lb.afterStore(ctx, "remove between", wrap("remove between", err), nil); err != nil {
 		return n, false, err
 	}
-	return n, len(members) == MaxN, nil
+	return n, len(members) == chunk, nil
 }

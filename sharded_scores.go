@@ -214,6 +214,17 @@ func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRan
 	return removed, len(members) == n, err
 }
 
+// evictChunk is evictPiece on one node, where one round trip's pieces
+// would run back to back (Redis runs what it reads of one client's
+// pipeline before it serves another), and MaxN on a Cluster, whose evict
+// sends each piece's steps in turn.
+func (lb *shardedBackend) evictChunk() int {
+	if lb.cluster {
+		return MaxN
+	}
+	return evictPiece
+}
+
 // evict removes from one period, as Remove does (see remove) but for
 // their data, which stays, those of members whose partition's values still
 // lie within r: a member that left the range since it was read stays. In
