@@ -76,7 +76,9 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // batch is written gets ctx's error; its submission may still be written,
 // as a Submit that times out may have been. The batch's write runs with
 // the values, not the deadline, of the ctx of the first submission in it:
-// it is bounded by the client's own timeouts.
+// it is bounded by the client's own timeouts and the store's, and a store
+// call that never returns holds that batch and every later one (give a
+// store's database a statement timeout: pgstore's pool, statement_timeout).
 //
 // A Batcher is safe for concurrent use.
 type Batcher struct {
