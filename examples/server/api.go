@@ -201,7 +201,11 @@ func (q boardQuery) opts() []leaderboard.Query {
 // cutoff, ?score=&radius= for where a score would place; each with ?window=
 // and ?at=.
 func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
-	q, fe := s.parseBoardQuery(r.URL.Query())
+	v, ok := queryOf(w, r)
+	if !ok {
+		return
+	}
+	q, fe := s.parseBoardQuery(v)
 	if fe != nil {
 		writeError(w, http.StatusBadRequest, fe.msg, fe.field)
 		return

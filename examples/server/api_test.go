@@ -459,6 +459,24 @@ func TestLeaderboardBadQueries(t *testing.T) {
 	})
 }
 
+// TestMalformedQueryString: a query string that does not parse (a bad
+// %-escape, a ';' separator) is a 400 naming "query" on every endpoint that
+// reads one, not a 200 for the parameters that happened to parse.
+func TestMalformedQueryString(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	for _, path := range []string{"/api/v1/leaderboard", "/api/v1/distribution", "/api/v1/events"} {
+		for _, query := range []string{"window=%zz", "limit=5;window=daily", "userId=%zzbob", "window=daily&at=%", ";"} {
+			// An event stream the old code opened ends with this context.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			rec := f.do(httptest.NewRequest(http.MethodGet, path+"?"+query, nil).WithContext(ctx))
+			cancel()
+			if rec.Code != http.StatusBadRequest || decode[errorBody](t, rec).Field != "query" {
+				t.Errorf("%s?%s: %d %s, want 400 naming query", path, query, rec.Code, rec.Body)
+			}
+		}
+	}
+}
+
 func TestDistribution(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		f := newFixture(t, b)

@@ -49,7 +49,10 @@ type distCached struct {
 
 // handleDistribution is GET /api/v1/distribution?window=&at=.
 func (s *server) handleDistribution(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query()
+	v, ok := queryOf(w, r)
+	if !ok {
+		return
+	}
 	for k, vs := range v {
 		if k != "window" && k != "at" {
 			writeError(w, http.StatusBadRequest, "unknown parameter "+k, k)

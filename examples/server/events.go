@@ -214,8 +214,7 @@ func (h *hub) count() int {
 
 // handleEvents streams "scores" events (server-sent events) to a page.
 func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	if len(r.URL.Query()) > 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q", firstKey(r.URL.Query())), firstKey(r.URL.Query()))
+	if !noParams(w, r) {
 		return
 	}
 	wake, ok := s.openStream(w, r)
@@ -273,6 +272,17 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// noParams answers 400 and returns false unless r has no query
+// parameters: a stream takes none.
+func noParams(w http.ResponseWriter, r *http.Request) bool {
+	v, ok := queryOf(w, r)
+	if ok && len(v) > 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q", firstKey(v)), firstKey(v))
+		return false
+	}
+	return ok
 }
 
 // openStream takes a stream slot for r's client, or answers why not: 429

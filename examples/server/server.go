@@ -206,6 +206,19 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "redis": "unreachable"})
 }
 
+// queryOf parses r's query string, or answers 400 naming "query" and
+// returns false. r.URL.Query() is not used: it silently drops what it
+// cannot parse (a bad %-escape, a ';'), so a mistyped parameter would read
+// as absent and be answered 200 with defaults.
+func queryOf(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "malformed query string: want name=value pairs joined by '&', with valid %-escapes", "query")
+		return nil, false
+	}
+	return v, true
+}
+
 // firstKey returns the alphabetically first key of a query, so that an
 // error about an unknown parameter is the same on every run.
 func firstKey(q url.Values) string {
