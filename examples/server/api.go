@@ -52,9 +52,8 @@ func previous(e leaderboard.Entry) (*int64, *float64) {
 // the dearest, and none of them writes to the board: size, signature,
 // replay, fields, rate limit; only then the submit.
 func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
-	body, fe := readBody(w, r)
-	if fe != nil {
-		s.refuse(w, outcomeInvalid, http.StatusBadRequest, fe.msg, fe.field)
+	body, ok := s.submitBody(w, r)
+	if !ok {
 		return
 	}
 	ctx, cancel := s.redisCtx(r)
@@ -106,6 +105,22 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	s.hub.submitted(req.UserID, req.Score)
 	writeJSON(w, http.StatusOK, submitAnswer(req, res))
+}
+
+// submitBody reads a submission's body, or answers why not: 400 for what
+// the client sent, 499 for a client gone before it was whole.
+func (s *server) submitBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := readBody(w, r)
+	var fe *fieldError
+	switch {
+	case errors.As(err, &fe):
+		s.refuse(w, outcomeInvalid, http.StatusBadRequest, fe.msg, fe.field)
+		return nil, false
+	case err != nil: // the client went away: fail answers 499
+		s.fail(w, r, "read body", err, "")
+		return nil, false
+	}
+	return body, true
 }
 
 // submitAnswer is the answer to an accepted submission.

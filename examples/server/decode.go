@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 )
@@ -27,19 +29,35 @@ func badField(field, format string, args ...any) *fieldError {
 }
 
 // readBody reads at most maxBody bytes; a longer body is refused without
-// reading the rest.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *fieldError) {
+// reading the rest. The error is a *fieldError (a 400) for what the client
+// sent, or one matching errClientClosed when the client went away before
+// the body was whole: that is no bad input, and is answered like any other
+// request the client closed (499).
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		return nil, badField("body", "body over %d bytes", maxBody)
+	case err != nil && bodyCut(r, err):
+		return nil, fmt.Errorf("%w: read body: %w", errClientClosed, err)
 	case err != nil:
 		return nil, badField("body", "could not read the body")
 	case len(body) == 0:
 		return nil, badField("body", "empty body; want {\"userId\": ..., \"score\": ...}")
 	}
 	return body, nil
+}
+
+// bodyCut reports whether a failed body read means the client went away:
+// the connection ended before the length it announced (or the last chunk),
+// or was reset or closed, or the request's context ended (HTTP/2 resets a
+// stream that way). A read that timed out stays a 400: the client was too
+// slow, not gone.
+func bodyCut(r *http.Request, err error) bool {
+	return r.Context().Err() != nil ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // submitRequest is the body of POST /api/v1/scores.

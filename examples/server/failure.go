@@ -21,6 +21,12 @@ import (
 // outage.
 const statusClientClosed = 499
 
+// errClientClosed marks an error of the client's connection, not of
+// Redis: the client went away while it sent its request. Its context may
+// not have ended yet, as the server notices a closed connection only once
+// the body is read, so classify needs the mark to answer 499.
+var errClientClosed = errors.New("client closed request")
+
 // classify decides what a failed call to Redis (directly or through the
 // SDK) means for the client; every handler answers through it. reqCtx is
 // the request's own context, not one with the Redis deadline: when the
@@ -28,7 +34,7 @@ const statusClientClosed = 499
 // so that is checked first.
 func classify(reqCtx context.Context, err error) (int, string) {
 	switch {
-	case errors.Is(reqCtx.Err(), context.Canceled):
+	case errors.Is(reqCtx.Err(), context.Canceled), errors.Is(err, errClientClosed):
 		return statusClientClosed, "client closed request"
 	case errors.Is(err, leaderboard.ErrNotRanked):
 		return http.StatusNotFound, "not ranked in this window"

@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -258,6 +260,66 @@ func TestClientClosedRequest(t *testing.T) {
 	if !strings.Contains(logs, "status=499") {
 		t.Errorf("no 499 in the logs:\n%s", logs)
 	}
+}
+
+// metricsWithin returns the metrics once they hold want, failing the test
+// after 5s without it.
+func (p *proxied) metricsWithin(t *testing.T, want string) string {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		text := serve(p.h, httptest.NewRequest(http.MethodGet, "/metrics", nil)).Body.String()
+		if strings.Contains(text, want) {
+			return text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the metrics within 5s:\n%s", want, text)
+		}
+	}
+}
+
+// TestClientClosedWhileSendingBody: a client that goes away before its
+// submission's body is whole, by closing or resetting the connection, has
+// closed its request: 499 and the cancelled outcome, logged at debug
+// level, not a 400 for bad input.
+func TestClientClosedWhileSendingBody(t *testing.T) {
+	p := newProxied(t, time.Second)
+	ts := httptest.NewServer(p.h)
+	defer ts.Close()
+	var text string
+	for i, reset := range []bool{false, true} {
+		c, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /api/v1/scores HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"userId\":")
+		if reset {
+			_ = c.(*net.TCPConn).SetLinger(0) // Close sends a reset
+		}
+		// Closed once the handler is reading the body: in flight are the
+		// submission and the metrics request asking.
+		p.metricsWithin(t, "leaderboard_http_requests_in_flight 2")
+		c.Close()
+		text = p.metricsWithin(t, fmt.Sprintf(`leaderboard_http_requests_total{code="499",method="POST",route="POST /api/v1/scores"} %d`, i+1))
+	}
+	for _, want := range []string{`leaderboard_submits_total{outcome="cancelled"} 2`, `leaderboard_submits_total{outcome="invalid"} 0`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q:\n%s", want, text)
+		}
+	}
+	logs := p.log.String()
+	if !strings.Contains(logs, "status=499") || strings.Contains(logs, "level=INFO") || strings.Contains(logs, "level=WARN") || strings.Contains(logs, "level=ERROR") {
+		t.Errorf("want the closed submissions logged at debug level with status 499:\n%s", logs)
+	}
+	// A stream reset (HTTP/2) ends the request's context; a read that timed
+	// out is the client's slowness, a 400.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/scores", iotest.ErrReader(errors.New("stream reset")))
+	if rec := serve(p.h, r.WithContext(gone)); rec.Code != statusClientClosed {
+		t.Errorf("body cut by a stream reset: %d %s, want 499", rec.Code, rec.Body)
+	}
+	r = httptest.NewRequest(http.MethodPost, "/api/v1/scores", iotest.ErrReader(os.ErrDeadlineExceeded))
+	wantError(t, serve(p.h, r), http.StatusBadRequest, "body")
 }
 
 func TestClassify(t *testing.T) {
