@@ -188,7 +188,7 @@ const (
 // boardQuery is a parsed GET /api/v1/leaderboard.
 type boardQuery struct {
 	window     leaderboard.Window
-	at         time.Time // zero: now
+	at         time.Time // ?at=, or zero for now until pin sets it
 	read       string    // which read: the fields below that it takes are set
 	limit      int
 	page, size int
@@ -201,13 +201,23 @@ type boardQuery struct {
 	score      float64
 }
 
-// opts are the SDK queries of q; every read takes the players' names.
+// opts are the SDK queries of q; every read takes the players' names, and
+// reads the instant q was pinned to.
 func (q boardQuery) opts() []leaderboard.Query {
-	o := []leaderboard.Query{leaderboard.In(q.window), leaderboard.IncludeData()}
-	if !q.at.IsZero() {
-		o = append(o, leaderboard.At(q.at))
+	return []leaderboard.Query{leaderboard.In(q.window), leaderboard.IncludeData(), leaderboard.At(q.at)}
+}
+
+// pin sets the instant q reads, now unless ?at= gave one, and returns the
+// period it falls in. The answer's period and its entries must come from
+// one reading of the clock: were the SDK left to read it again, a read at a
+// period's end would label the next period's entries with the old period.
+// Reading At the current instant never returns ErrExpired: a period is
+// kept a whole period after its end.
+func (s *server) pin(q *boardQuery) string {
+	if q.at.IsZero() {
+		q.at = s.now()
 	}
-	return o
+	return q.window.Period(q.at).ID
 }
 
 // handleBoard is GET /api/v1/leaderboard: ?limit= for the top, ?page=&size=
@@ -227,7 +237,7 @@ func (s *server) handleBoard(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.redisCtx(r)
 	defer cancel()
-	period := q.window.Period(s.at(q)).ID
+	period := s.pin(&q)
 	switch q.read {
 	case readAround:
 		s.around(ctx, w, r, q, period)
@@ -283,13 +293,6 @@ func (s *server) around(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		UserRank: st.Rank, UserScore: st.Score, Percentile: round2(st.Percentile), Total: st.Total,
 		Entries: entries(es),
 	})
-}
-
-func (s *server) at(q boardQuery) time.Time {
-	if q.at.IsZero() {
-		return s.now()
-	}
-	return q.at
 }
 
 // boardShape is one read of GET /api/v1/leaderboard: any of its lead

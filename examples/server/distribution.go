@@ -69,7 +69,7 @@ func (s *server) handleDistribution(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := boardQuery{window: win, at: at}
-	period := win.Period(s.at(q)).ID
+	period := s.pin(&q) // the cache key, the answer and the read agree
 	key := win.Name() + "/" + period
 	now, gen := time.Now(), s.hub.gen.Load()
 	s.dist.mu.Lock()

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/skiprank/leaderboard"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -270,5 +277,82 @@ func TestParseDecimal(t *testing.T) {
 		if got, ok := parseDecimal(raw); ok {
 			t.Errorf("parseDecimal(%q) = %v, want refused", raw, got)
 		}
+	}
+}
+
+// boundaryClock is a clock that reads first, once after each next(first),
+// then later at every reading after it: a request whose handler reads the
+// clock at a period's last moment, while anything reading it again reads
+// the next period.
+type boundaryClock struct {
+	mu           sync.Mutex
+	first, later time.Time
+	pending      bool
+}
+
+func (c *boundaryClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending {
+		c.pending = false
+		return c.first
+	}
+	return c.later
+}
+
+// next makes the next reading first, and every one after it later.
+func (c *boundaryClock) next(first, later time.Time) {
+	c.mu.Lock()
+	c.first, c.later, c.pending = first, later, true
+	c.mu.Unlock()
+}
+
+// TestReadsOneInstant: every read takes the instant once, and its period
+// label and entries (and the distribution's cache key) come from it. A
+// request at 23:59:59.999 whose SDK call reads the clock 2ms later still
+// answers the day that was ending, with its entries, not the next day's
+// entries under the ending day's label.
+func TestReadsOneInstant(t *testing.T) {
+	b := testredis.Mini(t)
+	day1 := time.Now().UTC().Truncate(24 * time.Hour).Add(24*time.Hour - time.Millisecond)
+	day2 := day1.Add(2 * time.Millisecond)
+	clock := &boundaryClock{later: day2}
+	srv, err := newServer(testConfig(b.BoardName(t)), b.Client, slog.New(slog.DiscardHandler), clock.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := srv.handler()
+	// The ending day holds "early", the next day two others.
+	if err := srv.board.SubmitMany(context.Background(), map[string]float64{"late1": 2, "late2": 3}); err != nil {
+		t.Fatal(err)
+	}
+	clock.next(day1, day1)
+	if _, err := srv.board.Submit(context.Background(), "early", 1); err != nil {
+		t.Fatal(err)
+	}
+	wantPeriod := leaderboard.Daily().Period(day1).ID
+	for _, q := range []string{"limit=5", "page=1&size=5", "userId=early", "from=1&to=5", "lo=0&hi=10", "percent=100", "score=0&radius=5"} {
+		clock.next(day1, day2)
+		rec := serve(h, httptest.NewRequest(http.MethodGet, "/api/v1/leaderboard?window=daily&"+q, nil))
+		var got struct {
+			Period  string  `json:"period"`
+			Entries []entry `json:"entries"`
+			Entry   *entry  `json:"entry"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK || got.Period != wantPeriod {
+			t.Errorf("%s: %d %s, want 200 for period %s", q, rec.Code, rec.Body, wantPeriod)
+			continue
+		}
+		if got.Entry != nil {
+			got.Entries = append(got.Entries, *got.Entry)
+		}
+		if len(got.Entries) != 1 || got.Entries[0].UserID != "early" {
+			t.Errorf("%s: period %s with entries %+v, want early alone", q, got.Period, got.Entries)
+		}
+	}
+	clock.next(day1, day2)
+	got := decode[distResponse](t, serve(h, httptest.NewRequest(http.MethodGet, "/api/v1/distribution?window=daily", nil)))
+	if got.Period != wantPeriod || got.Total != 1 {
+		t.Errorf("distribution: period %s of %d players, want %s of 1", got.Period, got.Total, wantPeriod)
 	}
 }
