@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/skiprank/leaderboard"
 )
@@ -182,10 +184,42 @@ func (c config) validate() []error {
 	check(c.RedisTimeout > 0 && c.RedisTimeout <= maxRedisTimeout, "redis timeout %v: want more than 0, at most %v", c.RedisTimeout, maxRedisTimeout)
 	check(c.ShutdownTimeout > 0, "shutdown timeout %v: want more than 0", c.ShutdownTimeout)
 	check(c.LogFormat == "text" || c.LogFormat == "json", "log format %q: want text or json", c.LogFormat)
+	// The listen address and board are checked here, before Redis is
+	// dialled, so that their errors name them; a listen address that is
+	// well formed can still fail at Listen (a port in use), which names it too.
+	check(validAddr(c.Addr), "listen address %q (ADDR, -addr): want host:port, the port a number from 0 to 65535", c.Addr)
+	check(validBoard(c.Board), "board name %q (BOARD, -board): want printable characters without whitespace, braces or '#'", c.Board)
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
 	return errs
+}
+
+// validAddr reports whether addr is host:port with a numeric port: what
+// net.Listen takes, but for service names, which nobody means here.
+func validAddr(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	_, err = strconv.ParseUint(port, 10, 16)
+	return err == nil
+}
+
+// validBoard reports whether the SDK takes name as a board's name: it is
+// the hash tag of the board's keys, so no braces, and no '#', whitespace or
+// unprintable characters. leaderboard.New checks the same, but only once
+// Redis has been dialled.
+func validBoard(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if r == '{' || r == '}' || r == '#' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // parseKeys reads "id:secret,id:secret". Several keys let game servers move

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("listen address %q (ADDR, -addr): %w", cfg.Addr, err)
 	}
 	hs := newHTTPServer(srv, log)
 

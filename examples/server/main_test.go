@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiprank/leaderboard"
 	"github.com/skiprank/leaderboard/internal/redisurl"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
@@ -279,6 +280,81 @@ func TestLoadConfig(t *testing.T) {
 	for _, want := range []string{"rate", "burst", "log format"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not report the %s", err, want)
+		}
+	}
+}
+
+// TestBadAddrOrBoardNamesSetting: a listen address or board name that
+// cannot work stops the server at start with an error naming the setting,
+// before Redis is dialled; so does a listen address that is taken.
+func TestBadAddrOrBoardNamesSetting(t *testing.T) {
+	redis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer redis.Close()
+	dialled := make(chan struct{}, 1)
+	go func() {
+		if c, err := redis.Accept(); err == nil {
+			c.Close()
+			dialled <- struct{}{}
+		}
+	}()
+	for _, c := range []struct{ setting, env, flag, value string }{
+		{"ADDR", "ADDR", "-addr", "nonsense"},
+		{"ADDR", "ADDR", "-addr", "127.0.0.1:99999"},
+		{"ADDR", "ADDR", "-addr", "127.0.0.1:http"},
+		{"ADDR", "ADDR", "-addr", "[::1:80"},
+		{"BOARD", "BOARD", "-board", "a b"},
+		{"BOARD", "BOARD", "-board", "x{y}"},
+		{"BOARD", "BOARD", "-board", "h#1"},
+		{"BOARD", "BOARD", "-board", "nul\x00"},
+	} {
+		for _, byFlag := range []bool{false, true} {
+			env := map[string]string{"REDIS_URL": "redis://" + redis.Addr().String(), "SIGNING_KEYS": "k:" + strings.Repeat("s", 32)}
+			var args []string
+			if byFlag {
+				args = []string{c.flag, c.value}
+			} else {
+				env[c.env] = c.value
+			}
+			err := run(context.Background(), args, envOf(env), io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), c.setting) || !strings.Contains(err.Error(), c.flag) {
+				t.Errorf("%s=%q (flag %v): error %v does not name %s and %s", c.env, c.value, byFlag, err, c.setting, c.flag)
+			}
+		}
+	}
+	select {
+	case <-dialled:
+		t.Error("a bad setting dialled Redis")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// An empty -addr or -board is no default.
+	for _, args := range [][]string{{"-addr", ""}, {"-board", ""}} {
+		if _, err := loadConfig(args, envOf(nil), io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	// A port in use fails at Listen, named all the same.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	err = run(context.Background(), nil, envOf(map[string]string{"ADDR": taken.Addr().String()}), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "ADDR") {
+		t.Errorf("ADDR in use: error %v does not name ADDR", err)
+	}
+}
+
+// TestBoardNamesAsTheSDK: the board names refused at start are those
+// leaderboard.New refuses, which it did only once Redis was dialled.
+func TestBoardNamesAsTheSDK(t *testing.T) {
+	client := testredis.Mini(t).Client
+	for _, name := range []string{"game", "a b", "x{y}", "h#1", "", "é", "tab\t", "nul\x00", "zero\u200bwidth", "a:b", "\xff"} {
+		_, sdkErr := leaderboard.New(client, name)
+		if _, err := loadConfig([]string{"-board", name}, envOf(nil), io.Discard); (err == nil) != (sdkErr == nil) {
+			t.Errorf("board %q: loadConfig %v, leaderboard.New %v", name, err, sdkErr)
 		}
 	}
 }
