@@ -49,6 +49,7 @@ type hub struct {
 	perClient int // streams one client address may hold
 
 	mu       sync.Mutex
+	up       chan struct{}            // closed while the subscription to the channel is up
 	pending  change                   // submits not yet published
 	last     []byte                   // the latest message received
 	streams  map[chan struct{}]string // one per open stream, buffered 1, to its client
@@ -59,7 +60,38 @@ type hub struct {
 func newHub(client rueidis.Client, channel string, perClient int, log *slog.Logger) *hub {
 	return &hub{
 		client: client, channel: channel, log: log, perClient: perClient,
-		streams: map[chan struct{}]string{}, byClient: map[string]int{},
+		up: make(chan struct{}), streams: map[chan struct{}]string{}, byClient: map[string]int{},
+	}
+}
+
+// setSubscribed records whether the subscription to the channel is up.
+func (h *hub) setSubscribed(on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.up:
+		if !on {
+			h.up = make(chan struct{})
+		}
+	default:
+		if on {
+			close(h.up)
+		}
+	}
+}
+
+// ready waits until the subscription to the channel is up, or ctx ends. A
+// stream opened while it is down would never get an event: at start it is
+// up within a round trip, and while Redis cannot be reached it is down.
+func (h *hub) ready(ctx context.Context) error {
+	h.mu.Lock()
+	up := h.up
+	h.mu.Unlock()
+	select {
+	case <-up:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("board change subscription is down: %w", ctx.Err())
 	}
 }
 
@@ -114,7 +146,11 @@ func (h *hub) receive(ctx context.Context) {
 		// commands on a subscribed connection even under RESP3. Closed, not
 		// returned to the pool, as it may still be subscribed.
 		dc, release := h.client.Dedicate()
-		err := dc.Receive(ctx, dc.B().Subscribe().Channel(h.channel).Build(), func(m rueidis.PubSubMessage) {
+		// Up once Redis confirms the subscription, down when it ends.
+		sctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
+			h.setSubscribed(s.Kind == "subscribe")
+		})
+		err := dc.Receive(sctx, dc.B().Subscribe().Channel(h.channel).Build(), func(m rueidis.PubSubMessage) {
 			h.gen.Add(1) // before the streams wake, so their reads miss the caches
 			h.mu.Lock()
 			h.last = []byte(m.Message)
@@ -126,6 +162,7 @@ func (h *hub) receive(ctx context.Context) {
 			}
 			h.mu.Unlock()
 		})
+		h.setSubscribed(false)
 		dc.Close()
 		release()
 		if ctx.Err() != nil {
@@ -287,7 +324,9 @@ func noParams(w http.ResponseWriter, r *http.Request) bool {
 
 // openStream takes a stream slot for r's client, or answers why not: 429
 // when the client holds its share (its own doing; its pages poll slowly
-// meanwhile), 503 when the instance is full or shutting down.
+// meanwhile), 503 when the instance is full or shutting down, and 503 as
+// from any endpoint that uses Redis when the subscription the stream
+// depends on is not up within the Redis timeout.
 func (s *server) openStream(w http.ResponseWriter, r *http.Request) (chan struct{}, bool) {
 	wake, err := s.hub.subscribe(clientAddr(r.RemoteAddr))
 	switch {
@@ -297,6 +336,13 @@ func (s *server) openStream(w http.ResponseWriter, r *http.Request) (chan struct
 		return nil, false
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, err.Error(), "")
+		return nil, false
+	}
+	ctx, cancel := s.redisCtx(r)
+	defer cancel()
+	if err := s.hub.ready(ctx); err != nil {
+		s.hub.unsubscribe(wake)
+		s.fail(w, r, "event stream", err, "") // 503, or 499 when the client left
 		return nil, false
 	}
 	return wake, true

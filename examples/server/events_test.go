@@ -109,6 +109,48 @@ func TestEvents(t *testing.T) {
 	})
 }
 
+// TestEventsRedisDown: a stream lives on the instance's subscription to
+// board changes, so while Redis is gone a new stream is refused with 503,
+// as every endpoint that uses Redis is, and opens again once Redis is back
+// and the subscription with it.
+func TestEventsRedisDown(t *testing.T) {
+	b := testredis.Mini(t)
+	f := newFixture(t, b, func(c *config) { c.RedisTimeout = 300 * time.Millisecond })
+	// A stream that opens lasts until its request's context ends.
+	open := func() *httptest.ResponseRecorder {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		return f.do(httptest.NewRequest(http.MethodGet, "/api/v1/events", nil).WithContext(ctx))
+	}
+	until := func(status int, what string) *httptest.ResponseRecorder {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			rec := open()
+			if rec.Code == status {
+				return rec
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d %q, want %d", what, rec.Code, rec.Body, status)
+			}
+		}
+	}
+	until(http.StatusOK, "Redis up")
+	b.Mini.Close()
+	down := true
+	t.Cleanup(func() { // before the fixture's, which needs Redis
+		if down {
+			b.Mini.Restart()
+		}
+	})
+	wantError(t, until(http.StatusServiceUnavailable, "Redis gone"), http.StatusServiceUnavailable, "")
+	if n := f.srv.hub.count(); n != 0 {
+		t.Fatalf("%d streams held after refusals, want 0", n)
+	}
+	b.Mini.Restart()
+	down = false
+	until(http.StatusOK, "Redis back")
+}
+
 func TestEventsBadQuery(t *testing.T) {
 	f := newFixture(t, testredis.Mini(t))
 	wantError(t, f.get("/api/v1/events?window=daily"), http.StatusBadRequest, "window")

@@ -232,7 +232,13 @@
       }
       refresh();
     });
-    es.onerror = () => setLive(false); // EventSource reconnects by itself
+    es.onerror = () => {
+      setLive(false);
+      // EventSource reconnects by itself after a network error, but gives
+      // up after an error status (429, or 503 while Redis is down): then a
+      // new one is opened after a pause, the slow poll filling in meanwhile.
+      if (es.readyState === EventSource.CLOSED) setTimeout(listen, 5000);
+    };
   }
 
   // --- state in the address, so a view can be shared --------------------
