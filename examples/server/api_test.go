@@ -610,6 +610,50 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
+// TestErrorsAreJSON: an unknown path, a method a path does not take, and a
+// page file that does not exist are JSON errors on every path, not the
+// mux's or the file server's plain text, and a page file is served whole
+// whatever range or precondition the request holds.
+func TestErrorsAreJSON(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	for _, c := range []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{http.MethodPost, "/healthz", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodDelete, "/metrics", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodPost, "/", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodPut, "/static/app.js", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodGet, "/api/v1/scores", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodGet, "/healthz/x", http.StatusNotFound, ""},
+		{http.MethodGet, "/other", http.StatusNotFound, ""},
+		{http.MethodPost, "/other", http.StatusNotFound, ""},
+		{http.MethodGet, "/api/v1/nothing", http.StatusNotFound, ""},
+		{http.MethodGet, "/index.html/x", http.StatusNotFound, ""},
+		{http.MethodGet, "/static/", http.StatusNotFound, ""},
+		{http.MethodGet, "/static/nothing.js", http.StatusNotFound, ""},
+		{http.MethodGet, "/static/app.js/", http.StatusNotFound, ""},
+	} {
+		rec := f.do(httptest.NewRequest(c.method, c.path, nil))
+		if ct := rec.Header().Get("Content-Type"); rec.Code != c.status || !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s %s: %d %q %q, want %d in JSON", c.method, c.path, rec.Code, ct, rec.Body, c.status)
+			continue
+		}
+		wantError(t, rec, c.status, "")
+		if got := rec.Header().Get("Allow"); got != c.allow {
+			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
+		}
+	}
+	for h, v := range map[string]string{"Range": "bytes=999999-", "If-Match": `"x"`, "If-Unmodified-Since": "Mon, 02 Jan 2006 15:04:05 GMT"} {
+		r := httptest.NewRequest(http.MethodGet, "/static/style.css", nil)
+		r.Header.Set(h, v)
+		if rec := f.do(r); rec.Code != http.StatusOK {
+			t.Errorf("%s: %s: %d %q, want the whole file", h, v, rec.Code, rec.Body)
+		}
+	}
+}
+
 // TestSubmitPreviousNull: "not ranked before" is null in every field that
 // says so; a real previous score of 0 is 0.
 func TestSubmitPreviousNull(t *testing.T) {

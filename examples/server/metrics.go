@@ -45,9 +45,10 @@ func methodLabel(m string) string {
 }
 
 // routeLabel is the route's label value: the pattern that matched (the
-// mux's patterns are the code's own), or "unmatched".
+// mux's patterns are the code's own), or "unmatched" for none or the
+// catch-all that answers 404.
 func routeLabel(pattern string) string {
-	if pattern == "" {
+	if pattern == "" || pattern == patternNotFound {
 		return routeNone
 	}
 	return pattern

@@ -29,7 +29,8 @@ func TestMetricLabelsFixed(t *testing.T) {
 	f.submit("someone", 1)
 
 	routes := []string{patternSubmit, patternBoard, patternDistribution, patternEvents, patternHealth, patternMetrics,
-		"GET /{$}", "GET /static/", "/api/", "/api/v1/scores", "/api/v1/leaderboard", "/api/v1/distribution", "/api/v1/events", routeNone}
+		"GET /{$}", "GET /static/", "/api/v1/scores", "/api/v1/leaderboard", "/api/v1/distribution", "/api/v1/events",
+		"/healthz", "/metrics", "/{$}", "/static/", routeNone}
 	allowed := map[string]func(string) bool{
 		"route":   func(v string) bool { return slices.Contains(routes, v) },
 		"method":  func(v string) bool { return v == methodOther || methodLabel(v) == v },

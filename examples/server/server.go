@@ -90,21 +90,31 @@ func (s *server) handler() http.Handler {
 	page := pageHandler()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /static/", page)
-	// JSON instead of the mux's plain-text 404 and 405 under /api/.
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+	// JSON instead of the mux's plain-text 404 and 405, on every path: an
+	// error is JSON wherever a client meets it.
+	mux.HandleFunc(patternNotFound, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint", "")
 	})
-	for _, p := range []string{"/api/v1/scores", "/api/v1/leaderboard", "/api/v1/distribution", "/api/v1/events"} {
-		allow := "GET, HEAD"
-		if p == "/api/v1/scores" {
-			allow = "POST"
-		}
+	for p, allow := range methodsAllowed {
 		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			writeError(w, http.StatusMethodNotAllowed, "method not allowed", "")
 		})
 	}
 	return s.metrics.instrument(s.logRequests(recoverPanics(s.log, securityHeaders(mux))))
+}
+
+// patternNotFound is the route of every path no other route has; its
+// metrics label is "unmatched".
+const patternNotFound = "/"
+
+// methodsAllowed are the methods of each route's path, for the 405 of a
+// method it does not take: the path alone, as a pattern, matches any
+// method the routes above do not.
+var methodsAllowed = map[string]string{
+	"/api/v1/scores": "POST", "/api/v1/leaderboard": "GET, HEAD", "/api/v1/distribution": "GET, HEAD",
+	"/api/v1/events": "GET, HEAD", "/healthz": "GET, HEAD", "/metrics": "GET, HEAD",
+	"/{$}": "GET, HEAD", "/static/": "GET, HEAD",
 }
 
 // redisCtx is the context of a request's Redis calls: the request's own,

@@ -21,12 +21,23 @@ func pageHandler() http.Handler {
 	}
 	files := http.FileServerFS(root)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" && strings.HasSuffix(r.URL.Path, "/") {
-			http.NotFound(w, r) // no directory listings
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		if name == "" {
+			name = "index.html"
+		}
+		// A JSON 404, as every error, before the file server's text one; a
+		// directory too: no listings.
+		if st, err := fs.Stat(root, name); err != nil || st.IsDir() {
+			writeError(w, http.StatusNotFound, "no such file", "")
 			return
 		}
-		// Revalidated on every load, so a new version shows at once; the
-		// files are small.
+		// The files are small: always whole, so the file server has no
+		// range or precondition to refuse in text.
+		r = r.Clone(r.Context())
+		for _, h := range []string{"Range", "If-Range", "If-Match", "If-Unmodified-Since"} {
+			r.Header.Del(h)
+		}
+		// Revalidated on every load, so a new version shows at once.
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})
