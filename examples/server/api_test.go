@@ -216,6 +216,7 @@ func TestSubmitBadRequests(t *testing.T) {
 		{"userId with a space", `{"userId":"a b","score":1}`, "userId"},
 		{"userId with a newline", `{"userId":"a\nb","score":1}`, "userId"},
 		{"userId with a control character", `{"userId":"a\u0000b","score":1}`, "userId"},
+		{"userId with a lone surrogate", `{"userId":"p\ud800","score":1}`, "userId"},
 		{"score missing", `{"userId":"a"}`, "score"},
 		{"score a string", `{"userId":"a","score":"8500"}`, "score"},
 		{"score null", `{"userId":"a","score":null}`, "score"},
@@ -234,6 +235,7 @@ func TestSubmitBadRequests(t *testing.T) {
 		{"name with a newline", `{"userId":"a","score":1,"name":"A\nB"}`, "name"},
 		{"name padded", `{"userId":"a","score":1,"name":" Ana"}`, "name"},
 		{"name not UTF-8", "{\"userId\":\"a\",\"score\":1,\"name\":\"\xff\"}", "name"},
+		{"name with a lone surrogate", `{"userId":"a","score":1,"name":"Ana \udc00"}`, "name"},
 		{"name twice", `{"userId":"a","score":1,"name":"A","name":"B"}`, "name"},
 	}
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {

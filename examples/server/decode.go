@@ -98,37 +98,8 @@ func decodeSubmit(body []byte, minScore, maxScore float64) (submitRequest, *fiel
 			// NaN, Infinity, 0x10, 1_000: not JSON, but clearly this field's.
 			return req, badField(name, "%s is not a valid JSON value", name)
 		}
-		if !utf8.Valid(raw) {
-			// encoding/json would quietly turn the bad bytes into U+FFFD.
-			return req, badField(name, "%s is not valid UTF-8", name)
-		}
-		switch name {
-		case "userId":
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return req, badField(name, "userId must be a string")
-			}
-			if fe := checkUserID(s); fe != nil {
-				return req, fe
-			}
-			req.UserID = s
-		case "score":
-			f, fe := parseScore(raw, minScore, maxScore)
-			if fe != nil {
-				return req, fe
-			}
-			req.Score = f
-		case "name":
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return req, badField(name, "name must be a string")
-			}
-			if fe := checkName(s); fe != nil {
-				return req, fe
-			}
-			req.Name = s
-		default:
-			return req, badField(name, "unknown field %q", name)
+		if fe := req.set(name, raw, minScore, maxScore); fe != nil {
+			return req, fe
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
@@ -144,6 +115,76 @@ func decodeSubmit(body []byte, minScore, maxScore float64) (submitRequest, *fiel
 		return req, badField("score", "score is required")
 	}
 	return req, nil
+}
+
+// loneSurrogate reports whether a JSON value holds a \u escape of a UTF-16
+// surrogate that is not half of a pair: a high one (D800-DBFF) not
+// followed by a low one (DC00-DFFF), or a low one alone.
+func loneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := escapedRune(raw[i:])
+		switch {
+		case !ok:
+			i++ // an escape of one character: skip it, as it may be a backslash
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			low, ok := escapedRune(raw[i+6:])
+			if !ok || low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 11 // the pair's two escapes
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+// escapedRune reads a \uXXXX escape at the start of b.
+func escapedRune(b []byte) (rune, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+	return rune(n), err == nil
+}
+
+// set decodes one field's raw JSON value into req, or says what is wrong
+// with it.
+func (req *submitRequest) set(name string, raw json.RawMessage, minScore, maxScore float64) *fieldError {
+	if !utf8.Valid(raw) {
+		// encoding/json would quietly turn the bad bytes into U+FFFD.
+		return badField(name, "%s is not valid UTF-8", name)
+	}
+	if loneSurrogate(raw) {
+		// So would it a \ud800 that no low surrogate follows: two ids that
+		// differ there would become one player.
+		return badField(name, "%s holds an unpaired UTF-16 surrogate escape", name)
+	}
+	var fe *fieldError
+	switch name {
+	case "userId":
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return badField(name, "userId must be a string")
+		}
+		req.UserID, fe = s, checkUserID(s)
+	case "score":
+		req.Score, fe = parseScore(raw, minScore, maxScore)
+	case "name":
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return badField(name, "name must be a string")
+		}
+		req.Name, fe = s, checkName(s)
+	default:
+		fe = badField(name, "unknown field %q", name)
+	}
+	return fe
 }
 
 // valueEnds reports whether the value just decoded is followed by what may

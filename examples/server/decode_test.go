@@ -24,6 +24,7 @@ func FuzzDecodeSubmit(f *testing.F) {
 		`{"userId":"a" , "score" : 0x1}`,
 		`[]`, `{}`, ``, `{"userId":"\u0000","score":1}`,
 		`{"userId":"a","score":1,"name":"Ana <b>"}`, `{"name":" ","userId":"a","score":1}`,
+		`{"userId":"p\ud800","score":1}`, `{"userId":"p\ud83d\ude00","score":1,"name":"\\udc00"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -57,6 +58,36 @@ func FuzzDecodeSubmit(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", body, req)
 		}
 	})
+}
+
+// TestDecodeSubmitLoneSurrogate: encoding/json turns an escaped UTF-16
+// surrogate without its other half into U+FFFD, so "p\ud800" and
+// "p\udc00" would be one player; such a string is refused in every string
+// field, while a real pair, an escaped backslash before "ud800" and a
+// U+FFFD the client sent are taken as they are.
+func TestDecodeSubmitLoneSurrogate(t *testing.T) {
+	for _, c := range []struct {
+		body, field string // field "": accepted
+		user, name  string
+	}{
+		{`{"userId":"p\ud800","score":1}`, "userId", "", ""},
+		{`{"userId":"p\udc00","score":1}`, "userId", "", ""},
+		{`{"userId":"p\uDBFF\u0041","score":1}`, "userId", "", ""},
+		{`{"userId":"p\udc00\ud800","score":1}`, "userId", "", ""},
+		{`{"userId":"\ud800\ud800\udc00","score":1}`, "userId", "", ""},
+		{`{"userId":"p","score":1,"name":"Ana\ud83d"}`, "name", "", ""},
+		{`{"userId":"p\ud83d\ude00","score":1}`, "", "p\U0001F600", ""},
+		{`{"userId":"p\\ud800","score":1}`, "", `p\ud800`, ""},
+		{`{"userId":"p\ufffd","score":1,"name":"A\uFFFD\\\ud83d\ude00"}`, "", "p\ufffd", "A\ufffd\\\U0001F600"},
+	} {
+		req, fe := decodeSubmit([]byte(c.body), -1e6, 1e6)
+		switch {
+		case c.field != "" && (fe == nil || fe.field != c.field):
+			t.Errorf("%s: %+v %v, want an error naming %s", c.body, req, fe, c.field)
+		case c.field == "" && (fe != nil || req.UserID != c.user || req.Name != c.name):
+			t.Errorf("%s: %+v %v, want userId %q name %q", c.body, req, fe, c.user, c.name)
+		}
+	}
 }
 
 // FuzzReadQueries sends any query string to the read endpoints on
