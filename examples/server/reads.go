@@ -130,8 +130,15 @@ func parseBetween(v url.Values, q *boardQuery) (fe *fieldError) {
 	if q.hi, fe = boundParam(v, "hi", math.Inf(1)); fe != nil {
 		return fe
 	}
-	if q.lo > q.hi {
+	switch {
+	case q.lo > q.hi:
 		return badField("lo", "lo must not be above hi")
+	// No score reaches these ends, and the answer could not say them:
+	// JSON has no infinity, and null is an open end.
+	case math.IsInf(q.lo, 1):
+		return badField("lo", "lo must not be +inf: no score is at or above it")
+	case math.IsInf(q.hi, -1):
+		return badField("hi", "hi must not be -inf: no score is at or below it")
 	}
 	q.n, fe = intParam(v, "n", 10, 1, maxSpan)
 	return fe
