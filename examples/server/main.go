@@ -182,10 +182,19 @@ func banner(w io.Writer, cfg config, where, addr string) {
 	fmt.Fprintf(w, "    go run ./examples/loadgen -url %s -players 20 -duration 30s\n\n", strings.TrimSuffix(url, "/"))
 }
 
+// parseLevel takes the four levels README lists, and only them:
+// slog.Level's own parser would also take "INFO", "debug+3" or "warn-4",
+// levels nobody documented.
 func parseLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
+	switch s {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
 	}
-	return l, nil
+	return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
 }

@@ -247,9 +247,13 @@ func TestLoadConfig(t *testing.T) {
 		"tiny skew":          {args: []string{"-skew", "1ms"}},
 		"bad duration":       {env: map[string]string{"SIGNATURE_SKEW": "soon"}},
 		"bad level":          {args: []string{"-log-level", "loud"}},
-		"bad format":         {args: []string{"-log-format", "xml"}},
-		"stray argument":     {args: []string{"serve"}},
-		"unknown flag":       {args: []string{"-port", "80"}},
+		// slog's parser takes these; README lists debug, info, warn, error.
+		"level with offset": {args: []string{"-log-level", "debug+3"}},
+		"level below one":   {env: map[string]string{"LOG_LEVEL": "warn-4"}},
+		"level in capitals": {env: map[string]string{"LOG_LEVEL": "INFO"}},
+		"bad format":        {args: []string{"-log-format", "xml"}},
+		"stray argument":    {args: []string{"serve"}},
+		"unknown flag":      {args: []string{"-port", "80"}},
 		// The span of the bounds is subtracted (the chart's bins): it must
 		// be a float64.
 		"bounds span overflows":             {env: map[string]string{"SCORE_MIN": "-1.7976931348623157e308", "SCORE_MAX": "1.7976931348623157e308"}},
