@@ -18,8 +18,10 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -138,14 +140,17 @@ func connect(rawURL string) (rueidis.Client, string, func(), error) {
 	if rawURL != "" {
 		opt, err := redisurl.Parse(rawURL)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
+			// Parse's error shows the URL with its query, which may hold a
+			// secret: the URL is shown redactURL's way instead.
+			return nil, "", nil, fmt.Errorf("REDIS_URL: %w %s: want redis://[user:password@]host:port[/db], rediss://… or unix://…",
+				redisurl.ErrInvalid, redactURL(rawURL))
 		}
 		opt.DisableCache = true // no client-side caching: reads must be live
 		c, err := rueidis.NewClient(opt)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("redis at %s: %w", redisurl.Redact(rawURL), err)
+			return nil, "", nil, fmt.Errorf("redis at %s: %w", redactURL(rawURL), err)
 		}
-		return c, redisurl.Redact(rawURL), c.Close, nil
+		return c, redactURL(rawURL), c.Close, nil
 	}
 	mr, err := miniredis.Run()
 	if err != nil {
@@ -159,6 +164,35 @@ func connect(rawURL string) (rueidis.Client, string, func(), error) {
 		return nil, "", nil, err
 	}
 	return c, "embedded miniredis at " + mr.Addr(), func() { c.Close(); mr.Close() }, nil
+}
+
+// secretParam matches the query parameters redactURL hides by name.
+var secretParam = regexp.MustCompile(`(?i)pass|pwd|secret|token|auth|key|cred`)
+
+// redactURL is a Redis URL as logs and errors may show it: the userinfo
+// hidden (redisurl.Redact), and the value of any query parameter named like
+// a secret (?password=, ?token=…) and any fragment, which rueidis ignores
+// but a URL copied from another client's settings may carry.
+func redactURL(raw string) string {
+	s, _, frag := strings.Cut(redisurl.Redact(raw), "#")
+	if base, query, ok := strings.Cut(s, "?"); ok {
+		params := strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' })
+		for i, p := range params {
+			key, _, _ := strings.Cut(p, "=")
+			name := key
+			if n, err := url.QueryUnescape(key); err == nil {
+				name = n
+			}
+			if secretParam.MatchString(name) {
+				params[i] = key + "=xxxxx"
+			}
+		}
+		s = base + "?" + strings.Join(params, "&")
+	}
+	if frag {
+		s += "#xxxxx"
+	}
+	return s
 }
 
 // banner tells a person where to look, and how to sign: in development mode

@@ -379,6 +379,15 @@ func TestRedisURLSecrets(t *testing.T) {
 		"redis://user:" + pw + "@127.0.0.1:6379?dial_timeout=soon",
 		" redis://user:" + pw + "@127.0.0.1:6379", // a leading space
 		"redis://user:" + pw + "@[::1:6379",       // bad IPv6 literal
+		// A secret in the query, which rueidis ignores: unreachable, then
+		// malformed, in several spellings.
+		"redis://127.0.0.1:1?password=" + pw,
+		"redis://127.0.0.1:1/?db=0&Pass=" + pw + "&client_name=x",
+		"redis://127.0.0.1:6379/db0?token=" + pw,
+		"redis://127.0.0.1:6379?dial_timeout=soon&secret=" + pw,
+		"redis://127.0.0.1:1?%70assword=" + pw, // %70 is p
+		"redis://127.0.0.1:1?x=1#" + pw,
+		"redis://127.0.0.1:1#" + pw,
 	} {
 		var logs bytes.Buffer
 		err := run(context.Background(), nil, envOf(map[string]string{"REDIS_URL": u, "SIGNING_KEYS": keys}), &logs, &logs)
@@ -394,6 +403,43 @@ func TestRedisURLSecrets(t *testing.T) {
 		if !strings.Contains(err.Error(), "REDIS_URL") && !strings.Contains(err.Error(), "redis at") {
 			t.Errorf("%q: error %v does not say which setting", u, err)
 		}
+	}
+}
+
+// TestRedisURLQuerySecretInBanner: a password given in REDIS_URL's query
+// (which rueidis ignores) is not printed in the banner or the logs of a
+// server that starts.
+func TestRedisURLQuerySecretInBanner(t *testing.T) {
+	b := testredis.Real(t) // skips, or fails under CI=true, without one
+	const pw = "Sup3rSecretPw"
+	parsed, err := url.Parse(testredis.URL())
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	parsed.RawQuery = "client_name=srv-test&password=" + pw
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		env := map[string]string{"REDIS_URL": parsed.String(), "SIGNING_KEYS": "k:" + strings.Repeat("s", 32), "BOARD": b.BoardName(t)}
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, envOf(env), &stdout, &stderr)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "listening"); {
+		select {
+		case err := <-done:
+			t.Fatalf("run: %v\n%s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not listening within 10s: %s", stderr.String())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if out := stdout.String() + stderr.String(); strings.Contains(out, pw) || !strings.Contains(out, "password=xxxxx") {
+		t.Errorf("output shows the password, or not its redacted form:\n%s", out)
 	}
 }
 
