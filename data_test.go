@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -171,6 +172,42 @@ func TestDataRoundTrips(t *testing.T) {
 					require.LessOrEqual(t, with, plain+int64(op.more), "%s with IncludeData: round trips", op.name)
 					require.LessOrEqual(t, with, most[op.name], "%s with IncludeData: round trips", op.name)
 				}
+			})
+		}
+	})
+}
+
+// TestWithIDRetryAfterFailedData: a WithID submission whose data Redis
+// refuses (its data key holds another type: WRONGTYPE) writes nothing, its
+// id included, so the retry once the key is fixed is applied, not taken
+// for a duplicate; on plain and sharded boards, every backend.
+func TestWithIDRetryAfterFailedData(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for name, sharded := range map[string]bool{"plain": false, "sharded": true} {
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				var opts []lb.Option
+				data := func(bname string) string { return keys.NewBoard("lb", bname).Data() }
+				if sharded {
+					opts = append(opts, lb.WithShards(0, 100))
+					data = func(bname string) string {
+						return keys.NewBoard("lb", bname).Partitions().Of(keys.PartitionOf("alice")).Data()
+					}
+				}
+				board, bname := newBoard(t, b, append(opts, lb.WithPolicy(lb.Accumulate))...)
+				c := b.Client.Client
+				require.NoError(t, c.Do(ctx, c.B().Set().Key(data(bname)).Value("oops").Build()).Error())
+				_, err := board.Submit(ctx, "alice", 10, lb.WithID("match-1"), lb.WithData("hello"))
+				require.ErrorContains(t, err, "WRONGTYPE")
+				_, err = board.Rank(ctx, "alice")
+				require.ErrorIs(t, err, lb.ErrNotRanked, "the failed submission wrote its score")
+				require.NoError(t, c.Do(ctx, c.B().Del().Key(data(bname)).Build()).Error())
+				res, err := board.Submit(ctx, "alice", 10, lb.WithID("match-1"), lb.WithData("hello"))
+				require.NoError(t, err)
+				require.False(t, res.Duplicate, "the failed submission remembered its id")
+				es, err := board.Among(ctx, []string{"alice"}, lb.IncludeData())
+				require.NoError(t, err)
+				require.Equal(t, []lb.Entry{{Member: "alice", Score: 10, Rank: 1, Data: "hello"}}, es)
 			})
 		}
 	})

@@ -29,7 +29,8 @@ type walkCursor struct {
 // yielded, by its score and member (keyset continuation, not an offset):
 // an entry whose score does not change during the walk is yielded exactly
 // once, and in order, while others write; one that changes may be yielded
-// twice or not at all. The walk stops at the first error, which it yields
+// twice or not at all. Under a tie-break "changes" includes its time: a
+// Replace or Set of the same score, which stamps a new time, moves it. The walk stops at the first error, which it yields
 // with a zero Entry. Memory stays that of one chunk, whatever the board's
 // size: the season-end export.
 func (lb *Leaderboard) All(ctx context.Context, q ...Query) iter.Seq2[Entry, error] {

@@ -90,7 +90,9 @@ for k = 1, np do
   end
 end
 if dry then return {} end
-if ID ~= '' and not dup then remember() end
+-- The data first: the one write whose key was not read above, so that a
+-- data key of another type (WRONGTYPE) stops the script before the id is
+-- remembered (a retry must not find it) or a partition is written.
 if not dup and mode ~= 'evict' then
   for k = 1, np do
     local dkey = withdata and KEYS[k * per]
@@ -99,6 +101,7 @@ if not dup and mode ~= 'evict' then
     end
   end
 end
+if ID ~= '' and not dup then remember() end
 
 local version = 0
 if changes > 0 then version = next_versions(clock, changes) end

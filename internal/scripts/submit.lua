@@ -37,8 +37,11 @@ for i = 1, nk do
     store[i] = v
   end
 end
-if ID ~= '' and not dup then remember() end
+-- The data first: the one write whose key was not read above, so that a
+-- data key of another type (WRONGTYPE) stops the script before the id is
+-- remembered (a retry must not find it) or any score is written.
 if not dup then set_data(dkey, member) end
+if ID ~= '' and not dup then remember() end
 
 local out = {}
 for i = 1, nk do
