@@ -300,11 +300,11 @@ func (s *memStore) Retract(_ context.Context, subs []lb.Submission) error {
 	return nil
 }
 
-func (s *memStore) IDReceived(_ context.Context, board, id string) (time.Time, bool, error) {
+func (s *memStore) IDReceived(_ context.Context, board, id string) (time.Time, string, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at, ok := s.ids[board+"\x00"+id]
-	return at, ok, nil
+	return at, s.idFor[board+"\x00"+id], ok, nil
 }
 
 func (s *memStore) IDsSince(_ context.Context, board string, since time.Time, fn func(id, member string, received time.Time) error) error {

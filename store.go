@@ -214,9 +214,9 @@ type Retractor interface {
 // received within the dedupe window. See WithID.
 type IDKeeper interface {
 	// IDReceived reports when the submission with id reached the store
-	// (its Submission.Received); ok is false when the store holds no
-	// submission with that id for board.
-	IDReceived(ctx context.Context, board, id string) (received time.Time, ok bool, err error)
+	// (its Submission.Received) and the member it was for; ok is false
+	// when the store holds no submission with that id for board.
+	IDReceived(ctx context.Context, board, id string) (received time.Time, member string, ok bool, err error)
 	// IDsSince calls fn for every id of board received at or after since,
 	// with the member its submission was for, in any order. An error from
 	// fn stops the walk and is returned.

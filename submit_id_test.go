@@ -164,7 +164,7 @@ func TestRefusedSubmissionTakesNoID(t *testing.T) {
 					require.Equal(t, c.first, score(t, board, "p", lb.In(lb.Daily())))
 					if withStore {
 						require.Equal(t, 1, store.count(), where("the store keeps no refused row"))
-						_, held, _ := store.IDReceived(ctx, name, "x")
+						_, _, held, _ := store.IDReceived(ctx, name, "x")
 						require.False(t, held, where("the store keeps no refused id"))
 					}
 					res, err := board.Submit(ctx, "p", c.fixed, lb.WithID("x"))
@@ -204,5 +204,33 @@ func TestClockSkew(t *testing.T) {
 
 		_, err = lb.New(b.Client, "x", lb.WithClockSkew(-time.Second))
 		require.ErrorIs(t, err, lb.ErrInvalidArgument)
+	})
+}
+
+// TestIDOfAnotherMemberWithAStore: with a store that keeps ids (an
+// IDKeeper), a submission whose id the store holds for another member is a
+// duplicate and writes nothing, within the dedupe window too, on plain and
+// sharded boards alike (a sharded board's Redis keeps ids per partition of
+// members and has not seen it), and the store and Redis agree.
+func TestIDOfAnotherMemberWithAStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for name, opts := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(10)}} {
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				board, _ := newBoard(t, b, append(opts, lb.WithStore(newMemStore()), lb.WithClock(fixed(future)))...)
+				_, err := board.Submit(ctx, "a", 5, lb.WithID("match-1"))
+				require.NoError(t, err)
+				res, err := board.Submit(ctx, "b", 7, lb.WithID("match-1"))
+				require.NoError(t, err)
+				require.True(t, res.Duplicate)
+				_, err = board.Rank(ctx, "b")
+				require.ErrorIs(t, err, lb.ErrNotRanked)
+				reps, err := board.Verify(ctx)
+				require.NoError(t, err)
+				for _, r := range reps {
+					require.True(t, r.Clean(), "%+v", r)
+				}
+			})
+		}
 	})
 }

@@ -32,17 +32,19 @@ func (lb *Leaderboard) appendSubmission(ctx context.Context, sub *submission, li
 // it applied it, and a retry of one that reached the store but not Redis
 // (ErrPending, a timeout) is applied there once. An id received before the
 // window, or by a store that cannot say when (not an IDKeeper), was applied
-// as far as anyone can know: the store wins.
+// as far as anyone can know: the store wins. So does an id the store holds
+// for another member, which a sharded board's Redis, keeping ids per
+// partition of members, may not know.
 func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (bool, error) {
 	k, ok := lb.store.(IDKeeper)
 	if !ok {
 		return true, nil
 	}
-	received, found, err := k.IDReceived(ctx, lb.name, sub.id)
+	received, member, found, err := k.IDReceived(ctx, lb.name, sub.id)
 	if err != nil {
 		return false, err
 	}
-	return !found || !received.Add(lb.dedupe).After(sub.at), nil
+	return !found || member != sub.member || !received.Add(lb.dedupe).After(sub.at), nil
 }
 
 // Every write with a store takes the same order: the store first, so that

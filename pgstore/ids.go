@@ -19,25 +19,25 @@ import (
 // the latter.
 
 // IDReceived reports when the submission with id reached the store for
-// board (see leaderboard.IDKeeper), in UTC; ok is false when the store holds
-// none. An empty id names none. Board or id that are not valid UTF-8
-// without NUL bytes return leaderboard.ErrInvalidArgument.
-func (s *Store) IDReceived(ctx context.Context, board, id string) (received time.Time, ok bool, err error) {
+// board (see leaderboard.IDKeeper), in UTC, and its member; ok is false
+// when the store holds none. An empty id names none. Board or id that are
+// not valid UTF-8 without NUL bytes return leaderboard.ErrInvalidArgument.
+func (s *Store) IDReceived(ctx context.Context, board, id string) (received time.Time, member string, ok bool, err error) {
 	if err := checkBoardID(board, id); err != nil {
-		return time.Time{}, false, fmt.Errorf("pgstore: id received: %w", err)
+		return time.Time{}, "", false, fmt.Errorf("pgstore: id received: %w", err)
 	}
 	if id == "" {
-		return time.Time{}, false, nil
+		return time.Time{}, "", false, nil
 	}
-	err = s.pool.QueryRow(ctx, `SELECT coalesce(received, created_at) FROM `+s.tSubs+` WHERE board = $1 AND id = $2`,
-		board, id).Scan(&received)
+	err = s.pool.QueryRow(ctx, `SELECT coalesce(received, created_at), member FROM `+s.tSubs+` WHERE board = $1 AND id = $2`,
+		board, id).Scan(&received, &member)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, false, nil
+		return time.Time{}, "", false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("pgstore: id received: %w", err)
+		return time.Time{}, "", false, fmt.Errorf("pgstore: id received: %w", err)
 	}
-	return received.UTC(), true, nil
+	return received.UTC(), member, true, nil
 }
 
 // IDsSince calls fn for every id of board received at or after since (zero:

@@ -42,13 +42,14 @@ func TestIDReceived(t *testing.T) {
 		{"ids", "b", r2},
 		{"other", "a", r2},
 	} {
-		got, ok, err := s.IDReceived(ctx, c.board, c.id)
+		got, member, ok, err := s.IDReceived(ctx, c.board, c.id)
 		require.NoError(t, err)
 		require.True(t, ok, "%s/%s", c.board, c.id)
+		require.Equal(t, "m", member)
 		require.True(t, c.want.Equal(got), "%s/%s: %v, want %v", c.board, c.id, got, c.want)
 		require.Equal(t, time.UTC, got.Location())
 	}
-	got, ok, err := s.IDReceived(ctx, "ids", "c")
+	got, _, ok, err := s.IDReceived(ctx, "ids", "c")
 	require.NoError(t, err)
 	require.True(t, ok)
 	// The database's clock, on this machine: within a second of ours.
@@ -57,17 +58,17 @@ func TestIDReceived(t *testing.T) {
 	// A row from before migration 4 has no received: created_at counts.
 	_, err = s.pool.Exec(ctx, "UPDATE "+s.tSubs+" SET received = NULL, created_at = $1 WHERE board = 'ids' AND id = 'a'", r2)
 	require.NoError(t, err)
-	got, ok, err = s.IDReceived(ctx, "ids", "a")
+	got, _, ok, err = s.IDReceived(ctx, "ids", "a")
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.True(t, r2.Equal(got), "%v", got)
 
 	for _, c := range [][2]string{{"ids", "nope"}, {"nobody", "a"}, {"ids", ""}} {
-		_, ok, err := s.IDReceived(ctx, c[0], c[1])
+		_, _, ok, err := s.IDReceived(ctx, c[0], c[1])
 		require.NoError(t, err)
 		require.False(t, ok, "%v", c)
 	}
-	_, _, err = s.IDReceived(ctx, "ids", "\xff")
+	_, _, _, err = s.IDReceived(ctx, "ids", "\xff")
 	require.ErrorIs(t, err, leaderboard.ErrInvalidArgument)
 	err = s.IDsSince(ctx, "a\x00", time.Time{}, func(string, string, time.Time) error { return nil })
 	require.ErrorIs(t, err, leaderboard.ErrInvalidArgument)
