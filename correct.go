@@ -17,7 +17,8 @@ import (
 // score ErrInvalidScore, a score a tie-break cannot hold ErrPrecision, At
 // ErrInvalidArgument; nothing is written then. A period Redis's own clock
 // has passed (a board clock behind the server's, see WithClock) returns
-// ErrExpired: Redis deleted its key as the write set its expiry. One round
+// ErrExpired, with a store too (not ErrPending: no Rebuild brings that
+// period back): Redis deleted its key as the write set its expiry. One round
 // trip, as Submit (two on a sharded board on a Cluster).
 func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q ...Query) error {
 	sub, err := lb.newSubmission(member, score, nil)

@@ -41,6 +41,7 @@ func TestWriteToPeriodRedisExpired(t *testing.T) {
 			"hot top":          {lb.WithHotTop(5)},
 			"sharded hot top":  {lb.WithShards(50), lb.WithHotTop(5)},
 			"sharded shadow":   {lb.WithShards(50), lb.WithShadowShards(25)},
+			"store":            {lb.WithStore(newMemStore())},
 		}
 		for kind, opts := range kinds {
 			t.Run(kind, func(t *testing.T) {
@@ -83,6 +84,7 @@ func TestWriteToPeriodRedisExpired(t *testing.T) {
 				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"fay": 5, "gus": 6}))
 				err = board.Set(ctx, "ann", 3, lb.In(lb.Daily()))
 				require.ErrorIs(t, err, lb.ErrExpired)
+				require.NotErrorIs(t, err, lb.ErrPending, "no Rebuild brings that period back")
 				require.NoError(t, board.Set(ctx, "ann", 3))
 
 				n, err := board.Count(ctx)

@@ -61,11 +61,13 @@ func storeErr(op string, err error) error {
 // (appended: what it appended, nil for a removal). A refusal from Redis
 // (ErrInvalidScore, ErrPrecision: a total out of range, found only as Redis
 // adds it) retracts what was appended, so that bad input leaves nothing
-// behind; any other error means the store holds what Redis may not:
-// ErrPending. Without a store, or with a nil err, err is the answer.
+// behind; a period Redis has already expired (ErrExpired: Set) is no
+// pending write, as no Rebuild brings that period back; any other error
+// means the store holds what Redis may not: ErrPending. Without a store,
+// or with a nil err, err is the answer.
 func (lb *Leaderboard) afterStore(ctx context.Context, op string, err error, appended []Submission) error {
 	switch {
-	case err == nil || lb.store == nil:
+	case err == nil || lb.store == nil || errors.Is(err, ErrExpired):
 		return err
 	case !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision):
 		return fmt.Errorf("%w: %w", ErrPending, err)
