@@ -17,7 +17,11 @@ type VerifyReport struct {
 	Missing, Different []string
 	// MissingCount and DifferentCount count them all.
 	MissingCount, DifferentCount int64
-	// Extra counts members Redis has and the store lacks.
+	// Extra counts members Redis has and the store lacks: RedisMembers less
+	// those the store has that Redis holds, never below 0. On a sharded
+	// board RedisMembers counts the shards and the rest the partitions, so
+	// a shard lacking a member and one holding a stray can cancel out here:
+	// Check compares the shards with the partitions.
 	Extra int64
 	// Store is the store's check of its kept standings against its own log
 	// for the period, when the store is a StandingsChecker (zero
@@ -104,7 +108,7 @@ func (lb *Leaderboard) verifyPeriod(ctx context.Context, tg target) (VerifyRepor
 	if r.RedisMembers, err = lb.be.count(ctx, tg); err != nil {
 		return r, wrap("verify", err)
 	}
-	r.Extra = r.RedisMembers - matched
+	r.Extra = max(0, r.RedisMembers-matched)
 	if c, ok := lb.store.(StandingsChecker); ok {
 		if r.Store, err = c.CheckStandings(ctx, lb.query(tg), false); err != nil {
 			return r, fmt.Errorf("leaderboard: verify %s/%s: store: %w", tg.window.Name(), tg.period.ID, err)
