@@ -249,7 +249,11 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // store records their removal (store first: a store failure returns an
 // error and leaves the chunk in Redis; a Redis failure after it
 // ErrPending), then Redis removes them: two round trips a chunk, so that a
-// Rebuild keeps them out. A sharded board reads each chunk's members, then
+// Rebuild keeps them out. A member that leaves the range between the two
+// stays in Redis although the store has recorded its removal: under
+// Replace and KeepBest the store then holds what it submitted after, as
+// Redis does, but under Accumulate (or with a tie-break's new time) the
+// two differ, which Verify names and a Set of the member settles. A sharded board reads each chunk's members, then
 // removes them as Remove does (their data kept), in chunks of 100, so
 // that one chunk's script holds Redis a few milliseconds at most
 // (BENCHMARKS.md): two round trips a chunk on one node, three on a
