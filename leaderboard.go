@@ -56,6 +56,12 @@ const (
 // again.
 var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 
+// ErrNotPresent means Redis does not hold the board as last rebuilt
+// (Present reports false: a wipe, or a board never rebuilt): Seal refuses
+// to seal what Redis holds then, which may be part of the standings.
+// Rebuild first.
+var ErrNotPresent = errors.New("leaderboard: board not present in Redis (Rebuild first)")
+
 // Leaderboard is one named board: a sorted set per window period in Redis.
 // It holds no state of its own beyond its configuration (and each window's
 // current period, computed once per period) and is safe for concurrent use.

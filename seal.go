@@ -21,9 +21,19 @@ type SealedPeriod struct {
 // gone. The hook runs after the seal is recorded, so a hook that fails is
 // not run again for that period: it returns the error, and the hook must
 // make its own retries. Without a store it returns ErrInvalidArgument.
+// Sealing is for good, so Seal first checks that Redis holds the board as
+// last rebuilt (Present, one round trip): after a wipe, before the Rebuild,
+// Redis may hold part of a period's standings, and Seal returns
+// ErrNotPresent and seals nothing (a board is rebuilt once to start: see
+// Present).
 func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) ([]SealedPeriod, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
+	}
+	if ok, err := lb.Present(ctx); err != nil {
+		return nil, fmt.Errorf("leaderboard: seal: %w", err)
+	} else if !ok {
+		return nil, ErrNotPresent
 	}
 	now := lb.now()
 	live, err := lb.livePeriods(now)

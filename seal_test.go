@@ -16,7 +16,7 @@ func TestSealClosedPeriods(t *testing.T) {
 		ctx := context.Background()
 		store := newMemStore()
 		clock := future.Add(-24 * time.Hour)
-		board, _ := newBoard(t, b, lb.WithStore(store), lb.WithWindows(lb.Daily(), lb.AllTime()),
+		board, name := newBoard(t, b, lb.WithStore(store), lb.WithWindows(lb.Daily(), lb.AllTime()),
 			lb.WithClock(func() time.Time { return clock }))
 		for i, m := range []string{"ann", "bob", "cy"} {
 			_, err := board.Submit(ctx, m, float64(10*(i+1)))
@@ -24,15 +24,29 @@ func TestSealClosedPeriods(t *testing.T) {
 		}
 		var hooked []lb.SealedPeriod
 		hook := func(_ context.Context, p lb.SealedPeriod) error { hooked = append(hooked, p); return nil }
+		_, err := board.Seal(ctx, hook)
+		require.ErrorIs(t, err, lb.ErrNotPresent, "a board never rebuilt")
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
 		sealed, err := board.Seal(ctx, hook)
 		require.NoError(t, err)
 		require.Empty(t, sealed, "nothing has closed yet")
 
 		day := lb.Daily().Period(clock)
 		clock = future // the day is over
+		// Redis loses the board (a restart without persistence) and keeps
+		// only a later submission: nothing is sealed until a Rebuild.
+		b.Wipe(t, name)
+		_, err = board.Submit(ctx, "late", 5, lb.WithTime(day.Start))
+		require.NoError(t, err)
+		_, err = board.Seal(ctx, hook)
+		require.ErrorIs(t, err, lb.ErrNotPresent)
+		require.Empty(t, hooked)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
 		sealed, err = board.Seal(ctx, hook)
 		require.NoError(t, err)
-		want := lb.SealedPeriod{Window: "daily", Period: day.ID, Entries: []lb.Entry{{Member: "cy", Score: 30, Rank: 1}, {Member: "bob", Score: 20, Rank: 2}, {Member: "ann", Score: 10, Rank: 3}}}
+		want := lb.SealedPeriod{Window: "daily", Period: day.ID, Entries: []lb.Entry{{Member: "cy", Score: 30, Rank: 1}, {Member: "bob", Score: 20, Rank: 2}, {Member: "ann", Score: 10, Rank: 3}, {Member: "late", Score: 5, Rank: 4}}}
 		require.Equal(t, []lb.SealedPeriod{want}, sealed)
 		require.Equal(t, []lb.SealedPeriod{want}, hooked)
 
