@@ -63,6 +63,7 @@ var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 var ErrNotPresent = errors.New("leaderboard: board not present in Redis (Rebuild first)")
 
 // Leaderboard is one named board: a sorted set per window period in Redis.
+// Build one with New; the zero value is not usable.
 // It holds no state of its own beyond its configuration (and each window's
 // current period, computed once per period) and is safe for concurrent use.
 type Leaderboard struct {
