@@ -435,9 +435,16 @@ func (lb *Leaderboard) beats(a, b submission) bool {
 }
 
 // addInto adds next's score to w's (Accumulate), stamped with next's time
-// as the script stamps a total (a 0 stamps nothing); false when the sum
-// leaves the range, or when it is 0 under a tie-break and next is not.
+// as the script stamps a total (a 0 stamps nothing); false when next's sign
+// is not the fold's, or the sum leaves the range.
 func (lb *Leaderboard) addInto(w *submission, next submission) bool {
+	// Increments of one sign only: the stored total then moves one way
+	// through the fold, so a folded total in range means every total along
+	// the way was, and one submission's refusal is never hidden by another
+	// (+10 at 995 of 1,000 is refused alone, whatever -8 follows it).
+	if (w.score > 0 && next.score < 0) || (w.score < 0 && next.score > 0) {
+		return false
+	}
 	if lb.tb == nil {
 		sum := w.score + next.score
 		if checkScore(sum) != nil {
@@ -451,13 +458,8 @@ func (lb *Leaderboard) addInto(w *submission, next submission) bool {
 			return false
 		case next.s == 0:
 			// Adding 0 reaches no new total, and stamps nothing (apply in
-			// writes.lua).
+			// writes.lua). (One sign only: a fold never sums back to 0.)
 			return true
-		case s == 0:
-			// A total changed and changed back is stamped with the last
-			// change's time, which a write of 0 cannot carry: a write of
-			// its own.
-			return false
 		}
 		w.s, w.t = s, next.t
 		w.score = float64(s) / lb.tb.scale

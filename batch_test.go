@@ -577,3 +577,44 @@ func TestBatcherPartitionGroups(t *testing.T) {
 		require.Zero(t, n)
 	})
 }
+
+// TestBatcherFoldKeepsEachRefusal: under Accumulate a Batcher folds only
+// increments of one sign, so a submission Redis would refuse on its own is
+// refused in a batch too, whatever follows it: at 995 of a tie-break's
+// 1,000, +10 is refused and -8 applied (987), and at the largest double,
+// +max is refused and -max applied (0); with a store the refused one is
+// retracted (Verify clean). Plain and sharded boards, every backend.
+func TestBatcherFoldKeepsEachRefusal(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for name, shards := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(0, 500)}} {
+			for _, tied := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/tie-break=%v", name, tied), func(t *testing.T) {
+					ctx := context.Background()
+					opts := append([]lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithStore(newMemStore())}, shards...)
+					start, up, down, want, refused := 995.0, 10.0, -8.0, 987.0, lb.ErrPrecision
+					if tied {
+						opts = append(opts, lb.WithTieBreak(batchTieBreak(t)))
+					} else {
+						start, up, down, want, refused = math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64, 0, lb.ErrInvalidScore
+					}
+					board, _ := newBoard(t, b, opts...)
+					_, err := board.Submit(ctx, "a", start)
+					require.NoError(t, err)
+					bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+					require.NoError(t, err)
+					got := runBatcherOn(t, bt, []*batchCall{{member: "a", score: up}, {member: "a", score: down}})
+					require.ErrorIs(t, got[0].err, refused)
+					require.NoError(t, got[1].err)
+					st, err := board.Rank(ctx, "a")
+					require.NoError(t, err)
+					require.Equal(t, want, st.Score)
+					reps, err := board.Verify(ctx)
+					require.NoError(t, err)
+					for _, r := range reps {
+						require.True(t, r.Clean(), "%+v", r)
+					}
+				})
+			}
+		}
+	})
+}
