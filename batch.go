@@ -36,8 +36,10 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 //
 // Bad input returns its error at once and joins no batch. A submission
 // WithID is written on its own, as Submit writes it (its id is checked and
-// recorded with it), and is not folded. Under Accumulate a fold whose sum
-// would leave the range starts a write of its own; and so that one
+// recorded with it), and is not folded. Under Accumulate a submission
+// folds only into a write of the same sign (so a total in range at the end
+// of a fold was in range all along), and one whose sum would leave the
+// range starts a write of its own; and so that one
 // submission's refusal is never another's, a folded write Redis refuses
 // (its sum out of range with what is stored) is written again one
 // submission at a time, after the rest of its batch, each as a Submit
