@@ -93,8 +93,9 @@ type Batcher struct {
 	queued []*batch      // sent, waiting for the batch before: still folding
 	last   chan struct{} // closed when the batch sent last is written
 	closed bool
-	joined int // submissions that joined a batch, ever
-	writes int // writes made, ever: the next one's seq
+	alone  sync.WaitGroup // WithID submissions written on their own, in flight
+	joined int            // submissions that joined a batch, ever
+	writes int            // writes made, ever: the next one's seq
 	// traced, when set (tests), learns the seq of the write each
 	// submission joined, in the order they joined.
 	traced func(seq int)
@@ -224,9 +225,10 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		return Result{}, err
 	}
 	if sub.id != "" {
-		if b.isClosed() {
+		if !b.startAlone() {
 			return Result{}, ErrClosed
 		}
+		defer b.alone.Done()
 		return lb.submitChecked(ctx, sub)
 	}
 	c := &batchCall{join: batchJoin{sub: sub}}
@@ -274,10 +276,15 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	return res, nil
 }
 
-func (b *Batcher) isClosed() bool {
+// startAlone counts in a WithID submission, written on its own, unless the
+// Batcher is closed: Close waits for it as for a batch.
+func (b *Batcher) startAlone() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.closed
+	if !b.closed {
+		b.alone.Add(1) // before Close's Wait: closed is set under this lock
+	}
+	return !b.closed
 }
 
 // batchCall is one Batcher.Submit's own memory, in one allocation on a
@@ -574,8 +581,9 @@ func (b *Batcher) Flush(ctx context.Context) error {
 }
 
 // Close sends what is pending, refuses further submissions (ErrClosed) and
-// waits until every batch is written, or ctx ends (the batches are still
-// written then). Closing twice is harmless.
+// waits until every batch is written, and every WithID submission that
+// came before it (written on its own), or ctx ends (they are still written
+// then). Closing twice is harmless.
 func (b *Batcher) Close(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed = true
@@ -584,7 +592,15 @@ func (b *Batcher) Close(ctx context.Context) error {
 	}
 	last := b.last
 	b.mu.Unlock()
-	return waitFor(ctx, last)
+	if err := waitFor(ctx, last); err != nil {
+		return err
+	}
+	alone := make(chan struct{})
+	go func() {
+		b.alone.Wait()
+		close(alone)
+	}()
+	return waitFor(ctx, alone)
 }
 
 // waitFor waits until done is closed (nil: at once) or ctx ends; a ctx

@@ -618,3 +618,49 @@ func TestBatcherFoldKeepsEachRefusal(t *testing.T) {
 		}
 	})
 }
+
+// blockingStore holds every Append until release is closed, once started
+// has been signalled.
+type blockingStore struct {
+	*memStore
+	started, release chan struct{}
+}
+
+func (s *blockingStore) Append(ctx context.Context, sub lb.Submission) (bool, error) {
+	s.started <- struct{}{}
+	<-s.release
+	return s.memStore.Append(ctx, sub)
+}
+
+// TestBatcherCloseWaitsForWithID: a WithID submission, written on its own,
+// that came before Close is waited for like a batch: Close returns only once
+// it is written (here held in the store), and it is applied.
+func TestBatcherCloseWaitsForWithID(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	store := &blockingStore{memStore: newMemStore(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	board, _ := newBoard(t, b, lb.WithStore(store))
+	bt, err := board.NewBatcher()
+	require.NoError(t, err)
+	submitted := make(chan error, 1)
+	go func() {
+		_, err := bt.Submit(ctx, "a", 5, lb.WithID("match-1"))
+		submitted <- err
+	}()
+	<-store.started
+	closed := make(chan error, 1)
+	go func() { closed <- bt.Close(ctx) }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) before the WithID submission was written", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(store.release)
+	require.NoError(t, <-submitted)
+	require.NoError(t, <-closed)
+	st, err := board.Rank(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, 5.0, st.Score)
+	_, err = bt.Submit(ctx, "b", 1, lb.WithID("match-2"))
+	require.ErrorIs(t, err, lb.ErrClosed)
+}
