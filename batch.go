@@ -39,13 +39,15 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // recorded with it), and is not folded. Under Accumulate a submission
 // folds only into a write of the same sign (so a total in range at the end
 // of a fold was in range all along), and one whose sum would leave the
-// range starts a write of its own; and so that one
-// submission's refusal is never another's, a folded write Redis refuses
-// (its sum out of range with what is stored) is written again one
-// submission at a time, after the rest of its batch, each as a Submit
-// (one round trip; a sharded Cluster board's two steps). Sums are added once: totals of scores that are not whole numbers
-// may differ in the last bit from adding them one by one (a store's
-// aggregation adds them one by one).
+// range starts a write of its own; and so that one submission's refusal is
+// never another's, a folded write Redis refuses (its sum out of range with
+// what is stored) is written again one submission at a time, after the
+// rest of its batch, each as a Submit (one round trip; a sharded Cluster
+// board's two steps). After any refused write its member's later writes in
+// the batch wait and are written after it the same way, so that a member's
+// submissions apply in their order. Sums are added once: totals of scores
+// that are not whole numbers may differ in the last bit from adding them
+// one by one (a store's aggregation adds them one by one).
 //
 // With a store, every submission of a batch reaches the store (in one call
 // when it is a BatchAppender) before the batch reaches Redis: a store
@@ -535,7 +537,9 @@ func (b *Batcher) write(bt *batch) {
 	for _, w := range bt.writes {
 		switch {
 		case w.err == nil:
-		case len(w.joins) > 1 && isRefusal(w.err):
+		case errors.Is(w.err, errLater), len(w.joins) > 1 && isRefusal(w.err):
+			// In the batch's order, so a member's writes after a refused
+			// one apply after it is written again.
 			b.writeAlone(ctx, w)
 		default:
 			var records []Submission
@@ -547,6 +551,13 @@ func (b *Batcher) write(bt *batch) {
 	}
 }
 
+// errLater is the error of a batch's write not applied because a write of
+// the same member before it was refused: the write waits to be written
+// after that one is written again one submission at a time (writeAlone),
+// so that a member's submissions apply in their order (under Accumulate
+// the order decides which of them stay in range, and a tie-break's stamp).
+var errLater = errors.New("leaderboard: batch submit: after a refused write")
+
 // isRefusal reports whether err is Redis refusing a write's value (an
 // Accumulate total out of range), which says nothing of the submissions
 // folded into it one by one.
@@ -556,9 +567,10 @@ func isRefusal(err error) bool {
 
 // writeAlone writes again, one at a time and in order, the submissions of
 // a folded write Redis refused (its sum left the range where some of them
-// alone may not): each caller then gets its own answer, and a refused one
-// alone is retracted from the store. Only a refused write pays these
-// round trips.
+// alone may not), or of a write that waited for its member's refused one
+// (errLater): each caller then gets its own answer, and a refused one
+// alone is retracted from the store. Only a refused write and its member's
+// later ones pay these round trips.
 func (b *Batcher) writeAlone(ctx context.Context, w *batchWrite) {
 	lb := b.lb
 	for _, j := range w.joins {

@@ -664,3 +664,49 @@ func TestBatcherCloseWaitsForWithID(t *testing.T) {
 	_, err = bt.Submit(ctx, "b", 1, lb.WithID("match-2"))
 	require.ErrorIs(t, err, lb.ErrClosed)
 }
+
+// TestBatcherRefusalKeepsOrder: a member's writes in a batch apply in the
+// order submitted even when a folded write of theirs is refused and written
+// again one submission at a time: at 990 of a tie-break's 1,000, +6 +6
+// (folded, 1,002, refused) then -3 gives 996, refused, 993, as three
+// Submits would; the -3 may not apply before the two +6 and let the second
+// through. Likewise at 0.6 of the largest double with +0.3 +0.3 then -0.5.
+// Plain and sharded boards, every backend.
+func TestBatcherRefusalKeepsOrder(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for name, shards := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(0, 500)}} {
+			for _, tied := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/tie-break=%v", name, tied), func(t *testing.T) {
+					ctx := context.Background()
+					opts := append([]lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithStore(newMemStore())}, shards...)
+					start, up, down, refused := 990.0, 6.0, -3.0, lb.ErrPrecision
+					if tied {
+						opts = append(opts, lb.WithTieBreak(batchTieBreak(t)))
+					} else {
+						m := math.MaxFloat64
+						start, up, down, refused = 0.6*m, 0.3*m, -0.5*m, lb.ErrInvalidScore
+					}
+					board, _ := newBoard(t, b, opts...)
+					_, err := board.Submit(ctx, "a", start)
+					require.NoError(t, err)
+					bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+					require.NoError(t, err)
+					got := runBatcherOn(t, bt, []*batchCall{{member: "a", score: up}, {member: "a", score: up}, {member: "a", score: down}})
+					require.NoError(t, got[0].err)
+					require.Equal(t, start+up, got[0].res.Windows[0].Standing.Score)
+					require.ErrorIs(t, got[1].err, refused)
+					require.NoError(t, got[2].err)
+					require.Equal(t, start+up+down, got[2].res.Windows[0].Standing.Score)
+					st, err := board.Rank(ctx, "a")
+					require.NoError(t, err)
+					require.Equal(t, start+up+down, st.Score)
+					reps, err := board.Verify(ctx)
+					require.NoError(t, err)
+					for _, r := range reps {
+						require.True(t, r.Clean(), "%+v", r)
+					}
+				})
+			}
+		}
+	})
+}

@@ -59,7 +59,7 @@ func (lb *Leaderboard) runBatch(ctx context.Context, calls []scripts.Call, tgs [
 }
 
 // batchReplies decodes batch.lua's reply into each write's out, or its
-// refusal into its err.
+// refusal (or errLater) into its err.
 func (lb *Leaderboard) batchReplies(v []rueidis.RedisMessage, ws []*batchWrite) error {
 	const perWindow = 6
 	for _, w := range ws {
@@ -71,7 +71,12 @@ func (lb *Leaderboard) batchReplies(v []rueidis.RedisMessage, ws []*batchWrite) 
 			return err
 		}
 		v = v[1:]
-		if status != "ok" {
+		switch status {
+		case "ok":
+		case "later":
+			w.err = errLater
+			continue
+		default:
 			w.err = lb.batchRefusal(status, w)
 			continue
 		}

@@ -24,7 +24,9 @@ func (lb *shardedBackend) submitBatch(ctx context.Context, ws []*batchWrite) err
 
 // submitEach writes writes each as a Submit of its own, sent batchInFlight
 // at a time; a member's writes run one after another, in their order, the
-// members at once. Each write's error is its own.
+// members at once. Each write's error is its own; after a refused one the
+// member's later writes are not sent (errLater: the Batcher writes them
+// after the refused one, again one submission at a time).
 func (lb *shardedBackend) submitEach(ctx context.Context, ws []*batchWrite) {
 	byMember := map[string][]*batchWrite{}
 	var order []string
@@ -41,8 +43,13 @@ func (lb *shardedBackend) submitEach(ctx context.Context, ws []*batchWrite) {
 		wg.Add(1)
 		go func(chain []*batchWrite) {
 			defer func() { <-sem; wg.Done() }()
-			for _, w := range chain {
-				_, w.err = lb.submit(ctx, w.sub, w.live, w.where, w.out)
+			for i, w := range chain {
+				if _, w.err = lb.submit(ctx, w.sub, w.live, w.where, w.out); isRefusal(w.err) {
+					for _, later := range chain[i+1:] {
+						later.err = errLater
+					}
+					return
+				}
 			}
 		}(byMember[m])
 	}

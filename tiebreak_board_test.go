@@ -787,6 +787,50 @@ func (r *tieRun) set() {
 	r.m.members[mem] = tieRow{member: mem, s: r.m.scaled(score), slot: r.m.slot(now)}
 }
 
+// batch submits a few scores of two members through a Batcher (some
+// WithTime), joining in order, into batches of a random size: the board
+// must end as the model does applying them one by one (folds, refusals
+// written again one submission at a time, a member's later writes after its
+// refused one), each caller refused exactly when the model refuses its
+// submission, and each member's last applied submission reporting its
+// final score.
+func (r *tieRun) batch() {
+	t := r.t
+	size := pick(r.modelHarness, []int{1, 2, 100})
+	bt, err := r.board.NewBatcher(lb.WithBatchWindow(time.Minute), lb.WithBatchSize(size))
+	require.NoError(t, err)
+	calls := make([]*batchCall, 2+r.rng.IntN(7))
+	at := make([]time.Time, len(calls))
+	for i := range calls {
+		calls[i] = &batchCall{member: pick(r.modelHarness, tiePool[:2]), score: r.score()}
+		if r.rng.IntN(2) == 0 {
+			at[i] = r.at()
+		}
+	}
+	r.logf("Batcher(size %d): %s at %v", size, batchCallsString(calls), at)
+	got := runBatcherAt(t, bt, calls, at)
+	last := map[string]int{}
+	for i, c := range calls {
+		when := at[i]
+		if when.IsZero() {
+			when = r.clock.Now()
+		}
+		r.times = append(r.times, when)
+		msg := fmt.Sprintf("%s batch submit %d: %q %v at slot %d", r.where(), i, c.member, c.score, r.m.slot(when))
+		if _, ok := r.m.submit(c.member, r.m.scaled(c.score), r.m.slot(when)); !ok {
+			require.ErrorIs(t, got[i].err, lb.ErrPrecision, "%s: an Accumulate total beyond MaxScore", msg)
+			continue
+		}
+		require.NoError(t, got[i].err, msg)
+		last[c.member] = i
+	}
+	for mem, i := range last {
+		want, ok := r.m.standing(mem)
+		require.True(t, ok, mem)
+		require.Equal(t, want.Score, got[i].res.Windows[0].Standing.Score, "%s batch: %q's last submission's score", r.where(), mem)
+	}
+}
+
 // removeBetween removes every member whose plain score is in a range.
 func (r *tieRun) removeBetween() {
 	lo, hi := r.scoreRange()
@@ -841,7 +885,7 @@ func runTieModel(t *testing.T, b *testredis.Backend, c tieCombo) {
 				clock.Set(next)
 			}
 		},
-		ops:   []modelOp{{82, r.submit}, {10, r.submitMany}, {5, r.remove}, {2, r.set}, {1, r.removeBetween}},
+		ops:   []modelOp{{76, r.submit}, {10, r.submitMany}, {6, r.batch}, {5, r.remove}, {2, r.set}, {1, r.removeBetween}},
 		check: func(bool) { r.check() },
 	})
 }

@@ -3,7 +3,9 @@
 -- (every window worked out before the first write, so that a refused one
 -- leaves all of its windows untouched), one after another, and reports
 -- each one's standings before and after. A submission Redis refuses (a
--- total out of range) is reported and skipped; the others are written.
+-- total out of range) is reported and skipped, and so are its member's
+-- later submissions in the batch ('later'), which the caller writes after
+-- it again in their order; the others are written.
 --
 -- KEYS      the window periods the batch writes (all in the board's hash
 --           slot), then the board's data hash
@@ -15,8 +17,8 @@
 --
 -- Returns per submission 'ok' and six values a window period (see
 -- window_reply in writes.lua; no stored value, no rank and no members for
--- a period Redis deleted as its expiry was set), or the refusal's code and
--- key alone.
+-- a period Redis deleted as its expiry was set), the refusal's code and
+-- key alone, or 'later' alone.
 write_header()
 local dkey = KEYS[#KEYS]
 local out = {}
@@ -31,6 +33,8 @@ local cards = {}
 -- more, so that no later write of the batch makes it again without an
 -- expiry; its windows reply as closed.
 local expired, gone = {}, {}
+-- The members with a refused submission: their later ones wait for it.
+local later = {}
 local at = REST
 while at <= #ARGV do
   local member, value, data, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4])
@@ -41,11 +45,17 @@ while at <= #ARGV do
   end
   at = at + 5 + 2 * n
 
-  local prev, store, refused = work_out(n, value, function(j)
-    return redis.call('ZSCORE', ks[j], member), ks[j]
-  end)
-  if refused then
+  local prev, store, refused
+  if not later[member] then
+    prev, store, refused = work_out(n, value, function(j)
+      return redis.call('ZSCORE', ks[j], member), ks[j]
+    end)
+  end
+  if later[member] then
+    out[#out + 1] = 'later'
+  elseif refused then
     out[#out + 1] = refused
+    later[member] = true
   else
     out[#out + 1] = 'ok'
     if data ~= '' then redis.call('HSET', dkey, member, data) end

@@ -4,7 +4,9 @@
 -- write, so that a refused one leaves all of its windows untouched), one
 -- after another, and reports each one's standings before and after, as
 -- batch.lua does. A submission Redis refuses (a total out of range) is
--- reported and skipped; the others are written.
+-- reported and skipped, and so are its member's later submissions in the
+-- batch ('later'), which the caller writes after it again in their order;
+-- the others are written.
 --
 -- KEYS      every shard of each window period the batch writes (nshards
 --           keys a period), then the other keys the submissions name by
@@ -21,8 +23,8 @@
 --
 -- Returns per submission 'ok' and six values a window period (see
 -- window_reply in writes.lua; no stored value, no rank and no members for
--- a period Redis deleted as its expiry was set: see expire_gone), or the
--- refusal's code and key alone.
+-- a period Redis deleted as its expiry was set: see expire_gone), the
+-- refusal's code and key alone, or 'later' alone.
 write_header()
 local scale, nshards = num(ARGV[REST]), num(ARGV[REST + 1])
 local bounds = {}
@@ -38,6 +40,8 @@ local function cards_at(base)
 end
 
 local out = {}
+-- The members with a refused submission: their later ones wait for it.
+local later = {}
 while at <= #ARGV do
   local member, value, data, dk, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4]), num(ARGV[at + 5])
   TSLOT = num(ARGV[at + 2])
@@ -48,11 +52,17 @@ while at <= #ARGV do
   end
   at = at + 6 + 3 * n
 
-  local prev, store, refused = work_out(n, value, function(j)
-    return redis.call('HGET', KEYS[parts[j]], member), KEYS[parts[j]]
-  end)
-  if refused then
+  local prev, store, refused
+  if not later[member] then
+    prev, store, refused = work_out(n, value, function(j)
+      return redis.call('HGET', KEYS[parts[j]], member), KEYS[parts[j]]
+    end)
+  end
+  if later[member] then
+    out[#out + 1] = 'later'
+  elseif refused then
     out[#out + 1] = refused
+    later[member] = true
   else
     out[#out + 1] = 'ok'
     if dk > 0 and data ~= '' then redis.call('HSET', KEYS[dk], member, data) end
