@@ -36,7 +36,11 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 //
 // Bad input returns its error at once and joins no batch. A submission
 // WithID is written on its own, as Submit writes it (its id is checked and
-// recorded with it), and is not folded. Under Accumulate a submission
+// recorded with it), and is not folded: it waits for its member's
+// submissions before it to be written, and while it is in flight the
+// member's next submissions are written on their own after it, so that a
+// member's submissions apply in their order. After Close, Submit returns
+// ErrClosed, whatever the submission. Under Accumulate a submission
 // folds only into a write of the same sign (so a total in range at the end
 // of a fold was in range all along), and one whose sum would leave the
 // range starts a write of its own; and so that one submission's refusal is
@@ -94,10 +98,17 @@ type Batcher struct {
 	cur    *batch        // the batch collecting submissions, nil when none
 	queued []*batch      // sent, waiting for the batch before: still folding
 	last   chan struct{} // closed when the batch sent last is written
-	closed bool
-	alone  sync.WaitGroup // WithID submissions written on their own, in flight
-	joined int            // submissions that joined a batch, ever
-	writes int            // writes made, ever: the next one's seq
+	// writing is the batch writing, or written last (batches write one
+	// at a time): a member's write there is not done until its done is.
+	writing *batch
+	closed  bool
+	alone   sync.WaitGroup // submissions written on their own, in flight
+	// after holds, for each member with a submission written on its own
+	// in flight, the done of the newest: the member's next submissions
+	// are written on their own after it, so that they apply in order.
+	after  map[string]chan struct{}
+	joined int // submissions that joined a batch, ever
+	writes int // writes made, ever: the next one's seq
 	// traced, when set (tests), learns the seq of the write each
 	// submission joined, in the order they joined.
 	traced func(seq int)
@@ -227,11 +238,7 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		return Result{}, err
 	}
 	if sub.id != "" {
-		if !b.startAlone() {
-			return Result{}, ErrClosed
-		}
-		defer b.alone.Done()
-		return lb.submitChecked(ctx, sub)
+		return b.submitAlone(ctx, sub)
 	}
 	c := &batchCall{join: batchJoin{sub: sub}}
 	c.join.out = c.window[:]
@@ -249,8 +256,15 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	if err != nil {
 		return Result{}, err
 	}
-	if len(live) > 0 {
+	if len(live) == 0 {
+		if b.isClosed() {
+			return Result{}, ErrClosed
+		}
+	} else {
 		bt, w, j, err := b.join(ctx, &c.join, live, where)
+		if errors.Is(err, errAfterAlone) {
+			return b.submitAlone(ctx, sub)
+		}
 		if err != nil {
 			return Result{}, err
 		}
@@ -278,16 +292,98 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	return res, nil
 }
 
-// startAlone counts in a WithID submission, written on its own, unless the
-// Batcher is closed: Close waits for it as for a batch.
-func (b *Batcher) startAlone() bool {
+// submitAlone writes sub on its own, as the board's Submit writes it (a
+// WithID submission, or one of a member with such a submission in flight),
+// after every earlier submission of its member the Batcher holds: a write
+// in a batch not yet written, a submission on its own in flight. A caller
+// whose ctx ends first gets ctx's error, and its submission is not written.
+func (b *Batcher) submitAlone(ctx context.Context, sub submission) (Result, error) {
+	before, mine, ok := b.startAlone(sub.member)
+	if !ok {
+		return Result{}, ErrClosed
+	}
+	for i, done := range before {
+		if err := waitFor(ctx, done); err != nil {
+			// The member's next submissions still wait for those before.
+			go func() {
+				for _, done := range before[i:] {
+					<-done
+				}
+				b.endAlone(sub.member, mine)
+			}()
+			return Result{}, err
+		}
+	}
+	defer b.endAlone(sub.member, mine)
+	return b.lb.submitChecked(ctx, sub)
+}
+
+// startAlone counts in a submission written on its own, unless the
+// Batcher is closed (Close waits for it as for a batch), and returns what
+// it waits for: the done of the newest batch holding a write of member
+// that is not yet written, and of the member's submission on its own
+// before it; mine is its own, for the member's next ones.
+func (b *Batcher) startAlone(member string) (before []chan struct{}, mine chan struct{}, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.closed {
-		b.alone.Add(1) // before Close's Wait: closed is set under this lock
+	if b.closed {
+		return nil, nil, false
 	}
-	return !b.closed
+	b.alone.Add(1) // before Close's Wait: closed is set under this lock
+	if bt := b.newestHolding(member); bt != nil {
+		before = append(before, bt.done)
+	}
+	if prev := b.after[member]; prev != nil {
+		before = append(before, prev)
+	}
+	if b.after == nil {
+		b.after = map[string]chan struct{}{}
+	}
+	mine = make(chan struct{})
+	b.after[member] = mine
+	return before, mine, true
 }
+
+// endAlone ends a submission on its own: the member's next submissions
+// no longer wait for it, and join batches again once none is in flight.
+func (b *Batcher) endAlone(member string, mine chan struct{}) {
+	b.mu.Lock()
+	if b.after[member] == mine {
+		delete(b.after, member)
+	}
+	b.mu.Unlock()
+	close(mine)
+	b.alone.Done()
+}
+
+// newestHolding is the newest batch holding a write of member that may not
+// be written yet: the batch collecting, those sent, the one writing.
+// Called with b.mu held.
+func (b *Batcher) newestHolding(member string) *batch {
+	if b.cur != nil && b.cur.newest[member] != nil {
+		return b.cur
+	}
+	for i := len(b.queued) - 1; i >= 0; i-- {
+		if b.queued[i].newest[member] != nil {
+			return b.queued[i]
+		}
+	}
+	if b.writing != nil && b.writing.newest[member] != nil {
+		return b.writing
+	}
+	return nil
+}
+
+// isClosed reports whether Close was called.
+func (b *Batcher) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// errAfterAlone is join's answer for a member with a submission on its own
+// in flight: the caller writes it on its own after that one.
+var errAfterAlone = errors.New("leaderboard: batch submit: after a submission on its own")
 
 // batchCall is one Batcher.Submit's own memory, in one allocation on a
 // one-window board: its join, and its Result's window.
@@ -314,6 +410,9 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, nil, nil, ErrClosed
+	}
+	if b.after[sub.member] != nil {
+		return nil, nil, nil, errAfterAlone
 	}
 	b.joined++
 	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, sub) {
@@ -513,6 +612,7 @@ func (b *Batcher) seal(bt *batch) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.queued = slices.DeleteFunc(b.queued, func(q *batch) bool { return q == bt })
+	b.writing = bt
 }
 
 // write sends a batch to the store, then to Redis, and answers its callers.
@@ -593,8 +693,8 @@ func (b *Batcher) Flush(ctx context.Context) error {
 }
 
 // Close sends what is pending, refuses further submissions (ErrClosed) and
-// waits until every batch is written, and every WithID submission that
-// came before it (written on its own), or ctx ends (they are still written
+// waits until every batch is written, and every submission written on its
+// own (WithID) that came before it, or ctx ends (they are still written
 // then). Closing twice is harmless.
 func (b *Batcher) Close(ctx context.Context) error {
 	b.mu.Lock()

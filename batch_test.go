@@ -710,3 +710,101 @@ func TestBatcherRefusalKeepsOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestBatcherWithIDKeepsOrder: a WithID submission, written on its own,
+// applies after its member's submissions before it and before those after
+// it, under Replace (the last one stays): one before it still waiting in
+// its batch is written first (10 then 20, Previous 10), and one after it,
+// while the WithID one is held in the store, waits for it (10 then 20)
+// instead of reaching Redis first through a batch. Every backend, plain
+// and sharded.
+func TestBatcherWithIDKeepsOrder(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for name, shards := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(0, 500)}} {
+			t.Run(name+"/before", func(t *testing.T) {
+				ctx := context.Background()
+				board, _ := newBoard(t, b, append([]lb.Option{lb.WithPolicy(lb.Replace)}, shards...)...)
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				fin := make(chan struct{})
+				var first error
+				before := lb.BatchJoined(bt)
+				go func() {
+					defer close(fin)
+					_, first = bt.Submit(ctx, "p", 10)
+				}()
+				waitJoined(bt, before, fin)
+				closed := make(chan error, 1)
+				go func() {
+					time.Sleep(50 * time.Millisecond) // the WithID one waits for the batch
+					closed <- bt.Close(ctx)
+				}()
+				res, err := bt.Submit(ctx, "p", 20, lb.WithID("match-2"))
+				require.NoError(t, err)
+				require.NoError(t, <-closed)
+				<-fin
+				require.NoError(t, first)
+				require.Equal(t, 10.0, res.Previous.Score)
+				st, err := board.Rank(ctx, "p")
+				require.NoError(t, err)
+				require.Equal(t, 20.0, st.Score, "Replace keeps the last submission")
+			})
+			t.Run(name+"/after", func(t *testing.T) {
+				ctx := context.Background()
+				store := &blockingStore{memStore: newMemStore(), started: make(chan struct{}, 1), release: make(chan struct{})}
+				board, _ := newBoard(t, b, append([]lb.Option{lb.WithPolicy(lb.Replace), lb.WithStore(store)}, shards...)...)
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
+				require.NoError(t, err)
+				firstDone := make(chan error, 1)
+				go func() {
+					_, err := bt.Submit(ctx, "p", 10, lb.WithID("match-1"))
+					firstDone <- err
+				}()
+				<-store.started // the WithID submission is held in the store's Append
+				later := make(chan error, 1)
+				go func() {
+					_, err := bt.Submit(ctx, "p", 20)
+					later <- err
+				}()
+				select {
+				case err := <-later:
+					t.Fatalf("the later submission returned (%v) before the WithID one before it was written", err)
+				case <-time.After(100 * time.Millisecond):
+				}
+				close(store.release)
+				require.NoError(t, <-firstDone)
+				require.NoError(t, <-later)
+				require.NoError(t, bt.Close(ctx))
+				st, err := board.Rank(ctx, "p")
+				require.NoError(t, err)
+				require.Equal(t, 20.0, st.Score, "Replace keeps the last submission")
+				reps, err := board.Verify(ctx)
+				require.NoError(t, err)
+				for _, r := range reps {
+					require.True(t, r.Clean(), "%+v", r)
+				}
+			})
+		}
+	})
+}
+
+// TestBatcherSubmitAfterClose: after Close every Submit returns ErrClosed,
+// also one whose every window period has closed (WithTime into a day
+// long expired on a daily board), which reaches no batch.
+func TestBatcherSubmitAfterClose(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	board, _ := newBoard(t, b, lb.WithWindows(lb.Daily()), lb.WithClock(fixed(future)))
+	bt, err := board.NewBatcher()
+	require.NoError(t, err)
+	res, err := bt.Submit(ctx, "p", 10, lb.WithTime(future.AddDate(0, 0, -5)))
+	require.NoError(t, err, "before Close")
+	require.True(t, res.Windows[0].Closed)
+	require.NoError(t, bt.Close(ctx))
+	_, err = bt.Submit(ctx, "p", 10)
+	require.ErrorIs(t, err, lb.ErrClosed, "an open window")
+	_, err = bt.Submit(ctx, "p", 10, lb.WithTime(future.AddDate(0, 0, -5)))
+	require.ErrorIs(t, err, lb.ErrClosed, "every window closed")
+	_, err = bt.Submit(ctx, "p", 10, lb.WithID("x"))
+	require.ErrorIs(t, err, lb.ErrClosed, "WithID")
+}
