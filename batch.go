@@ -39,8 +39,10 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // recorded with it), and is not folded: it waits for its member's
 // submissions before it to be written, and while it is in flight the
 // member's next submissions are written on their own after it, so that a
-// member's submissions apply in their order. After Close, Submit returns
-// ErrClosed, whatever the submission. Under Accumulate a submission
+// member's submissions apply in their order. A submission whose every
+// window period has closed joins no batch either: it is answered at once,
+// Closed, and recorded in a store as Submit records it. After Close,
+// Submit returns ErrClosed, whatever the submission. Under Accumulate a submission
 // folds only into a write of the same sign (so a total in range at the end
 // of a fold was in range all along), and one whose sum would leave the
 // range starts a write of its own; and so that one submission's refusal is
@@ -259,6 +261,11 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	if len(live) == 0 {
 		if b.isClosed() {
 			return Result{}, ErrClosed
+		}
+		if lb.store != nil {
+			// Recorded as Submit records it (the store keeps every
+			// submission); it counts in no period a board reads.
+			return lb.submitChecked(ctx, sub)
 		}
 	} else {
 		bt, w, j, err := b.join(ctx, &c.join, live, where)

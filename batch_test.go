@@ -808,3 +808,30 @@ func TestBatcherSubmitAfterClose(t *testing.T) {
 	_, err = bt.Submit(ctx, "p", 10, lb.WithID("x"))
 	require.ErrorIs(t, err, lb.ErrClosed, "WithID")
 }
+
+// TestBatcherClosedWindowsReachStore: a submission whose every window
+// period has closed reaches the store through a Batcher as through Submit
+// (the store keeps every submission), and Redis in neither.
+func TestBatcherClosedWindowsReachStore(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	late := lb.WithTime(future.AddDate(0, 0, -5))
+	for _, batched := range []bool{false, true} {
+		store := newMemStore()
+		board, name := newBoard(t, b, lb.WithWindows(lb.Daily()), lb.WithClock(fixed(future)), lb.WithStore(store))
+		submit := board.Submit
+		if batched {
+			bt, err := board.NewBatcher()
+			require.NoError(t, err)
+			defer bt.Close(ctx)
+			submit = bt.Submit
+		}
+		res, err := submit(ctx, "p", 10, late, lb.WithData("d"))
+		require.NoError(t, err)
+		require.True(t, res.Windows[0].Closed)
+		require.Empty(t, b.Snapshot(t, name), "batched=%v", batched)
+		require.Len(t, store.subs, 1, "batched=%v", batched)
+		require.Equal(t, "p", store.subs[0].Member)
+		require.Empty(t, store.subs[0].Periods)
+	}
+}
