@@ -232,6 +232,29 @@ func TestBadInputWritesNothing(t *testing.T) {
 					require.ErrorIs(t, err, lb.ErrInvalidArgument, "a window the board does not have")
 					_, err = board.Count(ctx, nil)
 					require.ErrorIs(t, err, lb.ErrInvalidArgument)
+					// A nil window, or a nil pointer to one, in In: refused,
+					// not the default window (a Reset would empty it), nor a
+					// panic.
+					for _, w := range []lb.Window{nil, (*nilPtrWindow)(nil)} {
+						in := lb.In(w)
+						_, err = board.Top(ctx, 1, in)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Top(In(%#v))", w)
+						_, err = board.Rank(ctx, "seed", in)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Rank(In(%#v))", w)
+						_, err = board.Between(ctx, 0, 1, 1, in)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Between(In(%#v))", w)
+						require.ErrorIs(t, board.Reset(ctx, in), lb.ErrInvalidArgument, "Reset(In(%#v))", w)
+						_, err = board.RemoveBetween(ctx, -inf, inf, in)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "RemoveBetween(In(%#v))", w)
+						require.ErrorIs(t, board.Set(ctx, "seed", 1, in), lb.ErrInvalidArgument, "Set(In(%#v))", w)
+						_, err = board.Periods(ctx, in)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Periods(In(%#v))", w)
+						for _, err := range board.All(ctx, in) {
+							require.ErrorIs(t, err, lb.ErrInvalidArgument, "All(In(%#v))", w)
+						}
+						_, err = board.Check(ctx, false, in)
+						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check(In(%#v))", w)
+					}
 
 					_, err = board.Rank(ctx, "nobody")
 					require.ErrorIs(t, err, lb.ErrNotRanked)

@@ -398,6 +398,7 @@ type Query func(*query)
 
 type query struct {
 	window Window
+	in     bool // In was given (its window may be nil: refused)
 	at     time.Time
 	data   bool
 }
@@ -427,8 +428,9 @@ func IncludeData() Query {
 }
 
 // In reads the configured window with w's Name instead of the default one.
+// A nil w (or a nil pointer) returns ErrInvalidArgument.
 func In(w Window) Query {
-	return func(q *query) { q.window = w }
+	return func(q *query) { q.window, q.in = w, true }
 }
 
 // At reads the period of the window holding t, e.g. last week's board. A
@@ -491,11 +493,20 @@ func nilWindow(w Window) bool {
 	if n, ok := w.(named); ok {
 		w = n.w
 	}
+	return nilValue(w)
+}
+
+// nilValue reports whether w is nil, or a nil pointer, map, slice, func or
+// channel in an interface: a window whose methods would panic.
+func nilValue(w Window) bool {
 	if w == nil {
 		return true
 	}
-	v := reflect.ValueOf(w)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	switch v := reflect.ValueOf(w); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // WithShards splits the score axis at k strictly ascending, finite bounds

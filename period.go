@@ -142,6 +142,9 @@ func applyQueries(qs []Query) (query, error) {
 		}
 		fn(&q)
 	}
+	if q.in && nilValue(q.window) {
+		return q, fmt.Errorf("%w: In: nil window", ErrInvalidArgument)
+	}
 	return q, nil
 }
 

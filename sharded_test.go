@@ -201,6 +201,10 @@ func TestShardedOptions(t *testing.T) {
 	require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check In a window the board does not have")
 	_, err = sharded.Check(ctx, false, nil)
 	require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check with a nil query")
+	for _, w := range []lb.Window{nil, (*nilPtrWindow)(nil)} {
+		_, err = sharded.Check(ctx, true, lb.In(w))
+		require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check In(%#v)", w)
+	}
 	reps, err = sharded.Check(ctx, false)
 	require.NoError(t, err, "Check of an empty sharded board")
 	require.Len(t, reps, 2)
