@@ -592,12 +592,14 @@ func nilValue(w Window) bool {
 // (between the two shard writes of its Submit, typically under a
 // millisecond) a read may find it in both shards or in neither: reads keep
 // one copy, the one in the shard its partition's value belongs to (one
-// more round trip for a range that finds a member twice), so a member is
-// never returned twice, but Count, every Total and the ranks of other
-// members may be off by that one member for that instant. Among's scores come from the
-// partitions and are exact. A process that dies between a write's two
-// round trips on a Cluster leaves the member's shard entry behind its
-// partition (and Count with it) until the member's next Submit (which
+// more round trip for a range that finds a member twice), so a read never
+// returns a member twice (All's chunks are reads of their own: see All),
+// but Count, every Total and the ranks of other members may be off by that
+// one member for that instant. Among's scores come from the partitions and
+// are exact. A process that dies between a write's two round trips on a
+// Cluster leaves the member's shard entry behind its partition (and Count
+// with it; a read that finds only that copy returns it) until the member's
+// next Submit (which
 // looks for stale copies in every shard and sweeps them, at the cost of one
 // round trip more when it finds one, three when the Submit changed
 // nothing), its next Remove (which sweeps every

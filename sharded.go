@@ -595,6 +595,31 @@ func (lb *shardedBackend) aroundLocal(ctx context.Context, tg target, member str
 	return es, nil
 }
 
+// keepOnce drops the extra copies of members es holds twice (read from
+// two shards: a move in flight or a write that died between its steps on
+// a Cluster, a Rebuild's swap on one node), keeping the copy in the shard
+// of the member's partition's value (keepCurrent: one round trip more, only
+// when a member is there twice). Each entry's shard is the one its plain
+// score belongs to, as every copy was put where its value belongs.
+func (lb *shardedBackend) keepOnce(ctx context.Context, tg target, es []Entry) ([]Entry, error) {
+	seen := make(map[string]bool, len(es))
+	var twice []string
+	for _, e := range es {
+		if seen[e.Member] {
+			twice = append(twice, e.Member)
+		}
+		seen[e.Member] = true
+	}
+	if len(twice) == 0 {
+		return es, nil
+	}
+	from := make([]int, len(es))
+	for k, e := range es {
+		from[k] = lb.shardOfPlain(e.Score)
+	}
+	return lb.keepCurrent(ctx, tg, es, from, twice)
+}
+
 // onceEach drops later copies of a member: on one node a member is in two
 // shards only while a Rebuild swaps them in one after another.
 func onceEach(es []Entry) []Entry {

@@ -73,7 +73,10 @@ func (lb *shardedBackend) between(ctx context.Context, tg target, r scoreRange, 
 		better += p
 		es = append(es, st.es...)
 	}
-	es = onceEach(es)
+	es, err := lb.keepOnce(ctx, tg, es)
+	if err != nil {
+		return nil, err
+	}
 	if len(es) > n {
 		es = es[:n]
 	}
@@ -152,7 +155,10 @@ func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRa
 		}
 	}
 	if parts > 1 { // entries from two shards may hold a member twice
-		es = onceEach(es)
+		var err error
+		if es, err = lb.keepOnce(ctx, tg, es); err != nil {
+			return nil, err
+		}
 	}
 	if len(es) > n {
 		es = es[:n]
@@ -346,7 +352,10 @@ func (lb *shardedBackend) aroundScoreAll(ctx context.Context, tg target, edge st
 		}
 		es = append(es, at.e)
 	}
-	es = onceEach(es)
+	es, err := lb.keepOnce(ctx, tg, es)
+	if err != nil {
+		return 0, nil, err
+	}
 	lb.rankEntries(es, better-int64(len(before)), first)
 	return better + 1, es, lb.dataIf(ctx, tg, es)
 }
@@ -417,8 +426,23 @@ func stretchBetter(st shardStretch, j int) int64 {
 // shard's count (for the ranks, and to plan the next chunk), and the
 // entries after the cursor's in its shard, then, by the counts the last
 // chunk saw, the first entries of the shards after it, n in all. The
-// chunk ends where a shard answered all it was asked: it may hold more.
+// chunk ends where a shard answered all it was asked: it may hold more. A
+// member the chunk finds in two shards (see keepOnce) is yielded once, in
+// the shard of its partition's value, with one round trip more; a copy
+// left in a shard of another chunk is not seen (Check repairs it).
 func (lb *shardedBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
+	es, next, err := lb.walkChunk(ctx, tg, at, n)
+	if err != nil {
+		return nil, at, err
+	}
+	if es, err = lb.keepOnce(ctx, tg, es); err != nil {
+		return nil, at, err
+	}
+	return es, next, nil
+}
+
+// walkChunk is walk before keepOnce.
+func (lb *shardedBackend) walkChunk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
 	if lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
 		es, next, ok, err := lb.walkTx(ctx, tg, at, n)
 		if err != nil || ok {
@@ -647,7 +671,10 @@ func (lb *shardedBackend) aroundScoreOrdinal(ctx context.Context, tg target, edg
 		}
 	}
 	before = before[max(0, len(before)-radius):]
-	es := onceEach(append(append([]Entry{}, before...), after[:min(len(after), radius)]...))
+	es, err := lb.keepOnce(ctx, tg, append(append([]Entry{}, before...), after[:min(len(after), radius)]...))
+	if err != nil {
+		return 0, nil, err
+	}
 	lb.rankEntries(es, better-int64(len(before)), 0)
 	return better + 1, es, lb.dataIf(ctx, tg, es)
 }

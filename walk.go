@@ -25,14 +25,18 @@ type walkCursor struct {
 // All walks every entry of the period best first, each with its rank at
 // the time its chunk was read, fetching up to MaxN entries a round trip
 // (on a sharded board too, from the shards the chunk spans by the counts
-// the last chunk saw; with IncludeData two round trips a chunk there). Each chunk resumes after the last entry the previous one
-// yielded, by its score and member (keyset continuation, not an offset):
-// an entry whose score does not change during the walk is yielded exactly
-// once, and in order, while others write; one that changes may be yielded
-// twice or not at all. Under a tie-break "changes" includes its time: a
-// Replace or Set of the same score, which stamps a new time, moves it. The walk stops at the first error, which it yields
-// with a zero Entry. Memory stays that of one chunk, whatever the board's
-// size: the season-end export.
+// the last chunk saw; with IncludeData two round trips a chunk there).
+// Each chunk resumes after the last entry the previous one yielded, by
+// its score and member (keyset continuation, not an offset): an entry
+// whose score does not change during the walk is yielded exactly once,
+// and in order, while others write; one that changes may be yielded twice
+// or not at all. Under a tie-break "changes" includes its time: a Replace
+// or Set of the same score, which stamps a new time, moves it. On a
+// sharded board on a Cluster a member a crashed write left in two shards
+// (see WithShards) is yielded once when one chunk reads both copies, and
+// twice when two chunks do, until it is swept. The walk stops at the first
+// error, which it yields with a zero Entry. Memory stays that of one
+// chunk, whatever the board's size: the season-end export.
 func (lb *Leaderboard) All(ctx context.Context, q ...Query) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		tg, err := lb.read(q)
