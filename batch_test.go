@@ -585,38 +585,53 @@ func TestBatcherPartitionGroups(t *testing.T) {
 // +max is refused and -max applied (0); with a store the refused one is
 // retracted (Verify clean). Plain and sharded boards, every backend.
 func TestBatcherFoldKeepsEachRefusal(t *testing.T) {
+	eachRefusalBoard(t, func(t *testing.T, board *lb.Leaderboard, tied bool) {
+		start, up, down, want, refused := 995.0, 10.0, -8.0, 987.0, lb.ErrPrecision
+		if !tied {
+			start, up, down, want, refused = math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64, 0, lb.ErrInvalidScore
+		}
+		got := runRefusalBatch(t, board, start, up, down)
+		require.ErrorIs(t, got[0].err, refused)
+		require.NoError(t, got[1].err)
+		st, err := board.Rank(context.Background(), "a")
+		require.NoError(t, err)
+		require.Equal(t, want, st.Score)
+		requireVerified(t, board)
+	})
+}
+
+// eachRefusalBoard runs fn on an Accumulate board with a store, plain and
+// sharded (bounds 0, 500), with a tie-break of MaxScore 1,000 (tied) and
+// without, on every backend.
+func eachRefusalBoard(t *testing.T, fn func(t *testing.T, board *lb.Leaderboard, tied bool)) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for name, shards := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(0, 500)}} {
 			for _, tied := range []bool{true, false} {
 				t.Run(fmt.Sprintf("%s/tie-break=%v", name, tied), func(t *testing.T) {
-					ctx := context.Background()
 					opts := append([]lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithStore(newMemStore())}, shards...)
-					start, up, down, want, refused := 995.0, 10.0, -8.0, 987.0, lb.ErrPrecision
 					if tied {
 						opts = append(opts, lb.WithTieBreak(batchTieBreak(t)))
-					} else {
-						start, up, down, want, refused = math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64, 0, lb.ErrInvalidScore
 					}
 					board, _ := newBoard(t, b, opts...)
-					_, err := board.Submit(ctx, "a", start)
-					require.NoError(t, err)
-					bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
-					require.NoError(t, err)
-					got := runBatcherOn(t, bt, []*batchCall{{member: "a", score: up}, {member: "a", score: down}})
-					require.ErrorIs(t, got[0].err, refused)
-					require.NoError(t, got[1].err)
-					st, err := board.Rank(ctx, "a")
-					require.NoError(t, err)
-					require.Equal(t, want, st.Score)
-					reps, err := board.Verify(ctx)
-					require.NoError(t, err)
-					for _, r := range reps {
-						require.True(t, r.Clean(), "%+v", r)
-					}
+					fn(t, board, tied)
 				})
 			}
 		}
 	})
+}
+
+// runRefusalBatch submits start for "a", then scores for "a" through one
+// batch of a new Batcher, and returns each caller's answer.
+func runRefusalBatch(t *testing.T, board *lb.Leaderboard, start float64, scores ...float64) []batchCall {
+	_, err := board.Submit(context.Background(), "a", start)
+	require.NoError(t, err)
+	bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+	require.NoError(t, err)
+	calls := make([]*batchCall, len(scores))
+	for i, s := range scores {
+		calls[i] = &batchCall{member: "a", score: s}
+	}
+	return runBatcherOn(t, bt, calls)
 }
 
 // blockingStore holds every Append until release is closed, once started
@@ -632,6 +647,30 @@ func (s *blockingStore) Append(ctx context.Context, sub lb.Submission) (bool, er
 	return s.memStore.Append(ctx, sub)
 }
 
+// submitHeld submits member's score WithID id through bt in a goroutine,
+// and returns once store holds it in its Append; the channel gets its
+// error once it is written.
+func submitHeld(ctx context.Context, bt *lb.Batcher, store *blockingStore, member string, score float64, id string) chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := bt.Submit(ctx, member, score, lb.WithID(id))
+		done <- err
+	}()
+	<-store.started
+	return done
+}
+
+// requireWaiting fails when what (its answer on ch) returns within 100 ms
+// while the WithID submission before it is held.
+func requireWaiting(t *testing.T, ch chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		t.Fatalf("%s returned (%v) before the WithID submission before it was written", what, err)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
 // TestBatcherCloseWaitsForWithID: a WithID submission, written on its own,
 // that came before Close is waited for like a batch: Close returns only once
 // it is written (here held in the store), and it is applied.
@@ -642,19 +681,10 @@ func TestBatcherCloseWaitsForWithID(t *testing.T) {
 	board, _ := newBoard(t, b, lb.WithStore(store))
 	bt, err := board.NewBatcher()
 	require.NoError(t, err)
-	submitted := make(chan error, 1)
-	go func() {
-		_, err := bt.Submit(ctx, "a", 5, lb.WithID("match-1"))
-		submitted <- err
-	}()
-	<-store.started
+	submitted := submitHeld(ctx, bt, store, "a", 5, "match-1")
 	closed := make(chan error, 1)
 	go func() { closed <- bt.Close(ctx) }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Close returned (%v) before the WithID submission was written", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	requireWaiting(t, closed, "Close")
 	close(store.release)
 	require.NoError(t, <-submitted)
 	require.NoError(t, <-closed)
@@ -673,41 +703,22 @@ func TestBatcherCloseWaitsForWithID(t *testing.T) {
 // through. Likewise at 0.6 of the largest double with +0.3 +0.3 then -0.5.
 // Plain and sharded boards, every backend.
 func TestBatcherRefusalKeepsOrder(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for name, shards := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(0, 500)}} {
-			for _, tied := range []bool{true, false} {
-				t.Run(fmt.Sprintf("%s/tie-break=%v", name, tied), func(t *testing.T) {
-					ctx := context.Background()
-					opts := append([]lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithStore(newMemStore())}, shards...)
-					start, up, down, refused := 990.0, 6.0, -3.0, lb.ErrPrecision
-					if tied {
-						opts = append(opts, lb.WithTieBreak(batchTieBreak(t)))
-					} else {
-						m := math.MaxFloat64
-						start, up, down, refused = 0.6*m, 0.3*m, -0.5*m, lb.ErrInvalidScore
-					}
-					board, _ := newBoard(t, b, opts...)
-					_, err := board.Submit(ctx, "a", start)
-					require.NoError(t, err)
-					bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
-					require.NoError(t, err)
-					got := runBatcherOn(t, bt, []*batchCall{{member: "a", score: up}, {member: "a", score: up}, {member: "a", score: down}})
-					require.NoError(t, got[0].err)
-					require.Equal(t, start+up, got[0].res.Windows[0].Standing.Score)
-					require.ErrorIs(t, got[1].err, refused)
-					require.NoError(t, got[2].err)
-					require.Equal(t, start+up+down, got[2].res.Windows[0].Standing.Score)
-					st, err := board.Rank(ctx, "a")
-					require.NoError(t, err)
-					require.Equal(t, start+up+down, st.Score)
-					reps, err := board.Verify(ctx)
-					require.NoError(t, err)
-					for _, r := range reps {
-						require.True(t, r.Clean(), "%+v", r)
-					}
-				})
-			}
+	eachRefusalBoard(t, func(t *testing.T, board *lb.Leaderboard, tied bool) {
+		start, up, down, refused := 990.0, 6.0, -3.0, lb.ErrPrecision
+		if !tied {
+			m := math.MaxFloat64
+			start, up, down, refused = 0.6*m, 0.3*m, -0.5*m, lb.ErrInvalidScore
 		}
+		got := runRefusalBatch(t, board, start, up, up, down)
+		require.NoError(t, got[0].err)
+		require.Equal(t, start+up, got[0].res.Windows[0].Standing.Score)
+		require.ErrorIs(t, got[1].err, refused)
+		require.NoError(t, got[2].err)
+		require.Equal(t, start+up+down, got[2].res.Windows[0].Standing.Score)
+		st, err := board.Rank(context.Background(), "a")
+		require.NoError(t, err)
+		require.Equal(t, start+up+down, st.Score)
+		requireVerified(t, board)
 	})
 }
 
@@ -755,22 +766,13 @@ func TestBatcherWithIDKeepsOrder(t *testing.T) {
 				board, _ := newBoard(t, b, append([]lb.Option{lb.WithPolicy(lb.Replace), lb.WithStore(store)}, shards...)...)
 				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
 				require.NoError(t, err)
-				firstDone := make(chan error, 1)
-				go func() {
-					_, err := bt.Submit(ctx, "p", 10, lb.WithID("match-1"))
-					firstDone <- err
-				}()
-				<-store.started // the WithID submission is held in the store's Append
+				firstDone := submitHeld(ctx, bt, store, "p", 10, "match-1")
 				later := make(chan error, 1)
 				go func() {
 					_, err := bt.Submit(ctx, "p", 20)
 					later <- err
 				}()
-				select {
-				case err := <-later:
-					t.Fatalf("the later submission returned (%v) before the WithID one before it was written", err)
-				case <-time.After(100 * time.Millisecond):
-				}
+				requireWaiting(t, later, "the later submission")
 				close(store.release)
 				require.NoError(t, <-firstDone)
 				require.NoError(t, <-later)
@@ -778,11 +780,7 @@ func TestBatcherWithIDKeepsOrder(t *testing.T) {
 				st, err := board.Rank(ctx, "p")
 				require.NoError(t, err)
 				require.Equal(t, 20.0, st.Score, "Replace keeps the last submission")
-				reps, err := board.Verify(ctx)
-				require.NoError(t, err)
-				for _, r := range reps {
-					require.True(t, r.Clean(), "%+v", r)
-				}
+				requireVerified(t, board)
 			})
 		}
 	})

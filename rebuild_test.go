@@ -107,11 +107,7 @@ func TestRebuildAfterWipe(t *testing.T) {
 				require.True(t, progress[len(progress)-1].Done)
 				require.Equal(t, 3, progress[len(progress)-1].PeriodsDone)
 				require.Equal(t, before, boardView(t, board, views...), "the rebuilt board reads as before")
-				reports, err = board.Verify(ctx)
-				require.NoError(t, err)
-				for _, r := range reports {
-					require.True(t, r.Clean(), "%+v", r)
-				}
+				requireVerified(t, board)
 				if strings.HasPrefix(name, "sharded") {
 					checks, err := board.Check(ctx, false)
 					require.NoError(t, err)

@@ -91,11 +91,7 @@ func TestWithIDAppliedOnceAcrossRebuild(t *testing.T) {
 				require.Equal(t, dup, res.Duplicate, "retry %d", i)
 				require.Equal(t, 10.0, res.Score)
 			}
-			reports, err := board.Verify(ctx)
-			require.NoError(t, err)
-			for _, r := range reports {
-				require.True(t, r.Clean(), "%+v", r)
-			}
+			requireVerified(t, board)
 		}
 	})
 }
@@ -225,11 +221,7 @@ func TestIDOfAnotherMemberWithAStore(t *testing.T) {
 				require.True(t, res.Duplicate)
 				_, err = board.Rank(ctx, "b")
 				require.ErrorIs(t, err, lb.ErrNotRanked)
-				reps, err := board.Verify(ctx)
-				require.NoError(t, err)
-				for _, r := range reps {
-					require.True(t, r.Clean(), "%+v", r)
-				}
+				requireVerified(t, board)
 			})
 		}
 	})

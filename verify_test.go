@@ -51,3 +51,14 @@ func TestVerifyChecksTheStoreAgainstItsLog(t *testing.T) {
 		require.Equal(t, []string{"p"}, r.Store.Differ)
 	}
 }
+
+// requireVerified fails unless Verify finds every window of board clean:
+// its store and Redis agree.
+func requireVerified(t *testing.T, board *lb.Leaderboard) {
+	t.Helper()
+	reps, err := board.Verify(context.Background())
+	require.NoError(t, err)
+	for _, r := range reps {
+		require.True(t, r.Clean(), "%+v", r)
+	}
+}
