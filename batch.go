@@ -100,8 +100,8 @@ type Batcher struct {
 	cur    *batch        // the batch collecting submissions, nil when none
 	queued []*batch      // sent, waiting for the batch before: still folding
 	last   chan struct{} // closed when the batch sent last is written
-	// writing is the batch writing, or written last (batches write one
-	// at a time): a member's write there is not done until its done is.
+	// writing is the batch writing (batches write one at a time): a
+	// member's write there is not done until its done is closed.
 	writing *batch
 	closed  bool
 	alone   sync.WaitGroup // submissions written on their own, in flight
@@ -624,7 +624,7 @@ func (b *Batcher) seal(bt *batch) {
 
 // write sends a batch to the store, then to Redis, and answers its callers.
 func (b *Batcher) write(bt *batch) {
-	defer close(bt.done)
+	defer b.written(bt)
 	lb, ctx := b.lb, bt.ctx
 	if lb.store != nil {
 		if kept, err := lb.appendRecords(ctx, bt.records); err != nil {
@@ -664,6 +664,17 @@ func (b *Batcher) write(bt *batch) {
 // so that a member's submissions apply in their order (under Accumulate
 // the order decides which of them stay in range, and a tie-break's stamp).
 var errLater = errors.New("leaderboard: batch submit: after a refused write")
+
+// written ends bt's write: its callers are answered, and the Batcher
+// keeps no hold on its memory.
+func (b *Batcher) written(bt *batch) {
+	b.mu.Lock()
+	if b.writing == bt {
+		b.writing = nil
+	}
+	b.mu.Unlock()
+	close(bt.done)
+}
 
 // isRefusal reports whether err is Redis refusing a write's value (an
 // Accumulate total out of range), which says nothing of the submissions
