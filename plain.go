@@ -173,9 +173,12 @@ func (lb *plainBackend) around(ctx context.Context, tg target, member string, ra
 
 // aroundSteps2 reads Around in two round trips of plain commands: the
 // member's position and the count in one MULTI, then the slice they
-// place; ok is false when the slice does not hold the member where the
-// position put it, or is short of what the count promised (the board
-// moved between the steps).
+// place; ok is false when the board moved between the steps so that the
+// slice is not the Around of the board the second step read: it does not
+// hold the member where the position put it, it is short of what the
+// count promised, or (when the board's end placed it) the count changed.
+// A slice that holds the member at the same position and was placed by
+// the position alone is the Around of that board whatever its count.
 func (lb *plainBackend) aroundSteps2(ctx context.Context, tg target, member string, radius int) ([]Entry, bool, error) {
 	b := lb.client.B()
 	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(), lb.rankCmd(tg.key, member), b.Zcard().Key(tg.key).Build(), b.Exec().Build()))
@@ -192,7 +195,14 @@ func (lb *plainBackend) aroundSteps2(ctx context.Context, tg target, member stri
 	}
 	count := 2*int64(radius) + 1
 	start := max(0, min(p-int64(radius), total-count))
-	res := lb.client.Do(ctx, lb.rangeCmd(tg.key, start, start+count-1))
+	stop := start + count - 1
+	if p-int64(radius) > total-count {
+		// The end of the board placed the slice: it holds for the board
+		// the second step reads only if that board has the same count,
+		// so read one entry past the slice, which must not be there.
+		stop++
+	}
+	res := lb.client.Do(ctx, lb.rangeCmd(tg.key, start, stop))
 	es, err := lb.zEntries(&res)
 	if err != nil {
 		return nil, false, err
