@@ -35,6 +35,37 @@ func checkMembers(members []string, least int) error {
 	return nil
 }
 
+// distinct returns members without repeats, in their order: members
+// itself when it has none (the common case, without allocating beyond a
+// small set), so that a store recording one row a member (pgstore's
+// removals) meets each once.
+func distinct(members []string) []string {
+	if len(members) < 2 {
+		return members
+	}
+	seen := make(map[string]struct{}, len(members))
+	for i, m := range members {
+		if _, dup := seen[m]; dup {
+			return keepFirst(members, seen, i)
+		}
+		seen[m] = struct{}{}
+	}
+	return members
+}
+
+// keepFirst finishes distinct from members[i], the first repeat, with
+// seen holding members[:i]: a copy, as the caller's slice is not ours.
+func keepFirst(members []string, seen map[string]struct{}, i int) []string {
+	out := append(make([]string, 0, len(members)-1), members[:i]...)
+	for _, m := range members[i+1:] {
+		if _, dup := seen[m]; !dup {
+			seen[m] = struct{}{}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // checkData refuses member data longer than MaxDataLen.
 func checkData(data string) error {
 	if len(data) > MaxDataLen {

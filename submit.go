@@ -242,7 +242,8 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 // current one and the closed ones within their retention (a cheater also
 // leaves last week's board), atomically, in one round trip (two on a
 // sharded board on a Cluster: see WithShards).
-// Members that are not ranked are ignored. With a store that records
+// Members that are not ranked are ignored, and a member named twice is
+// removed once. With a store that records
 // removals (a Remover, as pgstore is), the removal goes to the
 // store first, so that a Rebuild does not bring the members back: a store
 // failure returns an error and leaves Redis untouched, a Redis failure
@@ -258,6 +259,7 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 	if len(members) == 0 {
 		return nil
 	}
+	members = distinct(members)
 	now := lb.now()
 	live, err := lb.livePeriods(now)
 	if err != nil {

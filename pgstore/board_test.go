@@ -123,6 +123,31 @@ func TestSetOnStore(t *testing.T) {
 	})
 }
 
+// TestRemoveRepeatedMember: Remove(ctx, "a", "a", "b") removes a and b on
+// a board with a store that records removals, as it does without one, and
+// the store records each once: a Rebuild keeps both out.
+func TestRemoveRepeatedMember(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s))
+		require.NoError(t, err)
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3}))
+		require.NoError(t, board.Remove(ctx, "a", "a", "b"))
+		for _, m := range []string{"a", "b"} {
+			_, err = board.Rank(ctx, m)
+			require.ErrorIs(t, err, leaderboard.ErrNotRanked, m)
+		}
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		n, err := board.Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "c alone after the Rebuild")
+	})
+}
+
 // TestRemoveBetweenOnStore: RemoveBetween records each chunk's members in
 // the store before Redis removes them, so a Rebuild keeps them out (in
 // chunks of MaxN: more than one here), and the members' later submissions

@@ -700,8 +700,8 @@ func wrapStandings(err error) error {
 // runs meanwhile, so every submission is either before the removal, in seq
 // and in the kept standings, or after it). From then on Standings of such a
 // period, kept or aggregated, counts only their submissions appended after
-// the removal; other periods and ranges are not affected. Bad input writes
-// nothing.
+// the removal; other periods and ranges are not affected. A member or a
+// period listed twice counts once. Bad input writes nothing.
 func (s *Store) Remove(ctx context.Context, r leaderboard.Removal) error {
 	if err := checkText("board", r.Board, leaderboard.ErrInvalidArgument); err != nil || r.Board == "" {
 		return fmt.Errorf("pgstore: remove: %w", errors.Join(err, emptyIf(r.Board == "", "board", leaderboard.ErrInvalidArgument)))
@@ -730,8 +730,8 @@ func (s *Store) Remove(ctx context.Context, r leaderboard.Removal) error {
 		// Every submission of the board committed so far has a lower seq,
 		// every later one a higher.
 		if _, err := tx.Exec(ctx, `INSERT INTO `+s.tRemovals+` (board, "window", period, member, seq, removed_at)
-SELECT $1, l.w, l.p, m, nextval(pg_get_serial_sequence($5, 'seq')), $6
-FROM unnest($2::text[], $3::text[]) AS l (w, p) CROSS JOIN unnest($4::text[]) AS m
+SELECT $1, d.w, d.p, d.m, nextval(pg_get_serial_sequence($5, 'seq')), $6
+FROM (SELECT DISTINCT l.w, l.p, m FROM unnest($2::text[], $3::text[]) AS l (w, p) CROSS JOIN unnest($4::text[]) AS m) AS d (w, p, m)
 ORDER BY 2, 3, 4
 ON CONFLICT (board, "window", period, member) DO UPDATE SET seq = excluded.seq, removed_at = excluded.removed_at`,
 			r.Board, ws, pids, r.Members, s.tSubs, r.At); err != nil {
