@@ -83,18 +83,43 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 
 // Sealed returns the final standings of the period the queries pick (the
 // default window's current period without At), as sealed into the store,
-// long after its Redis key expired; ok is false when it was never sealed.
+// long after its Redis key expired (the period's retention does not
+// limit it, as it does the board's reads); ok is false when it was never
+// sealed.
 func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry, ok bool, err error) {
 	if lb.store == nil {
 		return nil, false, fmt.Errorf("%w: Sealed needs a store (WithStore)", ErrInvalidArgument)
 	}
-	tg, err := lb.read(q)
+	w, p, err := lb.sealedPeriod(q)
 	if err != nil {
 		return nil, false, err
 	}
-	entries, ok, err = lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID)
+	entries, ok, err = lb.store.Sealed(ctx, lb.name, w, p)
 	if err != nil {
 		return nil, false, fmt.Errorf("leaderboard: sealed: store: %w", err)
 	}
 	return entries, ok, nil
+}
+
+// sealedPeriod names the window and period the queries pick for Sealed:
+// resolved as a read resolves it, but without the read's ErrExpired, as
+// the store keeps a sealed period for good.
+func (lb *Leaderboard) sealedPeriod(qs []Query) (window, period string, err error) {
+	q, err := parseQueries(qs)
+	if err != nil {
+		return "", "", err
+	}
+	w, err := lb.queryWindow(q)
+	if err != nil {
+		return "", "", err
+	}
+	t := q.at
+	if t.IsZero() {
+		t = lb.now()
+	}
+	tg, err := lb.resolve(w, t)
+	if err != nil {
+		return "", "", err
+	}
+	return w.Name(), tg.period.ID, nil
 }

@@ -62,5 +62,17 @@ func TestSealClosedPeriods(t *testing.T) {
 		_, ok, err = board.Sealed(ctx)
 		require.NoError(t, err)
 		require.False(t, ok, "today is not sealed")
+
+		// Past the day's retention (a day by default) its reads are
+		// ErrExpired, but the store still has its final standings.
+		clock = day.End.Add(25 * time.Hour)
+		_, err = board.Top(ctx, 10, lb.At(day.Start))
+		require.ErrorIs(t, err, lb.ErrExpired)
+		entries, ok, err = board.Sealed(ctx, lb.At(day.Start))
+		require.NoError(t, err, "Sealed after the retention")
+		require.True(t, ok)
+		require.Equal(t, want.Entries, entries)
+		_, _, err = board.Sealed(ctx, lb.In(nil))
+		require.ErrorIs(t, err, lb.ErrInvalidArgument)
 	})
 }
