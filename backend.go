@@ -35,8 +35,10 @@ type backend interface {
 	remove(ctx context.Context, live []target, members []string) error
 	// dropBetween removes up to n members within r from tg, and reports
 	// whether some are left; evict removes from tg alone those of members
-	// (read within r) whose stored values still lie within r, and reports
-	// how many. Both keep the members' data (RemoveBetween).
+	// whose stored values lie within r (a sharded dropBetween's read
+	// range; every value, anyScore, for members a store recorded the
+	// removal of), and reports how many. Both keep the members' data
+	// (RemoveBetween).
 	dropBetween(ctx context.Context, tg target, r scoreRange, n int) (removed int64, more bool, err error)
 	evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error)
 	// evictChunk is how many members a RemoveBetween with a store reads,

@@ -98,8 +98,8 @@ func (lb *plainBackend) dropBetween(ctx context.Context, tg target, r scoreRange
 func (lb *plainBackend) evictChunk() int { return MaxN }
 
 // evict removes from one period those of members whose stored values
-// still lie within r, their data kept: a member that left the range since
-// it was read stays (remove_between.lua).
+// lie within r, their data kept (remove_between.lua); RemoveBetween with
+// a store passes anyScore.
 func (lb *plainBackend) evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error) {
 	call := scripts.EvictBetweenCall(lb.readHeader(), tg.key, r.storedLo, r.storedHi, members)
 	v, err := lb.execThenDrop(ctx, []scripts.Call{call}, []target{tg})[0].ToArray()

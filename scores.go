@@ -18,6 +18,9 @@ type scoreRange struct {
 	storedLo, storedHi string
 }
 
+// anyScore is the range of every stored value.
+var anyScore = scoreRange{lo: math.Inf(-1), hi: math.Inf(1), storedLo: "-inf", storedHi: "+inf"}
+
 // scoreRangeOf checks lo and hi as Between, CountBetween and RemoveBetween
 // take them and bounds them as Redis stores scores.
 func (lb *Leaderboard) scoreRangeOf(lo, hi float64) (scoreRange, error) {
@@ -240,20 +243,22 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 //
 // It works in chunks of up to MaxN members, best first, each atomic, so
 // that a large removal never stalls Redis; as a whole it is not atomic (a
-// member submitting into the range while it runs may stay or go; one whose
-// score leaves the range before its chunk is removed stays, as every
-// removal takes only members whose stored values still lie within the
-// range, and the count is of those). An
+// member submitting into the range while it runs may stay or go; without
+// a Remover store, one whose score leaves the range before its chunk is
+// removed stays, as every removal takes only members whose stored values
+// still lie within the range, and the count is of those). An
 // unsharded board removes a chunk in one round trip. With a store that
 // records removals (a Remover), each chunk's members are read first, the
 // store records their removal (store first: a store failure returns an
 // error and leaves the chunk in Redis; a Redis failure after it
 // ErrPending), then Redis removes them: two round trips a chunk, so that a
-// Rebuild keeps them out. A member that leaves the range between the two
-// stays in Redis although the store has recorded its removal: under
-// Replace and KeepBest the store then holds what it submitted after, as
-// Redis does, but under Accumulate (or with a tie-break's new time) the
-// two differ, which Verify names and a Set of the member settles. A sharded board reads each chunk's members, then
+// Rebuild keeps them out. Redis then removes every member the store
+// recorded, as Remove does, even one whose score left the range between
+// the two (keeping it would keep in Redis standings the store no longer
+// counts, and a Rebuild would drop its acknowledged submissions); and as
+// with Remove, a submission that reaches the store after the removal and
+// Redis before it is then in the store alone (Verify names it, a Rebuild
+// brings it back). A sharded board reads each chunk's members, then
 // removes them as Remove does (their data kept), in chunks of 100, so
 // that one chunk's script holds Redis a few milliseconds at most
 // (BENCHMARKS.md): two round trips a chunk on one node, three on a
@@ -304,7 +309,12 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 	if err := rm.Remove(ctx, removal); err != nil {
 		return 0, false, storeErr("remove between", err)
 	}
-	n, err := lb.be.evict(ctx, tg, r, members)
+	// The store has recorded the removal of every member read: Redis
+	// removes them all, even one whose score left the range since, as
+	// Remove would. Keeping that one (the range's test) would keep in
+	// Redis a member the store no longer counts, and a Rebuild would drop
+	// its acknowledged submissions.
+	n, err := lb.be.evict(ctx, tg, anyScore, members)
 	if err := lb.afterStore(ctx, "remove between", wrap("remove between", err), nil); err != nil {
 		return n, false, err
 	}

@@ -232,8 +232,9 @@ func (lb *shardedBackend) evictChunk() int {
 }
 
 // evict removes from one period, as Remove does (see remove) but for
-// their data, which stays, those of members whose partition's values still
-// lie within r: a member that left the range since it was read stays. In
+// their data, which stays, those of members whose partition's values
+// lie within r: after dropBetween's read, a member that left the range
+// since stays (RemoveBetween with a store passes anyScore). In
 // pieces of evictPiece members: on one node one script a piece, in one
 // round trip; on a Cluster each piece's two steps in turn.
 func (lb *shardedBackend) evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error) {

@@ -272,14 +272,19 @@ func TestStoreFailsPartWay(t *testing.T) {
 	}
 }
 
-// removeHook is a store whose Remove runs after once it has recorded the
-// removal: a writer between RemoveBetween's store step and its Redis step.
+// removeHook is a store whose Remove runs before, or after, once it has
+// recorded the removal: a writer between RemoveBetween's read and its
+// store step, or between its store step and its Redis step.
 type removeHook struct {
 	*memStore
-	after func()
+	before, after func()
 }
 
 func (h *removeHook) Remove(ctx context.Context, r lb.Removal) error {
+	if f := h.before; f != nil {
+		h.before = nil
+		f()
+	}
 	err := h.memStore.Remove(ctx, r)
 	if f := h.after; f != nil {
 		h.after = nil
@@ -288,14 +293,18 @@ func (h *removeHook) Remove(ctx context.Context, r lb.Removal) error {
 	return err
 }
 
-// TestRemoveBetweenLeavesWhatLeftTheRange: RemoveBetween(900, +Inf) reads a
-// cheater at 1000 and a player at 950, records their removal, and before
-// Redis removes them the cheater's legitimate 10 replaces the 1000 and
-// another player enters at 990: Redis removes the one still in the range
-// (and counts one), leaves the cheater at 10 (outside the range) and the
-// newcomer (not read), and the store agrees (Verify, a Rebuild), on plain
-// and sharded boards, with and without a tie-break.
-func TestRemoveBetweenLeavesWhatLeftTheRange(t *testing.T) {
+// TestRemoveBetweenRemovesWhatItRecorded: RemoveBetween(900, +Inf) reads a
+// cheater at 1000 and a player at 950 and records their removal; the
+// cheater's legitimate 10 replaces the 1000 and another player enters at
+// 990 either before the store records the removal or after it, before
+// Redis removes them. Redis removes both members the store recorded (the
+// cheater too, though it left the range), and leaves the newcomer (not
+// read). Before the record, the 10 is one of the submissions the removal
+// covers: the store agrees with Redis (Verify, a Rebuild). After it, the
+// store holds the 10 that Redis removed, as after Remove: Verify names the
+// cheater missing and a Rebuild brings it back; the store never lacks what
+// Redis holds. On plain and sharded boards, with and without a tie-break.
+func TestRemoveBetweenRemovesWhatItRecorded(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 1e6})
 		require.NoError(t, err)
@@ -303,38 +312,58 @@ func TestRemoveBetweenLeavesWhatLeftTheRange(t *testing.T) {
 			"plain": nil, "sharded": {lb.WithShards(100, 500)}, "tiebreak": {lb.WithTieBreak(tb)},
 			"sharded tiebreak": {lb.WithTieBreak(tb), lb.WithShards(100, 500)},
 		} {
-			t.Run(name, func(t *testing.T) {
-				ctx := context.Background()
-				store := &removeHook{memStore: newMemStore()}
-				board, _ := newBoard(t, b, append(opts, lb.WithStore(store), lb.WithPolicy(lb.Replace), lb.WithClock(fixed(future)))...)
-				for m, s := range map[string]float64{"cheater": 1000, "fast": 950, "honest": 5} {
-					_, err := board.Submit(ctx, m, s)
-					require.NoError(t, err)
-				}
-				store.after = func() {
-					for m, s := range map[string]float64{"cheater": 10, "late": 990} {
-						_, err := board.Submit(ctx, m, s)
-						require.NoError(t, err)
-					}
-				}
-				n, err := board.RemoveBetween(ctx, 900, math.Inf(1))
-				require.NoError(t, err)
-				require.Equal(t, int64(1), n, "removed: fast alone")
-				want := []lb.Entry{{Member: "late", Score: 990, Rank: 1}, {Member: "cheater", Score: 10, Rank: 2}, {Member: "honest", Score: 5, Rank: 3}}
-				top, err := board.Top(ctx, 10)
-				require.NoError(t, err)
-				require.Equal(t, want, top)
-				reps, err := board.Verify(ctx)
-				require.NoError(t, err)
-				for _, r := range reps {
-					require.True(t, r.Clean(), "the store agrees: %+v", r)
-				}
-				_, err = board.Rebuild(ctx)
-				require.NoError(t, err)
-				top, err = board.Top(ctx, 10)
-				require.NoError(t, err)
-				require.Equal(t, want, top, "after a Rebuild")
-			})
+			for _, recorded := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/recorded=%v", name, recorded), func(t *testing.T) {
+					removeBetweenRace(t, b, opts, recorded)
+				})
+			}
 		}
 	})
+}
+
+// removeBetweenRace is a case of TestRemoveBetweenRemovesWhatItRecorded:
+// the writes come after the store recorded the removal when recorded.
+func removeBetweenRace(t *testing.T, b *testredis.Backend, opts []lb.Option, recorded bool) {
+	ctx := context.Background()
+	store := &removeHook{memStore: newMemStore()}
+	board, _ := newBoard(t, b, append(opts, lb.WithStore(store), lb.WithPolicy(lb.Replace), lb.WithClock(fixed(future)))...)
+	for m, s := range map[string]float64{"cheater": 1000, "fast": 950, "honest": 5} {
+		_, err := board.Submit(ctx, m, s)
+		require.NoError(t, err)
+	}
+	write := func() {
+		for m, s := range map[string]float64{"cheater": 10, "late": 990} {
+			_, err := board.Submit(ctx, m, s)
+			require.NoError(t, err)
+		}
+	}
+	if recorded {
+		store.after = write
+	} else {
+		store.before = write
+	}
+	n, err := board.RemoveBetween(ctx, 900, math.Inf(1))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n, "removed: the two members read")
+	want := []lb.Entry{{Member: "late", Score: 990, Rank: 1}, {Member: "honest", Score: 5, Rank: 2}}
+	top, err := board.Top(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, want, top)
+	reps, err := board.Verify(ctx)
+	require.NoError(t, err)
+	for _, r := range reps {
+		if recorded {
+			require.Equal(t, []string{"cheater"}, r.Missing, "the store holds the 10: %+v", r)
+		} else {
+			require.True(t, r.Clean(), "the store agrees: %+v", r)
+		}
+	}
+	if recorded {
+		want = []lb.Entry{want[0], {Member: "cheater", Score: 10, Rank: 2}, {Member: "honest", Score: 5, Rank: 3}}
+	}
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+	top, err = board.Top(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, want, top, "after a Rebuild")
 }

@@ -244,3 +244,76 @@ func TestBatcherOnStore(t *testing.T) {
 		}
 	})
 }
+
+// boardView reads the whole default window of a board: every entry best
+// first, and each one's standing.
+func boardView(t *testing.T, board *leaderboard.Leaderboard, q ...leaderboard.Query) []any {
+	t.Helper()
+	ctx := context.Background()
+	top, err := board.Top(ctx, leaderboard.MaxN, q...)
+	require.NoError(t, err)
+	out := []any{top}
+	for _, e := range top {
+		st, err := board.Rank(ctx, e.Member, q...)
+		require.NoError(t, err)
+		out = append(out, st)
+	}
+	return out
+}
+
+// removeHookStore is the store with a hook run inside Remove, before the
+// store records the removal: what another server does meanwhile.
+type removeHookStore struct {
+	*Store
+	beforeRemove func()
+}
+
+func (h *removeHookStore) Remove(ctx context.Context, r leaderboard.Removal) error {
+	if f := h.beforeRemove; f != nil {
+		h.beforeRemove = nil
+		f()
+	}
+	return h.Store.Remove(ctx, r)
+}
+
+// TestRemoveBetweenMovedOutOnStore: RemoveBetween with a store reads a
+// chunk's members, records their removal, then removes them from Redis.
+// A member whose concurrent Submit (appended before the removal) moves it
+// out of the range in between is removed from Redis too, as the store no
+// longer counts that Submit: Verify is clean and a Rebuild gives the same
+// board, plain and sharded. (Redis kept it once, and the Rebuild then
+// dropped the member's acknowledged submissions.)
+func TestRemoveBetweenMovedOutOnStore(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, shards := range [][]float64{nil, {10, 30}} {
+			ctx := context.Background()
+			s := newStore(t)
+			name := b.BoardName(t) + fmt.Sprint(len(shards))
+			hook := &removeHookStore{Store: s}
+			opts := []leaderboard.Option{leaderboard.WithPolicy(leaderboard.Accumulate)}
+			if shards != nil {
+				opts = append(opts, leaderboard.WithShards(shards...))
+			}
+			board, err := leaderboard.New(b.Client, name, append(opts, leaderboard.WithStore(hook))...)
+			require.NoError(t, err)
+			other, err := leaderboard.New(b.Client, name, append(opts, leaderboard.WithStore(s))...) // another server
+			require.NoError(t, err)
+			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"m": 5, "fair": 50}))
+			hook.beforeRemove = func() {
+				_, err := other.Submit(ctx, "m", 15) // m: 20, out of [0, 10]
+				require.NoError(t, err)
+			}
+			n, err := board.RemoveBetween(ctx, 0, 10)
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n, "m was read in the range and its removal recorded")
+			_, err = board.Rank(ctx, "m")
+			require.ErrorIs(t, err, leaderboard.ErrNotRanked)
+			requireVerify(t, board, true)
+			before := boardView(t, board)
+			b.Wipe(t, name)
+			_, err = board.Rebuild(ctx)
+			require.NoError(t, err)
+			require.Equal(t, before, boardView(t, board), "the Rebuild gives the board RemoveBetween left")
+		}
+	})
+}

@@ -2,8 +2,8 @@
 -- members whose stored values lie within lo..hi, so that a large removal
 -- runs as many short scripts, none of which stalls the server; or, given
 -- members (a chunk a store has recorded the removal of), those of them
--- whose stored values still lie within lo..hi: a member that moved out of
--- the range since it was read stays.
+-- whose stored values lie within lo..hi (RemoveBetween passes -inf..+inf
+-- there: the store counts none of them any more, so Redis keeps none).
 --
 -- KEYS[1]  the period's sorted set
 -- ARGV     the header's board part (common.lua), then lo, hi (stored
