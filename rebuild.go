@@ -197,12 +197,22 @@ func boolInt(b bool) int {
 }
 
 // storedValue is what Redis holds for an aggregated standing: the score, or
-// its tie-break composite.
+// its tie-break composite. Under a tie-break Redis adds an Accumulate
+// board's scores as integers of Decimals fraction digits, exactly, where a
+// store adds them as float64s (0.1 + 0.2 = 0.30000000000000004): the
+// store's total is first taken back to those digits (sumOfScaled), else
+// Rebuild would refuse an acknowledged total and Verify report it. Under
+// the other policies a standing is one submission's score, which passed
+// scaled when it was submitted, and is checked as it is.
 func (lb *Leaderboard) storedValue(st StoredStanding) (float64, error) {
 	if err := checkScore(st.Score); err != nil {
 		return 0, err
 	}
-	v, _, _, err := lb.storedOf(st.Score, st.At)
+	score := st.Score
+	if lb.tb != nil && lb.policy == Accumulate {
+		score = lb.tb.sumOfScaled(score)
+	}
+	v, _, _, err := lb.storedOf(score, st.At)
 	return v, err
 }
 

@@ -178,6 +178,14 @@ func (c *composite) scaled(score float64) (int64, error) {
 	return int64(s), nil
 }
 
+// sumOfScaled returns the score of Decimals fraction digits nearest to
+// total, a float64 sum of such scores: an exact sum has no more digits,
+// and float64's rounding strays from it by far less than half the last
+// kept digit (at most a 2^-53 part of MaxScore an addition).
+func (c *composite) sumOfScaled(total float64) float64 {
+	return math.Round(total*c.scale) / c.scale
+}
+
 // slot returns T for a time, or ErrPrecision outside Epoch .. horizon.
 func (c *composite) slot(t time.Time) (int64, error) {
 	if t.Before(c.order.Epoch) || !t.Before(c.horizon) {

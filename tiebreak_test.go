@@ -89,6 +89,41 @@ func TestCompositeSubmitGuards(t *testing.T) {
 	require.ErrorIs(t, err, ErrPrecision)
 }
 
+// TestCompositeSumOfScaled: a float64 running sum of scores of Decimals
+// fraction digits (as a store adds an Accumulate board's submissions) is
+// taken back to the exact sum Redis holds as integers, which scaled then
+// takes: 0.1 + 0.2, and long random sums whose totals stay within
+// MaxScore, as Redis keeps them.
+func TestCompositeSumOfScaled(t *testing.T) {
+	c := mustComposite(t, TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 1e6, Decimals: 1}, false)
+	a, b := 0.1, 0.2 // variables: Go adds constants exactly
+	_, err := c.scaled(a + b)
+	require.ErrorIs(t, err, ErrPrecision, "the float64 sum as it is")
+	s, err := c.scaled(c.sumOfScaled(a + b))
+	require.NoError(t, err)
+	require.Equal(t, int64(3), s)
+	for _, o := range []TimeOrder{
+		{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 1e6, Decimals: 1},
+		{Epoch: tbEpoch, Resolution: time.Minute, MaxScore: 1e7, Decimals: 3},
+	} {
+		c := mustComposite(t, o, false)
+		rng := rand.New(rand.NewPCG(uint64(o.Decimals), 7))
+		var exact int64
+		var total float64
+		for i := range 200000 {
+			v := rng.Int64N(2*c.maxS+1) - c.maxS
+			if a := exact + v; a > c.maxS || a < -c.maxS {
+				continue // Redis refuses a total beyond MaxScore
+			}
+			exact += v
+			total += float64(v) / c.scale
+			got, err := c.scaled(c.sumOfScaled(total))
+			require.NoError(t, err, "step %d", i)
+			require.Equal(t, exact, got, "step %d: %v", i, total)
+		}
+	}
+}
+
 // TestCompositeOrder checks that comparing composites is comparing (score,
 // time) under the rule, for both orders and both rules, at the edges of the
 // range and at random.

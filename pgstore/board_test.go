@@ -317,3 +317,36 @@ func TestRemoveBetweenMovedOutOnStore(t *testing.T) {
 		}
 	})
 }
+
+// TestAccumulateDecimalsRebuild: on an Accumulate board with a tie-break
+// keeping Decimals, Redis adds the scaled integers (1 + 2 tenths, exactly
+// 0.3) and the store the float64s (0.1 + 0.2 = 0.30000000000000004, more
+// fraction digits than the tie-break keeps): Verify finds them equal and a
+// Rebuild keeps the member (it refused the standing, and the member's
+// acknowledged submissions were gone from the board).
+func TestAccumulateDecimalsRebuild(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		tb, err := leaderboard.EarlierFirst(leaderboard.TimeOrder{Epoch: time.Now().Add(-24 * time.Hour).Truncate(time.Hour),
+			Resolution: time.Second, MaxScore: 1e6, Decimals: 1})
+		require.NoError(t, err)
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithPolicy(leaderboard.Accumulate),
+			leaderboard.WithTieBreak(tb))
+		require.NoError(t, err)
+		for _, v := range []float64{0.1, 0.2} {
+			_, err = board.Submit(ctx, "p", v)
+			require.NoError(t, err)
+		}
+		_, err = board.Submit(ctx, "q", 1)
+		require.NoError(t, err)
+		before := boardView(t, board)
+		requireVerify(t, board, true)
+		b.Wipe(t, name)
+		rep, err := board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Empty(t, rep.Refused, "an acknowledged standing refused at Rebuild")
+		require.Equal(t, before, boardView(t, board))
+	})
+}
