@@ -321,8 +321,9 @@ func WithKeyPrefix(prefix string) Option {
 
 // WithRetention sets how long a closed period stays readable (with At) after
 // its end; its key expires then, and a read At it returns ErrExpired. Default: one period length (a daily board's
-// day stays readable for one more day). Zero expires a period at its end;
-// negative is refused.
+// day stays readable for one more day; under it, Periods, Remove and
+// Delete look back a century at most, for a window whose periods differ
+// in length). Zero expires a period at its end; negative is refused.
 func WithRetention(d time.Duration) Option {
 	return func(c *config) {
 		c.retention, c.hasRetention = d, true

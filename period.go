@@ -32,24 +32,32 @@ type target struct {
 // target resolves the period of w holding t: from lb.current when it holds
 // t, else from w (Window.Period is a function of t alone).
 func (lb *Leaderboard) target(w Window, t time.Time) (target, error) {
-	return lb.targetIn(lb.currentSlot(w), w, t)
-}
-
-// targetIn is target with w's entry in lb.current (currentSlot) found.
-func (lb *Leaderboard) targetIn(slot *atomic.Pointer[target], w Window, t time.Time) (target, error) {
+	slot := lb.currentSlot(w)
 	if c := heldBy(slot, t); c != nil {
 		return *c, nil
 	}
-	tg, err := lb.resolve(w, t)
-	if err != nil || slot == nil {
-		return tg, err
+	return lb.resolveIn(slot, w, t, lb.now())
+}
+
+// targetIn is target with w's entry in lb.current (currentSlot) found and
+// the board's clock read (now).
+func (lb *Leaderboard) targetIn(slot *atomic.Pointer[target], w Window, t, now time.Time) (target, error) {
+	if c := heldBy(slot, t); c != nil {
+		return *c, nil
 	}
-	// Only a newer period replaces the cached one, so reads of older
-	// periods (At) do not evict the current one.
-	if c := slot.Load(); c == nil || c.period.Start.Before(tg.period.Start) {
+	return lb.resolveIn(slot, w, t, now)
+}
+
+// resolveIn resolves w's period holding t and caches it in slot when it
+// is the current one, the period holding now. A period read or written At
+// another time, later or earlier, is not cached: it would evict the
+// current one, which every call without At would then resolve again.
+func (lb *Leaderboard) resolveIn(slot *atomic.Pointer[target], w Window, t, now time.Time) (target, error) {
+	tg, err := lb.resolve(w, t)
+	if err == nil && slot != nil && tg.holds(now) {
 		slot.Store(&tg)
 	}
-	return tg, nil
+	return tg, err
 }
 
 // heldBy is the period cached in slot when it holds t, else nil (also for
@@ -99,28 +107,48 @@ func (tg *target) holds(t time.Time) bool {
 
 // resolve builds the target of w's period holding t.
 func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
-	p := w.Period(t)
+	return lb.resolvePeriod(w, w.Period(t), t)
+}
+
+// resolvePeriod builds the target of p, the period w gave for t.
+func (lb *Leaderboard) resolvePeriod(w Window, p Period, t time.Time) (target, error) {
 	if !keys.ValidSegment(p.ID) {
 		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID)
 	}
-	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID)}
+	if !p.End.IsZero() {
+		if err := checkHolds(w, p, t); err != nil {
+			return target{}, err
+		}
+	}
+	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID), expire: lb.expiry(p)}
 	tg.shards, tg.shadowShards = lb.be.layoutKeys(w.Name(), p.ID)
 	if lb.hot != nil {
 		tg.hot = lb.keys.Hot(w.Name(), p.ID)
 		tg.hotRead = lb.hotReadCmd(tg.hot).Pin()
 	}
-	if p.End.IsZero() {
-		return tg, nil
-	}
+	return tg, nil
+}
+
+// checkHolds checks that p, which w gave for t and which ends, holds t.
+func checkHolds(w Window, p Period, t time.Time) error {
 	if !t.Before(p.End) || (!p.Start.IsZero() && t.Before(p.Start)) {
-		return target{}, fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not hold it", ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t)
+		return fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not hold it", ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t)
+	}
+	return nil
+}
+
+// expiry is when p's key expires, in unix ms: its end plus the retention
+// (WithRetention; by default the period's length); 0 for a period that
+// never ends.
+func (lb *Leaderboard) expiry(p Period) int64 {
+	if p.End.IsZero() {
+		return 0
 	}
 	keep := lb.retention
 	if !lb.retained && !p.Start.IsZero() {
 		keep = p.End.Sub(p.Start)
 	}
-	tg.expire = p.End.Add(keep).UnixMilli()
-	return tg, nil
+	return p.End.Add(keep).UnixMilli()
 }
 
 // parseQueries applies a read's queries. Most reads pass none, and get
@@ -190,7 +218,7 @@ func (lb *Leaderboard) read(qs []Query) (target, error) {
 	if t.IsZero() {
 		t = now
 	}
-	tg, err := lb.targetIn(slot, w, t)
+	tg, err := lb.targetIn(slot, w, t, now)
 	if err == nil && tg.expire != 0 && tg.expire <= now.UnixMilli() {
 		return target{}, fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, w.Name(), tg.period.ID,
 			time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
@@ -201,7 +229,8 @@ func (lb *Leaderboard) read(qs []Query) (target, error) {
 
 // livePeriods lists, window by window in the board's order, each window's
 // current period and the closed ones whose keys still live at now, newest
-// first: what Rebuild, Verify and Seal walk.
+// first (windowLivePeriods): what Periods, Remove, Delete, Rebuild, Verify
+// and Seal walk.
 func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
 	var out []target
 	for _, w := range lb.windows {
@@ -214,36 +243,95 @@ func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
 	return out, nil
 }
 
-// maxLivePeriods bounds the periods windowLivePeriods walks: a window
+// maxLivePeriods bounds the periods windowLivePeriods lists: a window
 // with more readable periods than this (a one-second window kept for two
 // weeks) is refused with an error, never cut short in silence (Remove
 // must reach every readable period).
 const maxLivePeriods = 1_000_000
 
+// maxLookback bounds how far back windowLivePeriods looks under the
+// default retention, where a period's retention is its own length, so
+// that no bound follows from the board's options: a period that ended
+// longer ago than this would have to be longer than this to be still
+// readable (a century: no real window's), and is neither listed (Periods)
+// nor reached (Remove, Delete). It also keeps the window from
+// being asked about instants far from now, where a window's own
+// arithmetic may overflow.
+const maxLookback = 100 * 365 * 24 * time.Hour
+
+// windowLivePeriods lists w's current period and the closed ones whose
+// retention has not ended at now, newest first. It walks back from the
+// current period's start b, asking w for the period before b, and stops
+// once no period ending by b can be readable: once b <= now - the longest
+// retention the board gives a period, WithRetention's, else maxLookback.
+//
+// With WithRetention every period ending after now - retention is
+// readable, so the walk is period by period, and maxLivePeriods bounds
+// it. With the default retention readable periods need not be contiguous
+// (a long season stays readable after the short event that followed it
+// has expired), so the walk skips (skipTo) the periods it can prove
+// expired; each step more than doubles now - b, so it takes at most 63
+// steps (maxLookback is under 2^62ns), of which only the first one or two
+// find a readable period for the built-in windows.
 func (lb *Leaderboard) windowLivePeriods(w Window, now time.Time) ([]target, error) {
+	cur, err := lb.target(w, now)
+	if err != nil {
+		return nil, err
+	}
+	stop, nowMs := now.Add(-maxLookback), now.UnixMilli()
+	if lb.retained {
+		stop = now.Add(-lb.retention)
+	}
 	var out []target
-	t := now
-	for {
-		tg, err := lb.target(w, t)
-		if err != nil {
+	if cur.expire == 0 || cur.expire > nowMs { // it may not, in its last millisecond with no retention
+		out = append(out, cur)
+	}
+	// The period before the current one is always looked at, even when it
+	// cannot be readable, so that a window whose periods do not move back
+	// is refused, not walked in silence.
+	for b, first := cur.period.Start, true; !b.IsZero() && (first || b.After(stop)); first = false {
+		t := lb.skipTo(b, now, stop).Add(-time.Nanosecond)
+		p := w.Period(t)
+		if p.End.IsZero() || p.End.After(b) {
+			return nil, fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not end by %v, where the next period starts",
+				ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t, b)
+		}
+		if err := checkHolds(w, p, t); err != nil {
 			return nil, err
 		}
-		if tg.expire != 0 && tg.expire <= now.UnixMilli() {
-			return out, nil
+		live := lb.expiry(p) > nowMs
+		if !live && lb.retained {
+			break // every older period ended earlier and is kept as long
 		}
-		if n := len(out); n > 0 && !tg.period.Start.Before(out[n-1].period.Start) {
-			return nil, fmt.Errorf("%w: window %q: the period before %q starts at %v, not before it", ErrInvalidArgument,
-				w.Name(), out[n-1].period.ID, tg.period.Start)
+		if live {
+			if len(out) == maxLivePeriods {
+				return nil, fmt.Errorf("%w: window %q holds over %d readable periods", ErrInvalidArgument, w.Name(), maxLivePeriods)
+			}
+			tg, err := lb.resolvePeriod(w, p, t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, tg)
 		}
-		if len(out) == maxLivePeriods {
-			return nil, fmt.Errorf("%w: window %q holds over %d readable periods", ErrInvalidArgument, w.Name(), maxLivePeriods)
-		}
-		out = append(out, tg)
-		if tg.expire == 0 || tg.period.Start.IsZero() {
-			return out, nil
-		}
-		t = tg.period.Start.Add(-time.Nanosecond)
+		b = p.Start
 	}
+	return out, nil
+}
+
+// skipTo is the instant windowLivePeriods looks just before for the next
+// period older than b, the start of the oldest period it has looked at.
+// With WithRetention that is b itself. With the default retention it is
+// 2b - now (no earlier than stop): a period within [2b-now, b) is at most
+// now - b long and ended by b, so its retention, its length, ended by now.
+func (lb *Leaderboard) skipTo(b, now, stop time.Time) time.Time {
+	if lb.retained {
+		return b
+	}
+	t := b.Add(b.Sub(now))
+	if t.Before(stop) {
+		return stop
+	}
+	return t
 }
 
 // targetsAt resolves every window's period holding t, in the board's order

@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,6 +82,77 @@ func TestCurrentPeriodCache(t *testing.T) {
 	n, err = board.Count(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
+}
+
+// TestCurrentPeriodKeptOnReadAtOtherDay checks that a read At a later or
+// an earlier day leaves the cached current period in place: the board
+// computes the current period once a period (Leaderboard's doc), not
+// again on every call without At after such a read.
+func TestCurrentPeriodKeptOnReadAtOtherDay(t *testing.T) {
+	be := testredis.Mini(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	now := lastSecondAhead().Add(-12 * time.Hour)
+	name := be.BoardName(t)
+	board, err := New(be.Client, name, WithWindows(countingWindow{&calls}), WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+	t.Cleanup(func() { be.Wipe(t, name) })
+	_, err = board.Submit(ctx, "ann", 1)
+	require.NoError(t, err)
+	for _, at := range []time.Time{now.Add(48 * time.Hour), now.Add(-24 * time.Hour)} {
+		_, err = board.Top(ctx, 10, At(at))
+		require.NoError(t, err)
+		before := calls.Load()
+		for range 20 {
+			n, err := board.Count(ctx)
+			require.NoError(t, err)
+			require.EqualValues(t, 1, n)
+		}
+		require.Zero(t, calls.Load()-before, "current period computed again after a read At %v", at)
+	}
+}
+
+// milliWindow's periods last one millisecond, the shortest a key's
+// expiry tells apart: the most steps a walk of its readable periods could
+// take.
+type milliWindow struct{ calls *atomic.Int64 }
+
+func (milliWindow) Name() string { return "milli" }
+
+func (w milliWindow) Period(t time.Time) Period {
+	w.calls.Add(1)
+	start := t.Truncate(time.Millisecond)
+	return Period{ID: strconv.FormatInt(start.UnixMilli(), 10), Start: start, End: start.Add(time.Millisecond)}
+}
+
+// TestLivePeriodsWalkIsShort checks that under the default retention (one
+// period length) the walk of readable periods (Periods, Remove, Delete...)
+// lists the current period and the one before it, the only readable ones
+// of a regular window, and asks the window about at most 64 instants,
+// however short its periods, although it must look back far (a longer
+// period further back could still be readable).
+func TestLivePeriodsWalkIsShort(t *testing.T) {
+	be := testredis.Mini(t)
+	ctx := context.Background()
+	now := lastSecondAhead().Add(-12 * time.Hour)
+	var calls atomic.Int64
+	for _, w := range []Window{countingWindow{&calls}, milliWindow{&calls}} {
+		name := be.BoardName(t)
+		board, err := New(be.Client, name, WithWindows(w), WithClock(func() time.Time { return now }))
+		require.NoError(t, err)
+		t.Cleanup(func() { be.Wipe(t, name) })
+		cur := w.Period(now)
+		want := []Period{cur, w.Period(cur.Start.Add(-time.Nanosecond))}
+		calls.Store(0)
+		ps, err := board.Periods(ctx)
+		require.NoError(t, err)
+		require.LessOrEqual(t, calls.Load(), int64(64), "%s: window asked %d times", w.Name(), calls.Load())
+		got := make([]Period, len(ps))
+		for i, p := range ps {
+			got[i] = p.Period
+		}
+		require.Equal(t, want, got, w.Name())
+	}
 }
 
 // TestShardKeysCache checks that a sharded board's period carries its
