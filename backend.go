@@ -78,8 +78,17 @@ type backend interface {
 	counts(ctx context.Context, tgs []target) ([]int64, error)
 	// clear deletes every key of the periods tgs in one round trip; with
 	// board, also the keys that are the board's, not a period's (ids,
-	// member data, clocks, Rebuild's marker).
+	// member data, clocks, every one of Rebuild's markers).
 	clear(ctx context.Context, tgs []target, board bool) error
+	// markers lists the keys of Rebuild's marker (see Present), one in
+	// every hash tag the board's keys use, so that a node that lost its
+	// part of the board lost one too: with board, the board's own and on a
+	// sharded board each shard's and each partition group's; with shadow,
+	// the shadow layout's shards' (WithShadowShards), which Rebuild and
+	// FillShadow write and Present does not check (no read uses them). Each
+	// group is keys one command may name (one EXISTS, one MSET): all on one
+	// node, one on a Cluster.
+	markers(board, shadow bool) [][]string
 	// entriesAt reads the entries at positions (0-based, board order) in
 	// one pass: a sample, not a snapshot (ProposeBounds). A position past
 	// the end has no entry.

@@ -60,16 +60,38 @@ type RebuildReport struct {
 	Refused []string
 }
 
-// Present reports whether Redis still holds the board as last rebuilt: a
-// marker key that Rebuild writes and nothing else does, so that a wipe
-// (a restart without persistence, FLUSHALL, a failover to an empty replica)
-// shows even after new submissions arrive. A service calls it at start-up
-// and on a timer, and calls Rebuild when it reports false. A board that was
-// never rebuilt reports false: rebuild it once from its (possibly empty)
-// store to start. One round trip.
+// Present reports whether Redis still holds the board as last rebuilt: it
+// looks for the marker that Rebuild writes and nothing else does, in every
+// hash tag the board's keys use, so that a wipe (a restart without
+// persistence, FLUSHALL, a failover to an empty replica) shows even after
+// new submissions arrive, a wipe of one node of several included. An
+// unsharded board's keys share one slot and one marker; a sharded board
+// keeps one under its own tag, each shard's and each of its 128 partition
+// groups' (README: "Keys and Redis version"), which a Cluster spreads over
+// every node on purpose, so that a node that lost its part makes Present
+// report false though the others kept theirs. During a move to new bounds
+// (WithShadowShards) it checks the layout reads use: Rebuild and FillShadow
+// mark the shadow's shards too, so that it covers them once reads move to
+// them. It sees lost nodes, not a key deleted by hand beside a marker that
+// stayed (Verify and Check compare contents).
+//
+// A service calls it at start-up and on a timer, and calls Rebuild when it
+// reports false. A board that was never rebuilt reports false: rebuild it
+// once from its (possibly empty) store to start. So does a sharded board
+// last rebuilt by a version that wrote only the board's own marker: rebuild
+// it once after upgrading. One round trip: one EXISTS of the markers; on a
+// sharded board on a Cluster one EXISTS a marker, in one DoMulti, which
+// rueidis sends to their nodes at once.
 func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
-	n, err := lb.client.Do(ctx, lb.client.B().Exists().Key(lb.keys.Marker()).Build()).AsInt64()
-	return n == 1, wrap("present", err)
+	groups := lb.be.markers(true, false)
+	cmds := make(rueidis.Commands, len(groups))
+	want := 0
+	for i, ks := range groups {
+		cmds[i] = lb.client.B().Exists().Key(ks...).Build()
+		want += len(ks)
+	}
+	found, err := int64s(lb.client.DoMulti(ctx, cmds...))
+	return err == nil && sum(found) == int64(want), wrap("present", err)
 }
 
 // Rebuild rebuilds every live period of every window (the current one and
@@ -85,7 +107,8 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // of one period are swapped 32 at a time, not all at once). It then gives Redis
 // back its memory of the WithID ids the store received within the dedupe
 // window, when the store is an IDKeeper (so that their retries are
-// duplicates, see WithID), and writes the marker that Present looks for.
+// duplicates, see WithID), and writes the markers that Present looks for
+// (the shadow's too).
 // A period the board's clock finds live but whose expiry Redis's own clock
 // has passed (a board clock behind the server's, see WithClock) is gone as
 // soon as it is swapped in, and the report does not count it.
@@ -129,8 +152,9 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 	if err := lb.restoreIDs(ctx, now); err != nil {
 		return rep, err
 	}
-	err = lb.client.Do(ctx, lb.client.B().Set().Key(lb.keys.Marker()).Value(strconv.FormatInt(now.UnixMilli(), 10)).Build()).Error()
-	return rep, wrap("rebuild", err)
+	// The markers go last, so that a rebuild cut short leaves a board
+	// that lost a node reported absent.
+	return rep, wrap("rebuild", lb.mark(ctx, lb.be.markers(true, true), now))
 }
 
 // restoreIDs gives Redis back its memory of the WithID ids the store

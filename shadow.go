@@ -82,9 +82,11 @@ type ShadowReport struct {
 // runs with the same WithShadowShards before FillShadow starts (a process
 // without it leaves the shadow behind, which Check then reports). Its cost
 // is one partition read per member and one shard write per member; on one
-// node each member is also swept from the shadow's other shards. Run it from
-// a maintenance job, then Check. Without WithShadowShards it returns
-// ErrInvalidArgument.
+// node each member is also swept from the shadow's other shards. When every
+// period is filled it writes the shadow's shards' share of Rebuild's marker
+// (deleted with the shards first), so that Present covers them once reads
+// move to them. Run it from a maintenance job, then Check. Without
+// WithShadowShards it returns ErrInvalidArgument.
 func (lb *Leaderboard) FillShadow(ctx context.Context) (ShadowReport, error) {
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {
@@ -99,11 +101,15 @@ func (lb *Leaderboard) FillShadow(ctx context.Context) (ShadowReport, error) {
 		rep.Periods++
 		rep.Members += n
 	}
-	return rep, nil
+	// Present checks the shadow's markers once it is the board's layout
+	// (step 2): without them it would report false, and a Rebuild of a
+	// board taking writes would replace the writes in flight.
+	return rep, wrap("fill shadow", lb.mark(ctx, lb.be.markers(false, true), lb.now()))
 }
 
 // DropShadow deletes the shadow layout (WithShadowShards) of every live
-// period: its shards and their recent versions, with UNLINK (Redis frees
+// period: its shards and their recent versions, and its shards' markers
+// (see Present), with UNLINK (Redis frees
 // the memory in the background), one round trip a period. It is step 3 of a
 // move to new bounds (see WithShadowShards): run it once every process has
 // stopped reading and writing the shadow, from a program with step 2's
@@ -137,7 +143,8 @@ func (lb *shardedBackend) fillShadow(ctx context.Context, tg target) (int64, err
 		return 0, errNoShadow
 	}
 	// The recent versions stay: they keep a write in flight from applying
-	// over a newer one (see versions.lua).
+	// over a newer one (see versions.lua). The markers go until the fill is
+	// done (FillShadow), so that one cut short leaves none.
 	if err := sh.unlinkShards(ctx, tg, false); err != nil {
 		return 0, err
 	}
@@ -187,9 +194,10 @@ func (lb *shardedBackend) dropShadow(ctx context.Context, tg target) error {
 }
 
 // unlinkShards deletes this layout's shards of tg, with recent their
-// recent versions too, in one round trip.
+// recent versions too, and the shards' markers (see Present), in one round
+// trip.
 func (lb *shardedBackend) unlinkShards(ctx context.Context, tg target, recent bool) error {
-	return lb.unlink(ctx, [][]string{lb.shardKeys(nil, tg, recent)})
+	return lb.unlink(ctx, [][]string{lb.shardMarkers(lb.shardKeys(nil, tg, recent))})
 }
 
 // shardKeys appends to ks this layout's shards of tg, with recent their

@@ -1287,7 +1287,8 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 
 // clear deletes the periods' shards (the shadow's too) with their recent
 // versions (on a Cluster) and the periods' partitions; with board, also
-// every partition's clock, id set and data, and Rebuild's marker. One
+// every partition's clock, id set and data, and Rebuild's markers (the
+// shadow's too). One
 // round trip (on one node one UNLINK a period, atomic, and one of the
 // board's other keys: see unlink). With a hot
 // top the mirrors go after the rest, so that one a read rebuilt while the
@@ -1316,7 +1317,7 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 		for g := range keys.PartitionGroups {
 			ks = append(ks, lb.parts.GroupClock(g))
 		}
-		groups = append(groups, append(ks, lb.keys.Marker()))
+		groups = append(groups, append(ks, lb.allMarkers()...))
 	}
 	if !lb.cluster {
 		return lb.unlink(ctx, groups, lb.hotDrop(tgs)...)

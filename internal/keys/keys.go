@@ -32,7 +32,10 @@ func (b Board) IDs() string { return b.base + ":ids" }
 func (b Board) Data() string { return b.base + ":data" }
 
 // Marker returns the key whose presence says Redis holds the board as last
-// rebuilt (see Leaderboard.Present).
+// rebuilt (see Leaderboard.Present). Of a shard's key base (see Shards) it
+// is that shard's share of it, in the shard's slot: a sharded board keeps
+// one in every hash tag its keys use (with PartitionSet.GroupMarker), so
+// that a node that lost its part of the board lost one too.
 func (b Board) Marker() string { return b.base + ":marker" }
 
 // RecentParts is how many pieces a shard's recent versions are cut into,

@@ -25,6 +25,9 @@ func TestPeriodKeys(t *testing.T) {
 	part := parts.Of(17)
 	require.Regexp(t, `^lb:\{race#p~\d+\}:17:weekly:2026-W49$`, part.Period("weekly", "2026-W49"))
 	require.Regexp(t, `^lb:\{race#p~\d+\}:clock$`, parts.GroupClock(GroupOf(17)))
+	require.Regexp(t, `^lb:\{race#p~\d+\}:marker$`, parts.GroupMarker(GroupOf(17)))
+	require.Equal(t, "lb:{race}:marker", b.Marker())
+	require.Regexp(t, `^lb:\{race#s3\.[0-9a-z]{6}~\d+\}:marker$`, b.Shards([]float64{1, 2, 3, 4})[3].Marker())
 	require.Regexp(t, `^lb:\{race#p~\d+\}:17:ids$`, part.IDs())
 	require.Regexp(t, `^lb:\{race#p~\d+\}:17:data$`, part.Data())
 	r := Recent("lb:{race#s3~1}:daily", "player:1")
@@ -54,6 +57,7 @@ func TestPartitions(t *testing.T) {
 			require.Equal(t, GroupOf(i), slot/(Slots/PartitionGroups), "partition %d of %s at slot %d", i, b.base, slot)
 			require.Equal(t, slot, Slot(parts.Of(GroupOf(i)*32).Data()), "partition %d beside its group's first", i)
 			require.Equal(t, slot, Slot(parts.GroupClock(GroupOf(i))))
+			require.Equal(t, slot, Slot(parts.GroupMarker(GroupOf(i))), "partition %d beside its group's marker", i)
 			require.True(t, strings.HasPrefix(p.base, b.base[:len(b.base)-len(b.Tag())]), p.base)
 			require.False(t, seen[p.base])
 			seen[p.base] = true
@@ -72,6 +76,42 @@ func TestPartitions(t *testing.T) {
 	}
 	require.Equal(t, PartitionOf("abc"), PartitionOf("abc"))
 	require.Equal(t, 0x1a47e90b%Partitions, PartitionOf("abc")) // FNV-1a 32 of "abc": never changes
+}
+
+// TestMarkers: a sharded board's markers (the board's, each shard's, each
+// partition group's) are one in every hash tag its keys use, each in its
+// tag's slot and apart from the tag's other keys, so that a node that lost
+// any part of the board lost a marker (see Leaderboard.Present).
+func TestMarkers(t *testing.T) {
+	b := NewBoard("lb", "race")
+	shards := b.Shards([]float64{1, 2, 3, 4})
+	parts := b.Partitions()
+	tags := map[string]string{b.Tag(): b.Marker()} // hash tag -> its marker
+	for _, s := range shards {
+		tags[s.Tag()] = s.Marker()
+	}
+	for g := range PartitionGroups {
+		m := parts.GroupMarker(g)
+		tags[m[strings.IndexByte(m, '{'):strings.IndexByte(m, '}')+1]] = m
+	}
+	require.Len(t, tags, 1+len(shards)+PartitionGroups, "one marker a tag")
+	// Every kind of key the board keeps has its tag's marker beside it.
+	var all []string
+	for _, s := range shards {
+		all = append(all, s.Period("alltime", "alltime"), s.Period("daily", "2026-11-30"), Recent(s.Period("alltime", "alltime"), "m")[0])
+	}
+	for i := range parts.Len() {
+		p := parts.Of(i)
+		all = append(all, p.Period("alltime", "alltime"), p.IDs(), p.Data(), parts.GroupClock(GroupOf(i)))
+	}
+	all = append(all, b.Period("alltime", "alltime"), b.IDs(), b.Data(), b.Hot("alltime", "alltime"), b.HotTurn("daily", "2026-11-30"))
+	for _, k := range all {
+		tag := k[strings.IndexByte(k, '{') : strings.IndexByte(k, '}')+1]
+		m, ok := tags[tag]
+		require.True(t, ok, "%s: a tag without a marker", k)
+		require.NotEqual(t, m, k)
+		require.Equal(t, Slot(k), Slot(m), "%s beside its marker %s", k, m)
+	}
 }
 
 func TestValidName(t *testing.T) {

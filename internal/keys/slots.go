@@ -173,6 +173,12 @@ func (s PartitionSet) Of(i int) Board {
 // write to a member of the group's partitions takes its versions from it.
 func (s PartitionSet) GroupClock(g int) string { return s.tag(g) + ":clock" }
 
+// GroupMarker returns the key of group g's share of the board's Rebuild
+// marker (see Board.Marker): "lb:{weekly-race#p~1234}:marker", in the
+// group's slot, so that a node that lost the group's partitions and clock
+// lost it too.
+func (s PartitionSet) GroupMarker(g int) string { return s.tag(g) + ":marker" }
+
 // tag is group g's key base up to its hash tag's end.
 func (s PartitionSet) tag(g int) string {
 	return s.head + strconv.FormatUint(uint64(s.salts[g]), 10) + "}"
