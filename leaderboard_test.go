@@ -255,6 +255,21 @@ func TestBadInputWritesNothing(t *testing.T) {
 						_, err = board.Check(ctx, false, in)
 						require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check(In(%#v))", w)
 					}
+					// The zero time (an unset variable) in At or WithTime:
+					// refused, not read as no time at all (the current
+					// period).
+					zero := lb.At(time.Time{})
+					_, err = board.Top(ctx, 1, zero)
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "Top(At(zero))")
+					_, err = board.Rank(ctx, "seed", zero, lb.In(lb.AllTime()))
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "Rank(At(zero))")
+					_, err = board.Count(ctx, zero)
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "Count(At(zero))")
+					_, err = board.Check(ctx, false, zero)
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "Check(At(zero))")
+					require.ErrorIs(t, board.Reset(ctx, zero), lb.ErrInvalidArgument, "Reset(At(zero))")
+					_, err = board.Submit(ctx, "p", 1, lb.WithTime(time.Time{}))
+					require.ErrorIs(t, err, lb.ErrInvalidArgument, "WithTime(zero)")
 
 					_, err = board.Rank(ctx, "nobody")
 					require.ErrorIs(t, err, lb.ErrNotRanked)

@@ -337,10 +337,11 @@ func WithRetention(d time.Duration) Option {
 type SubmitOption func(*submitConfig)
 
 type submitConfig struct {
-	id    string
-	hasID bool
-	at    time.Time
-	data  string
+	id       string
+	hasID    bool
+	at       time.Time
+	zeroTime bool // WithTime was given the zero time: refused
+	data     string
 }
 
 // WithData sets the member's data (what a screen shows beside the score: a
@@ -389,9 +390,10 @@ func WithID(id string) SubmitOption {
 // picks the period of every window the submission goes to. It may lie after
 // the board's clock by at most the board's WithClockSkew (default one
 // second), and is then taken as the clock's now. Default: the board's clock
-// at the call.
+// at the call. The zero time.Time (an unset variable, not a time anyone
+// reached a score at) is ErrInvalidArgument.
 func WithTime(t time.Time) SubmitOption {
-	return func(c *submitConfig) { c.at = t }
+	return func(c *submitConfig) { c.at, c.zeroTime = t, t.IsZero() }
 }
 
 // Query selects which board a read looks at.
@@ -401,6 +403,7 @@ type query struct {
 	window Window
 	in     bool // In was given (its window may be nil: refused)
 	at     time.Time
+	zeroAt bool // At was given the zero time: refused
 	data   bool
 }
 
@@ -437,9 +440,11 @@ func In(w Window) Query {
 // At reads the period of the window holding t, e.g. last week's board. A
 // period whose retention is over (WithRetention) returns ErrExpired, decided
 // from the board's clock without a call to Redis; a live period nobody
-// played reads as empty.
+// played reads as empty. The zero time.Time (an unset variable, which
+// would else read as no At at all, the current period) is
+// ErrInvalidArgument.
 func At(t time.Time) Query {
-	return func(q *query) { q.at = t }
+	return func(q *query) { q.at, q.zeroAt = t, t.IsZero() }
 }
 
 func (c *config) validate(client rueidis.Client, name string) error {

@@ -173,6 +173,9 @@ func applyQueries(qs []Query) (query, error) {
 	if q.in && nilValue(q.window) {
 		return q, fmt.Errorf("%w: In: nil window", ErrInvalidArgument)
 	}
+	if q.zeroAt {
+		return q, fmt.Errorf("%w: At: the zero time", ErrInvalidArgument)
+	}
 	return q, nil
 }
 

@@ -74,5 +74,7 @@ func TestSealClosedPeriods(t *testing.T) {
 		require.Equal(t, want.Entries, entries)
 		_, _, err = board.Sealed(ctx, lb.In(nil))
 		require.ErrorIs(t, err, lb.ErrInvalidArgument)
+		_, _, err = board.Sealed(ctx, lb.At(time.Time{}))
+		require.ErrorIs(t, err, lb.ErrInvalidArgument, "the zero time, not today")
 	})
 }

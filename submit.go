@@ -84,6 +84,9 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 	if err := checkData(sc.data); err != nil {
 		return submission{}, err
 	}
+	if sc.zeroTime {
+		return submission{}, fmt.Errorf("%w: WithTime: the zero time", ErrInvalidArgument)
+	}
 	now := lb.now()
 	sub := submission{member: member, score: score, stored: score, id: sc.id, at: now, reached: now, data: sc.data}
 	if !sc.at.IsZero() {
