@@ -49,9 +49,14 @@ func previous(e leaderboard.Entry) (*int64, *float64) {
 }
 
 // handleSubmit is POST /api/v1/scores. The checks run from the cheapest to
-// the dearest, and none of them writes to the board: size, signature,
-// replay, fields, rate limit; only then the submit.
+// the dearest, and none of them writes to the board: query string (it
+// takes none), size, signature, replay, fields, rate limit; only then the
+// submit.
 func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	if fe := paramsFault(r); fe != nil {
+		s.refuse(w, outcomeInvalid, http.StatusBadRequest, fe.msg, fe.field)
+		return
+	}
 	body, ok := s.submitBody(w, r)
 	if !ok {
 		return
@@ -423,8 +428,16 @@ func (s *server) parseWindow(v url.Values) (leaderboard.Window, time.Time, *fiel
 	if at.After(s.now()) {
 		return nil, time.Time{}, badField("at", "at is in the future")
 	}
+	if at.Before(minAt) {
+		// Long past every window's retention, and the SDK refuses the
+		// zero time (0001-01-01) that an unset time would be.
+		return nil, time.Time{}, badField("at", "at must be from 1970-01-01 on")
+	}
 	return win, at, nil
 }
+
+// minAt is the earliest ?at= a read takes.
+var minAt = time.Unix(0, 0)
 
 func intParam(v url.Values, k string, def, lo, hi int) (int, *fieldError) {
 	raw, ok := v[k]

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,8 +163,8 @@ func TestReplayRejected(t *testing.T) {
 		f.submit("player-1", 100)
 		f.submit("player-1", 100)
 		ttl, err := b.Client.Do(context.Background(), b.Client.B().Ttl().Key("lbsrv:"+f.board+":nonce:gs1:"+s.nonce).Build()).AsInt64()
-		if err != nil || ttl <= 60 || ttl > 120 {
-			t.Fatalf("nonce TTL %d (%v), want within (skew, 2*skew]", ttl, err)
+		if err != nil || ttl <= 60 || ttl > 121 {
+			t.Fatalf("nonce TTL %d (%v), want within (skew, 2*skew + 1s]", ttl, err)
 		}
 	})
 }
@@ -683,4 +685,141 @@ func TestSubmitPreviousNull(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLeaderboardAtBefore1970: ?at= before 1970 is refused with 400 (field
+// at), also the first instant of year 1, which parses to Go's zero time:
+// the server read it as no at, and the SDK's At as now, so it answered
+// 0001-01-01 with today's period and entries. A date after it but long past
+// every retention is refused alike.
+func TestLeaderboardAtBefore1970(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	f.submit("p1", 5)
+	for _, uri := range []string{
+		"/api/v1/leaderboard?window=daily&at=0001-01-01",
+		"/api/v1/leaderboard?window=weekly&at=0001-01-01T00:00:00Z",
+		"/api/v1/leaderboard?window=monthly&at=0001-01-01&userId=p1",
+		"/api/v1/leaderboard?window=alltime&at=1969-12-31T23:59:59Z",
+		"/api/v1/leaderboard?window=daily&at=0001-01-02",
+		"/api/v1/distribution?window=daily&at=0001-01-01",
+	} {
+		wantError(t, f.get(uri), http.StatusBadRequest, "at")
+	}
+	// The first instant of 1970 is a time like any other: long past a
+	// day's retention.
+	wantError(t, f.get("/api/v1/leaderboard?window=daily&at=1970-01-01"), http.StatusGone, "at")
+}
+
+// TestReplayRejectedToTheLastSecond: replay protection had a hole of up
+// to one second. verify accepts a timestamp while |now.Unix() - ts| <= skew,
+// with now TRUNCATED to whole seconds, so a request stays acceptable until
+// ts+skew+1 (exclusive) in real time; but the nonce is kept only 2*skew from
+// its first use (auth.go, verify: `Set()…Nx().Ex(2*v.skew)`). A request
+// first used in the first second of its window (a game server whose clock
+// is ahead by nearly the skew, which the skew exists to tolerate) loses its
+// nonce while its timestamp is still accepted, and can be sent again.
+// README: "…a nonce it has seen (it keeps each for twice the skew with SET
+// NX EX), so a captured request cannot be sent again."
+func TestReplayRejectedToTheLastSecond(t *testing.T) {
+	b := testredis.Mini(t)
+	cfg := testConfig(b.BoardName(t))
+	skew := cfg.Skew // 1m
+	base := time.Now().Truncate(time.Second)
+	var mu sync.Mutex
+	cur := base.Add(900 * time.Millisecond) // 0.9s into second `base`
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return cur }
+	srv, err := newServer(cfg, b.Client, slog.New(slog.DiscardHandler), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := srv.handler()
+
+	// Signed by a game server whose clock is `skew` ahead: ts = now + skew,
+	// accepted (the difference is exactly the skew).
+	s := newSigned(`{"userId":"victim","score":10}`)
+	s.ts = strconv.FormatInt(base.Unix()+int64(skew/time.Second), 10)
+	if rec := serve(h, s.request()); rec.Code != http.StatusOK {
+		t.Fatalf("first use: %d %s", rec.Code, rec.Body)
+	}
+
+	// 2*skew + 50ms later (Redis and the server move together): the nonce
+	// key has expired, but now.Unix() - ts == skew still passes the check.
+	b.Mini.FastForward(2*skew + 50*time.Millisecond)
+	mu.Lock()
+	cur = base.Add(2*skew + 950*time.Millisecond)
+	mu.Unlock()
+	rec := serve(h, s.request()) // the very same captured request
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("replay of a captured request %v after first use: %d %s, want 401 (replayed)",
+			2*skew+50*time.Millisecond, rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+}
+
+// TestSubmitQueryString: POST /api/v1/scores takes no query string: an
+// unknown parameter (?foo=1) and one that does not parse (?%zz) are 400,
+// and nothing is written (they were answered 200, the score written). README,
+// Errors: "400 for bad input (a query string that does not parse, such as
+// one with a bad % escape or a ;, with the field query; a query parameter
+// that is unknown …)", and "A refused submission writes nothing to the
+// board". Every GET endpoint but /healthz calls queryOf/noParams;
+// handleSubmit (api.go) does not.
+func TestSubmitQueryString(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	for _, c := range []struct{ query, field string }{
+		{"foo=1", "foo"},
+		{"%zz", "query"},
+		{"a=1;b=2", "query"},
+	} {
+		user := "q-" + strconv.Itoa(len(c.query))
+		s := newSigned(fmt.Sprintf(`{"userId":%q,"score":1}`, user))
+		s.uri = "/api/v1/scores?" + c.query // signed as sent: the signature is good
+		rec := f.do(s.request())
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("POST /api/v1/scores?%s: %d %.120s, want 400 with field %q", c.query, rec.Code, rec.Body, c.field)
+			continue
+		}
+		wantError(t, rec, http.StatusBadRequest, c.field)
+	}
+}
+
+// TestHealthQueryString: /healthz refuses a query string that does not
+// parse and unknown parameters (it answered 200), where README
+// promises 400 "on every path" for "a query string that does not parse …
+// with the field query; a query parameter that is unknown", and where
+// /api/v1/events and /api/v1/distribution, which take no or few
+// parameters, do refuse them (noParams). handleHealth (api.go) never
+// parses the query. (The page and /metrics ignore theirs too; a cache
+// buster on a static file is harmless, so only the JSON endpoint is
+// tested here.)
+func TestHealthQueryString(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	for uri, field := range map[string]string{
+		"/healthz?%zz":  "query",
+		"/healthz?foo=": "foo",
+	} {
+		rec := f.get(uri)
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("GET %s: %d %s, want 400 with field %q (as /api/v1/events answers)", uri, rec.Code, strings.TrimSpace(rec.Body.String()), field)
+		}
+	}
+}
+
+// TestDistributionBadQueryDeterministic: /api/v1/distribution checked
+// its parameters in Go map order (distribution.go, handleDistribution:
+// `for k, vs := range v`), so the same bad query gets a different error
+// (and field) from one request to the next, where GET /api/v1/leaderboard
+// sorts the parameters "so that a query with several faults always gets
+// the same error" (parseBoardQuery) and names the alphabetically first.
+// The read endpoints are to validate alike.
+func TestDistributionBadQueryDeterministic(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	seen := map[string]int{}
+	for range 50 {
+		rec := f.get("/api/v1/distribution?b=1&a=1&c=1&d=1")
+		seen[decode[errorBody](t, rec).Field]++
+	}
+	board := decode[errorBody](t, f.get("/api/v1/leaderboard?b=1&a=1&c=1&d=1")).Field
+	if len(seen) != 1 || seen[board] != 50 {
+		t.Errorf("50 identical bad queries named the fields %v; the board endpoint names %q every time", seen, board)
+	}
 }

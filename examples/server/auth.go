@@ -102,10 +102,11 @@ func (v *verifier) verify(ctx context.Context, r *http.Request, body []byte) err
 	if !hmac.Equal(got, m.Sum(nil)) {
 		return &authError{header: headerSignature, reason: "bad signature"}
 	}
-	// A request is accepted while its timestamp is within skew of now, so
-	// its nonce must be remembered until then: at most 2*skew from now.
+	// A request is accepted while its timestamp is within skew of now in
+	// whole seconds (until a second after ts+skew), so its nonce must be
+	// remembered until then: at most 2*skew and a second from now.
 	key := v.prefix + "nonce:" + id + ":" + nonce
-	err = v.client.Do(ctx, v.client.B().Set().Key(key).Value(ts).Nx().Ex(2*v.skew).Build()).Error()
+	err = v.client.Do(ctx, v.client.B().Set().Key(key).Value(ts).Nx().Px(2*v.skew+time.Second).Build()).Error()
 	if rueidis.IsRedisNil(err) {
 		return &authError{header: headerNonce, reason: "replayed request", replay: true}
 	}

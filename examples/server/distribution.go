@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,12 +56,14 @@ func (s *server) handleDistribution(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	for k, vs := range v {
+	// In name order, as the board's reads check theirs, so that a query
+	// with several faults always gets the same error.
+	for _, k := range slices.Sorted(maps.Keys(v)) {
 		if k != "window" && k != "at" {
-			writeError(w, http.StatusBadRequest, "unknown parameter "+k, k)
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q", k), k)
 			return
 		}
-		if len(vs) > 1 {
+		if len(v[k]) > 1 {
 			writeError(w, http.StatusBadRequest, k+" given more than once", k)
 			return
 		}

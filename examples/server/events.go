@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -314,12 +315,25 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 // noParams answers 400 and returns false unless r has no query
 // parameters: a stream takes none.
 func noParams(w http.ResponseWriter, r *http.Request) bool {
-	v, ok := queryOf(w, r)
-	if ok && len(v) > 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q", firstKey(v)), firstKey(v))
+	if fe := paramsFault(r); fe != nil {
+		writeError(w, http.StatusBadRequest, fe.msg, fe.field)
 		return false
 	}
-	return ok
+	return true
+}
+
+// paramsFault is what is wrong with the query string of a request that
+// takes no parameters: nil for none, else one that does not parse (the
+// field query) or the alphabetically first parameter.
+func paramsFault(r *http.Request) *fieldError {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	switch {
+	case err != nil:
+		return badField("query", "%s", malformedQuery)
+	case len(v) > 0:
+		return badField(firstKey(v), "unknown parameter %q", firstKey(v))
+	}
+	return nil
 }
 
 // openStream takes a stream slot for r's client, or answers why not: 429

@@ -53,9 +53,12 @@ func classify(reqCtx context.Context, err error) (int, string) {
 }
 
 // redisBusy are the prefixes of Redis error replies that mean "not now"
-// rather than "wrong": the server is loading, failing over, out of memory,
-// or a replica.
-var redisBusy = []string{"LOADING", "BUSY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "OOM", "NOREPLICAS"}
+// rather than "wrong": the server is loading, failing over, out of memory
+// or of disk (MISCONF: writes stop while snapshots fail), a replica, or at
+// its connection limit (its reply to a new connection's handshake).
+// The last is a generic ERR reply, whose "ERR " a client may strip.
+var redisBusy = []string{"LOADING", "BUSY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "OOM", "NOREPLICAS",
+	"MISCONF", "max number of clients reached"}
 
 // unavailable reports whether err means Redis could not be reached or did
 // not answer in time: a deadline, a dial or connection error, a connection
@@ -76,7 +79,7 @@ func unavailable(err error) bool {
 	case errors.As(err, &netErr):
 		return true
 	case errors.As(err, &redisErr) && !redisErr.IsNil():
-		msg := redisErr.Error()
+		msg := strings.TrimPrefix(redisErr.Error(), "ERR ")
 		for _, p := range redisBusy {
 			if strings.HasPrefix(msg, p) {
 				return true

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
 // proxy stands between the service and a miniredis, so a test can make
@@ -352,4 +353,52 @@ func TestClassify(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d", c.name, got, msg, c.want)
 		}
 	}
+}
+
+// TestRedisNotNowRepliesAre503: classify's list of Redis replies that
+// mean "not now" (failure.go, redisBusy) missed two common outage replies,
+// which became 500 "internal error", logged at error level as a bug,
+// instead of the 503 of every other Redis availability problem:
+//   - MISCONF (stop-writes-on-bgsave-error: the disk is full or failing,
+//     every write is refused until it is fixed; the sibling of OOM and
+//     READONLY, which are in the list);
+//   - "ERR max number of clients reached", which Redis at maxclients sends
+//     on a new connection before closing it (here: Redis restarted at its
+//     connection limit; rueidis reports the handshake reply).
+//
+// README: "Every endpoint that uses Redis … answers 503 when Redis cannot
+// be reached …, and 500 only for a failure that is neither the client's
+// nor Redis's availability."
+func TestRedisNotNowRepliesAre503(t *testing.T) {
+	t.Run("MISCONF", func(t *testing.T) {
+		b := testredis.Mini(t)
+		f := newFixture(t, b)
+		b.Mini.SetError("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+			"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option).")
+		t.Cleanup(func() { b.Mini.SetError("") }) // before the fixture's cleanup, which uses Redis
+		rec := f.do(newSigned(`{"userId":"a","score":1}`).request())
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("submit while Redis refuses writes (MISCONF): %d %s, want 503", rec.Code, strings.TrimSpace(rec.Body.String()))
+		}
+	})
+	t.Run("maxclients", func(t *testing.T) {
+		b := testredis.Mini(t)
+		f := newFixture(t, b)
+		f.submit("a", 1)
+		b.Mini.Close()
+		b.Mini.SetError("ERR max number of clients reached")
+		if err := b.Mini.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Mini.SetError("") })
+		// The first tries meet the cut connections (EOF: 503); the next
+		// ones the refused handshake.
+		for i := range 5 {
+			rec := f.get("/api/v1/leaderboard?limit=5")
+			if rec.Code == http.StatusInternalServerError {
+				t.Errorf("try %d, Redis at maxclients: %d %s, want 503", i, rec.Code, strings.TrimSpace(rec.Body.String()))
+				break
+			}
+		}
+	})
 }

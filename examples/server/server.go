@@ -201,6 +201,9 @@ func writeError(w http.ResponseWriter, status int, msg, field string) {
 // timeout, else 503 whatever the error (a load balancer needs no more), but
 // 499 like every handler when the client has gone.
 func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if !noParams(w, r) {
+		return
+	}
 	ctx, cancel := s.redisCtx(r)
 	defer cancel()
 	err := s.client.Do(ctx, s.client.B().Ping().Build()).Error()
@@ -223,11 +226,14 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 func queryOf(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	v, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "malformed query string: want name=value pairs joined by '&', with valid %-escapes", "query")
+		writeError(w, http.StatusBadRequest, malformedQuery, "query")
 		return nil, false
 	}
 	return v, true
 }
+
+// malformedQuery is the error of a query string that does not parse.
+const malformedQuery = "malformed query string: want name=value pairs joined by '&', with valid %-escapes"
 
 // firstKey returns the alphabetically first key of a query, so that an
 // error about an unknown parameter is the same on every run.
