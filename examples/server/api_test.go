@@ -228,6 +228,7 @@ func TestSubmitBadRequests(t *testing.T) {
 		{"score Infinity", `{"userId":"a","score":Infinity}`, "score"},
 		{"score hex", `{"userId":"a","score":0x10}`, "score"},
 		{"score overflows", `{"userId":"a","score":1e400}`, "score"},
+		{"score underflows to zero", `{"userId":"a","score":1e-400}`, "score"},
 		{"score below the minimum", `{"userId":"a","score":-1}`, "score"},
 		{"score above the maximum", `{"userId":"a","score":1000000.5}`, "score"},
 		{"name empty", `{"userId":"a","score":1,"name":""}`, "name"},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -208,8 +207,10 @@ func parseScore(raw json.RawMessage, minScore, maxScore float64) (float64, *fiel
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, badField("score", "score must be a number")
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+	// As the reads take numbers: one that overflows (1e400) or a non-zero
+	// one that rounds to zero (1e-400) is refused, not stored as another.
+	f, ok := parseDecimal(string(raw))
+	if !ok {
 		return 0, badField("score", "score %s is not a finite number", raw)
 	}
 	if f < minScore || f > maxScore {
