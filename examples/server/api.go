@@ -346,7 +346,7 @@ func (s *server) parseBoardQuery(v url.Values) (boardQuery, *fieldError) {
 	keys := slices.Sorted(maps.Keys(v))
 	for _, k := range keys {
 		if sh, _ := shapeOf(k); sh == nil && k != "window" && k != "at" {
-			return q, badField(k, "unknown parameter %q", k)
+			return q, unknownParam(k)
 		}
 		if len(v[k]) > 1 {
 			return q, badField(k, "%s given more than once", k)

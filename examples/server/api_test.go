@@ -470,7 +470,8 @@ func TestLeaderboardBadQueries(t *testing.T) {
 func TestMalformedQueryString(t *testing.T) {
 	f := newFixture(t, testredis.Mini(t))
 	for _, path := range []string{"/api/v1/leaderboard", "/api/v1/distribution", "/api/v1/events"} {
-		for _, query := range []string{"window=%zz", "limit=5;window=daily", "userId=%zzbob", "window=daily&at=%", ";"} {
+		// "=5": a parameter without a name has none to give the field.
+		for _, query := range []string{"window=%zz", "limit=5;window=daily", "userId=%zzbob", "window=daily&at=%", ";", "=5", "window=daily&=5"} {
 			// An event stream the old code opened ends with this context.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			rec := f.do(httptest.NewRequest(http.MethodGet, path+"?"+query, nil).WithContext(ctx))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"maps"
 	"math"
 	"net/http"
@@ -60,7 +59,8 @@ func (s *server) handleDistribution(w http.ResponseWriter, r *http.Request) {
 	// with several faults always gets the same error.
 	for _, k := range slices.Sorted(maps.Keys(v)) {
 		if k != "window" && k != "at" {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q", k), k)
+			fe := unknownParam(k)
+			writeError(w, http.StatusBadRequest, fe.msg, fe.field)
 			return
 		}
 		if len(v[k]) > 1 {

@@ -331,7 +331,7 @@ func paramsFault(r *http.Request) *fieldError {
 	case err != nil:
 		return badField("query", "%s", malformedQuery)
 	case len(v) > 0:
-		return badField(firstKey(v), "unknown parameter %q", firstKey(v))
+		return unknownParam(firstKey(v))
 	}
 	return nil
 }

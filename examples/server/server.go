@@ -235,6 +235,17 @@ func queryOf(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 // malformedQuery is the error of a query string that does not parse.
 const malformedQuery = "malformed query string: want name=value pairs joined by '&', with valid %-escapes"
 
+// unknownParam is the error of a query parameter a path does not take,
+// named in the field; one without a name ("?=5") has none to give, and
+// names the query.
+func unknownParam(k string) *fieldError {
+	fe := badField(k, "unknown parameter %q", k)
+	if k == "" {
+		fe.field = "query"
+	}
+	return fe
+}
+
 // firstKey returns the alphabetically first key of a query, so that an
 // error about an unknown parameter is the same on every run.
 func firstKey(q url.Values) string {
