@@ -190,3 +190,87 @@ func replicaReadSet(board *lb.Leaderboard) map[string]func(context.Context, *lb.
 		},
 	}
 }
+
+// replicaReadingCluster is a Cluster client as the README's "Read replicas"
+// section builds it: it tracks keys (rueidis's default, so the hot top is
+// cached) and sends every read-only command to a replica.
+func replicaReadingCluster(t *testing.T) rueidis.Client {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress:    testredis.ClusterAddrs(),
+		SendToReplicas: func(cmd rueidis.Completed) bool { return cmd.IsReadOnly() },
+	})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TestHotTopReplicaClientMirrorsPrimaries: on a sharded board on a Cluster
+// whose client sends read-only commands to replicas (WithReplicaReads), a
+// mirror's rewrite reads the shards from the primaries: a rewrite after a
+// Submit into the top, and one a Top makes when it finds no mirror (after
+// a Remove of the best), each read a replica held behind by a large write
+// in the best shard's slot, and put the stale top in the mirror, cached
+// until it expired (10 s) where the replica caught up in milliseconds.
+func TestHotTopReplicaClientMirrorsPrimaries(t *testing.T) {
+	b := testredis.Cluster(t)
+	bounds := []float64{0, 100}
+	opts := []lb.Option{lb.WithShards(bounds...), lb.WithPolicy(lb.Replace)}
+	setup := func(t *testing.T) (hot, truth *lb.Leaderboard, lag func()) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		var err error
+		hot, err = lb.New(replicaReadingCluster(t), name, append([]lb.Option{lb.WithHotTop(3), lb.WithReplicaReads()}, opts...)...)
+		require.NoError(t, err)
+		truth, err = lb.New(b.Client, name, opts...) // no hot top, reads the primaries
+		require.NoError(t, err)
+		// The best shard (values >= 100) holds the top.
+		shard := shardKey(name, bounds, 2, "alltime", "alltime")
+		pad := "lagpad" + shard[strings.IndexByte(shard, '{'):strings.IndexByte(shard, '}')+1]
+		c := b.Client.Client
+		t.Cleanup(func() { _ = c.Do(context.Background(), c.B().Unlink().Key(pad).Build()).Error() })
+		lag = func() {
+			require.NoError(t, c.Do(ctx, c.B().Set().Key(pad).Value(strings.Repeat("x", 16<<20)).Build()).Error())
+		}
+		return hot, truth, lag
+	}
+	names := func(t *testing.T, board *lb.Leaderboard) []string {
+		t.Helper()
+		top, err := board.Top(context.Background(), 3)
+		require.NoError(t, err)
+		var out []string
+		for _, e := range top {
+			out = append(out, e.Member)
+		}
+		return out
+	}
+
+	t.Run("Submit", func(t *testing.T) {
+		ctx := context.Background()
+		hot, truth, lag := setup(t)
+		require.NoError(t, hot.SubmitMany(ctx, map[string]float64{"a": 110, "b": 120, "c": 130}))
+		time.Sleep(100 * time.Millisecond)
+		require.Equal(t, []string{"c", "b", "a"}, names(t, hot))
+		lag()
+		_, err := hot.Submit(ctx, "star", 500)
+		require.NoError(t, err)
+		time.Sleep(500 * time.Millisecond) // the replicas have long caught up
+		require.Equal(t, []string{"star", "c", "b"}, names(t, truth))
+		require.Equal(t, names(t, truth), names(t, hot), "the hot top half a second after a Submit into it")
+	})
+
+	t.Run("Remove", func(t *testing.T) {
+		ctx := context.Background()
+		hot, truth, lag := setup(t)
+		require.NoError(t, hot.SubmitMany(ctx, map[string]float64{"a": 110, "b": 120, "c": 130, "star": 500}))
+		time.Sleep(100 * time.Millisecond)
+		require.Equal(t, []string{"star", "c", "b"}, names(t, hot))
+		lag()
+		require.NoError(t, hot.Remove(ctx, "star"))
+		_, err := hot.Top(ctx, 3) // finds no mirror, and builds it
+		require.NoError(t, err)
+		time.Sleep(500 * time.Millisecond)
+		require.Equal(t, []string{"c", "b", "a"}, names(t, truth))
+		require.Equal(t, names(t, truth), names(t, hot), "the hot top half a second after a Remove of its best")
+	})
+}
