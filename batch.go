@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,9 +52,14 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // rest of its batch, each as a Submit (one round trip; a sharded Cluster
 // board's two steps). After any refused write its member's later writes in
 // the batch wait and are written after it the same way, so that a member's
-// submissions apply in their order. Sums are added once: totals of scores
-// that are not whole numbers may differ in the last bit from adding them
-// one by one (a store's aggregation adds them one by one).
+// submissions apply in their order. Without a tie-break only whole numbers
+// fold (a tie-break's scaled scores always do): float64 adds them exactly
+// in any order, where 0.1 + (0.2 + 0.3) is not (0.1 + 0.2) + 0.3, the
+// order a store adds them in; a member's other scores are written one by
+// one, in order, in the batch's round trip. A whole-number fold added to a
+// total that is not a whole number (the member once scored a fraction) may
+// still differ from the store's in the last bit, which Verify names; a
+// tie-break with Decimals keeps every total exact.
 //
 // With a store, every submission of a batch reaches the store (in one call
 // when it is a BatchAppender) before the batch reaches Redis: a store
@@ -551,6 +557,18 @@ func (lb *Leaderboard) beats(a, b submission) bool {
 	return a.t < b.t
 }
 
+// wholeSum reports whether a, b and their sum are whole numbers of at most
+// 2^53 in size, which float64 adds exactly.
+func wholeSum(a, b, sum float64) bool {
+	const exact = 1 << 53
+	for _, x := range [3]float64{a, b, sum} {
+		if x != math.Trunc(x) || math.Abs(x) > exact {
+			return false
+		}
+	}
+	return true
+}
+
 // addInto adds next's score to w's (Accumulate), stamped with next's time
 // as the script stamps a total (a 0 stamps nothing); false when next's sign
 // is not the fold's, or the sum leaves the range.
@@ -563,8 +581,11 @@ func (lb *Leaderboard) addInto(w *submission, next submission) bool {
 		return false
 	}
 	if lb.tb == nil {
+		// Only whole numbers fold: float64 adds them exactly, in any
+		// order, to a whole total, as a store adding the submissions one
+		// by one does (0.1 + (0.2 + 0.3) is not (0.1 + 0.2) + 0.3).
 		sum := w.score + next.score
-		if checkScore(sum) != nil {
+		if !wholeSum(w.score, next.score, sum) {
 			return false
 		}
 		w.score, w.stored = sum, sum

@@ -194,7 +194,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		policy:       c.policy,
 		ranking:      c.ranking,
 		windows:      c.windows,
-		now:          c.now,
+		now:          microClock(c.now),
 		retention:    c.retention,
 		retained:     c.hasRetention,
 		tb:           tb,
@@ -213,4 +213,11 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 	}
 	lb.be = newBackend(lb)
 	return lb, nil
+}
+
+// microClock is now cut to the microsecond: every time the board picks a
+// period or a tie-break slot from, and hands a store, is then one the
+// store keeps exactly (see Submission.At).
+func microClock(now func() time.Time) func() time.Time {
+	return func() time.Time { return now().Truncate(time.Microsecond) }
 }

@@ -303,7 +303,9 @@ func WithRanking(m RankMode) Option {
 // Batcher report the window Closed, Set returns ErrExpired, SubmitMany
 // (which reports no windows) returns no error, and Rebuild does not count
 // the period. A Submit's WithData and WithID id are kept: they belong to
-// the board (or the member's partition), not to a period.
+// the board (or the member's partition), not to a period. The board cuts
+// the clock's times to the microsecond, as it does WithTime's (see
+// Submission.At).
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		c.now = now
@@ -390,8 +392,9 @@ func WithID(id string) SubmitOption {
 // picks the period of every window the submission goes to. It may lie after
 // the board's clock by at most the board's WithClockSkew (default one
 // second), and is then taken as the clock's now. Default: the board's clock
-// at the call. The zero time.Time (an unset variable, not a time anyone
-// reached a score at) is ErrInvalidArgument.
+// at the call. The time is cut to the microsecond (see Submission.At). The
+// zero time.Time (an unset variable, not a time anyone reached a score at)
+// is ErrInvalidArgument.
 func WithTime(t time.Time) SubmitOption {
 	return func(c *submitConfig) { c.at, c.zeroTime = t, t.IsZero() }
 }

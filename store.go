@@ -64,7 +64,11 @@ type Submission struct {
 	Member string
 	// Score is the score as submitted (never a tie-break composite).
 	Score float64
-	// At is when the score was reached: WithTime, or the board's clock.
+	// At is when the score was reached: WithTime, or the board's clock,
+	// in whole microseconds, as PostgreSQL keeps a time: the board picks
+	// the periods and the tie-break slot from this very time, so a
+	// Rebuild from the store picks the same (a nanosecond time a store
+	// cut would have landed in another slot or period).
 	At time.Time
 	// Received is the board's clock when Submit was called (At may be
 	// earlier, with WithTime): what a WithID id's dedupe window counts

@@ -89,7 +89,8 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 	}
 	now := lb.now()
 	sub := submission{member: member, score: score, stored: score, id: sc.id, at: now, reached: now, data: sc.data}
-	if !sc.at.IsZero() {
+	if given := !sc.at.IsZero(); given {
+		sc.at = sc.at.Truncate(time.Microsecond) // as the clock's (microClock)
 		switch {
 		case !sc.at.After(now):
 			sub.reached = sc.at
@@ -251,7 +252,10 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 // store first, so that a Rebuild does not bring the members back: a store
 // failure returns an error and leaves Redis untouched, a Redis failure
 // after it returns an error matching ErrPending (run Remove again, or
-// Rebuild). With a store that does not, Remove touches Redis only and a
+// Rebuild). A Submit of a removed member that reaches the store after the
+// removal and Redis before it is then in the store alone: Verify names it,
+// a Rebuild brings it back; the store never lacks what Redis holds. With a
+// store that does not, Remove touches Redis only and a
 // Rebuild brings removed members back.
 func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 	for _, m := range members {

@@ -976,9 +976,10 @@ func TestTieBreakTimeGuards(t *testing.T) {
 							require.ErrorIs(t, err, lb.ErrPrecision, "Submit stamped by the clock at the horizon")
 							require.ErrorIs(t, board.SubmitMany(ctx, map[string]float64{"p": 1, "seed": 6}), lb.ErrPrecision,
 								"SubmitMany stamped by the clock at the horizon")
-							// Past the default clock skew (1s); within it a time is taken as
-							// now, which is the horizon here (ErrPrecision, above).
-							_, err = board.Submit(ctx, "p", 1, lb.WithTime(horizon.Add(time.Second+time.Nanosecond)))
+							// Past the default clock skew (1s; times are cut to the
+							// microsecond); within it a time is taken as now, which is
+							// the horizon here (ErrPrecision, above).
+							_, err = board.Submit(ctx, "p", 1, lb.WithTime(horizon.Add(time.Second+time.Microsecond)))
 							require.ErrorIs(t, err, lb.ErrInvalidArgument, "a time after the clock and its skew")
 							_, err = board.Submit(ctx, "p", 1, lb.WithTime(horizon.Add(time.Nanosecond)))
 							require.ErrorIs(t, err, lb.ErrPrecision, "a time within the skew is now: the horizon")

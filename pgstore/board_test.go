@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -348,5 +349,127 @@ func TestAccumulateDecimalsRebuild(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, rep.Refused, "an acknowledged standing refused at Rebuild")
 		require.Equal(t, before, boardView(t, board))
+	})
+}
+
+// TestTieBreakNanosRebuild: a tie-break whose Epoch carries a fraction of
+// a microsecond (Epoch: time.Now(), a launch instant), and submissions at
+// nanosecond times: the board picks each tie-break slot from the time cut
+// to the microsecond, as the store keeps it, so Verify is clean and a
+// Rebuild gives the same order. (Redis took the slot of the nanosecond
+// time, the Rebuild that of the store's microsecond: z moved ahead of a.)
+func TestTieBreakNanosRebuild(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		base := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+		epoch := base.Add(500 * time.Nanosecond) // a launch instant, as time.Now() gives it
+		now := epoch.Add(time.Hour)
+		tb, err := leaderboard.EarlierFirst(leaderboard.TimeOrder{Epoch: epoch, Resolution: time.Second, MaxScore: 1e6})
+		require.NoError(t, err)
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithTieBreak(tb),
+			leaderboard.WithClock(func() time.Time { return now }))
+		require.NoError(t, err)
+		_, err = board.Submit(ctx, "a", 10, leaderboard.WithTime(epoch.Add(500*time.Millisecond))) // slot 0
+		require.NoError(t, err)
+		// Slot 1 by its nanoseconds, slot 0 by its microseconds: the
+		// board takes slot 0, as a Rebuild from the store does.
+		_, err = board.Submit(ctx, "z", 10, leaderboard.WithTime(epoch.Add(time.Second+200*time.Nanosecond)))
+		require.NoError(t, err)
+		requireVerify(t, board, true)
+		before := boardView(t, board)
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Equal(t, before, boardView(t, board), "the Rebuild gives the board Redis had")
+		requireVerify(t, board, true)
+	})
+}
+
+// nanoSeason is a user's own window (API.md: "or the user's own"): hourly
+// seasons counted from a launch instant, which carries nanoseconds as
+// time.Now() gives them.
+type nanoSeason struct{ start time.Time }
+
+func (w nanoSeason) Name() string { return "season" }
+func (w nanoSeason) Period(t time.Time) leaderboard.Period {
+	n := t.Sub(w.start) / time.Hour
+	if t.Before(w.start) {
+		n--
+	}
+	s := w.start.Add(n * time.Hour)
+	return leaderboard.Period{ID: "s" + strconv.Itoa(int(n)+1000), Start: s, End: s.Add(time.Hour)}
+}
+
+// TestCustomWindowNanosRebuild: a user's window whose periods start at an
+// instant with a fraction of a microsecond (a season counted from launch :=
+// time.Now()), and a submission less than that fraction after a period's
+// start: the board picks its period from its time cut to the microsecond,
+// as the store keeps it (the season before), so a Rebuild gives every
+// season back as Redis had it. (Redis wrote it into the later season, the
+// store counted it in the one before: a Rebuild moved the acknowledged
+// score to last season's board.)
+func TestCustomWindowNanosRebuild(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		start := time.Now().UTC().Truncate(time.Hour).Add(500 * time.Nanosecond)
+		now := start.Add(90 * time.Minute)
+		w := nanoSeason{start}
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithWindows(w),
+			leaderboard.WithClock(func() time.Time { return now }))
+		require.NoError(t, err)
+		_, err = board.Submit(ctx, "a", 10, leaderboard.WithTime(start.Add(time.Hour+200*time.Nanosecond)))
+		require.NoError(t, err)
+		_, err = board.Submit(ctx, "b", 20, leaderboard.WithTime(start.Add(time.Hour+time.Microsecond)))
+		require.NoError(t, err)
+		seasons := func() []any {
+			return append(boardView(t, board), boardView(t, board, leaderboard.At(start.Add(time.Minute)))...)
+		}
+		before := seasons()
+		require.Len(t, before[0], 1, "b is on the current season's board")
+		requireVerify(t, board, true)
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Equal(t, before, seasons(), "the Rebuild gives every season back as Redis had it")
+	})
+}
+
+// TestBatcherAccumulateFractionsRebuild: a Batcher writes a member's
+// Accumulate submissions that are not whole numbers one by one, in order,
+// as the store adds them ((0.1 + 0.2) + 0.3): Verify is clean and a Rebuild
+// gives the same total. (It folded them into one addition of 0.2 + 0.3:
+// Redis held 0.6, the store 0.6000000000000001.)
+func TestBatcherAccumulateFractionsRebuild(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(s), leaderboard.WithPolicy(leaderboard.Accumulate))
+		require.NoError(t, err)
+		_, err = board.Submit(ctx, "p", 0.1)
+		require.NoError(t, err)
+		bt, err := board.NewBatcher(leaderboard.WithBatchWindow(time.Second))
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		for _, v := range []float64{0.2, 0.3} { // one batch: folded into one write of 0.5
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := bt.Submit(ctx, "p", v)
+				assert.NoError(t, err)
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, bt.Close(ctx))
+		before := boardView(t, board)
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Equal(t, before, boardView(t, board), "the Rebuild gives the board Redis had")
+		requireVerify(t, board, true)
 	})
 }
