@@ -262,6 +262,21 @@ func boardView(t *testing.T, board *leaderboard.Leaderboard, q ...leaderboard.Qu
 	return out
 }
 
+// requireRebuildKeeps requires Verify clean, then a Rebuild after Redis
+// lost the board to give back what view read before (the board Redis had,
+// no standing refused), and Verify clean again.
+func requireRebuildKeeps(t *testing.T, b *testredis.Backend, name string, board *leaderboard.Leaderboard, view func() []any) {
+	t.Helper()
+	requireVerify(t, board, true)
+	before := view()
+	b.Wipe(t, name)
+	rep, err := board.Rebuild(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Refused, "an acknowledged standing refused at Rebuild")
+	require.Equal(t, before, view(), "the Rebuild gives the board Redis had")
+	requireVerify(t, board, true)
+}
+
 // removeHookStore is the store with a hook run inside Remove, before the
 // store records the removal: what another server does meanwhile.
 type removeHookStore struct {
@@ -309,12 +324,7 @@ func TestRemoveBetweenMovedOutOnStore(t *testing.T) {
 			require.Equal(t, int64(1), n, "m was read in the range and its removal recorded")
 			_, err = board.Rank(ctx, "m")
 			require.ErrorIs(t, err, leaderboard.ErrNotRanked)
-			requireVerify(t, board, true)
-			before := boardView(t, board)
-			b.Wipe(t, name)
-			_, err = board.Rebuild(ctx)
-			require.NoError(t, err)
-			require.Equal(t, before, boardView(t, board), "the Rebuild gives the board RemoveBetween left")
+			requireRebuildKeeps(t, b, name, board, func() []any { return boardView(t, board) })
 		}
 	})
 }
@@ -342,13 +352,7 @@ func TestAccumulateDecimalsRebuild(t *testing.T) {
 		}
 		_, err = board.Submit(ctx, "q", 1)
 		require.NoError(t, err)
-		before := boardView(t, board)
-		requireVerify(t, board, true)
-		b.Wipe(t, name)
-		rep, err := board.Rebuild(ctx)
-		require.NoError(t, err)
-		require.Empty(t, rep.Refused, "an acknowledged standing refused at Rebuild")
-		require.Equal(t, before, boardView(t, board))
+		requireRebuildKeeps(t, b, name, board, func() []any { return boardView(t, board) })
 	})
 }
 
@@ -377,13 +381,7 @@ func TestTieBreakNanosRebuild(t *testing.T) {
 		// board takes slot 0, as a Rebuild from the store does.
 		_, err = board.Submit(ctx, "z", 10, leaderboard.WithTime(epoch.Add(time.Second+200*time.Nanosecond)))
 		require.NoError(t, err)
-		requireVerify(t, board, true)
-		before := boardView(t, board)
-		b.Wipe(t, name)
-		_, err = board.Rebuild(ctx)
-		require.NoError(t, err)
-		require.Equal(t, before, boardView(t, board), "the Rebuild gives the board Redis had")
-		requireVerify(t, board, true)
+		requireRebuildKeeps(t, b, name, board, func() []any { return boardView(t, board) })
 	})
 }
 
@@ -428,13 +426,8 @@ func TestCustomWindowNanosRebuild(t *testing.T) {
 		seasons := func() []any {
 			return append(boardView(t, board), boardView(t, board, leaderboard.At(start.Add(time.Minute)))...)
 		}
-		before := seasons()
-		require.Len(t, before[0], 1, "b is on the current season's board")
-		requireVerify(t, board, true)
-		b.Wipe(t, name)
-		_, err = board.Rebuild(ctx)
-		require.NoError(t, err)
-		require.Equal(t, before, seasons(), "the Rebuild gives every season back as Redis had it")
+		require.Len(t, seasons()[0], 1, "b is on the current season's board")
+		requireRebuildKeeps(t, b, name, board, seasons)
 	})
 }
 
@@ -465,11 +458,6 @@ func TestBatcherAccumulateFractionsRebuild(t *testing.T) {
 		}
 		wg.Wait()
 		require.NoError(t, bt.Close(ctx))
-		before := boardView(t, board)
-		b.Wipe(t, name)
-		_, err = board.Rebuild(ctx)
-		require.NoError(t, err)
-		require.Equal(t, before, boardView(t, board), "the Rebuild gives the board Redis had")
-		requireVerify(t, board, true)
+		requireRebuildKeeps(t, b, name, board, func() []any { return boardView(t, board) })
 	})
 }
