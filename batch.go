@@ -55,11 +55,12 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // submissions apply in their order. Without a tie-break only whole numbers
 // fold (a tie-break's scaled scores always do): float64 adds them exactly
 // in any order, where 0.1 + (0.2 + 0.3) is not (0.1 + 0.2) + 0.3, the
-// order a store adds them in; a member's other scores are written one by
-// one, in order, in the batch's round trip. A whole-number fold added to a
-// total that is not a whole number (the member once scored a fraction) may
-// still differ from the store's in the last bit, which Verify names; a
-// tie-break with Decimals keeps every total exact.
+// order a store adds them in; a member's other scores are each a write of
+// their own in the batch, in order (what a member's further writes in a
+// batch cost on each kind of board: doc.go). A whole-number fold added to
+// a total that is not a whole number (the member once scored a fraction)
+// may still differ from the store's in the last bit, which Verify names;
+// a tie-break with Decimals keeps every total exact.
 //
 // With a store, every submission of a batch reaches the store (in one call
 // when it is a BatchAppender) before the batch reaches Redis: a store

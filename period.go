@@ -198,22 +198,36 @@ func (lb *Leaderboard) queryWindow(q query) (Window, error) {
 	return lb.window(q.window)
 }
 
-// read resolves the period a read looks at.
+// read resolves the period a read looks at: ErrExpired once its
+// retention is over.
 func (lb *Leaderboard) read(qs []Query) (target, error) {
+	tg, now, err := lb.pick(qs)
+	if err == nil && tg.expire != 0 && tg.expire <= now.UnixMilli() {
+		return target{}, fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, tg.window.Name(), tg.period.ID,
+			time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
+	}
+	return tg, err
+}
+
+// pick resolves the period the queries pick (the default window's current
+// one without In and At), whether or not its retention is over, and
+// returns the board's clock it read: zero when the cached period of a
+// window without periods (AllTime) answered without it.
+func (lb *Leaderboard) pick(qs []Query) (target, time.Time, error) {
 	q, err := parseQueries(qs)
 	if err != nil {
-		return target{}, err
+		return target{}, time.Time{}, err
 	}
 	w, err := lb.queryWindow(q)
 	if err != nil {
-		return target{}, err
+		return target{}, time.Time{}, err
 	}
 	slot := lb.currentSlot(w)
 	if q.at.IsZero() && slot != nil {
 		if c := slot.Load(); c != nil && c.timeless() {
 			tg := *c
 			tg.data = q.data
-			return tg, nil
+			return tg, time.Time{}, nil
 		}
 	}
 	now := lb.now()
@@ -222,12 +236,8 @@ func (lb *Leaderboard) read(qs []Query) (target, error) {
 		t = now
 	}
 	tg, err := lb.targetIn(slot, w, t, now)
-	if err == nil && tg.expire != 0 && tg.expire <= now.UnixMilli() {
-		return target{}, fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, w.Name(), tg.period.ID,
-			time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
-	}
 	tg.data = q.data
-	return tg, err
+	return tg, now, err
 }
 
 // livePeriods lists, window by window in the board's order, each window's

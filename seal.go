@@ -90,36 +90,15 @@ func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry,
 	if lb.store == nil {
 		return nil, false, fmt.Errorf("%w: Sealed needs a store (WithStore)", ErrInvalidArgument)
 	}
-	w, p, err := lb.sealedPeriod(q)
+	// The period as a read picks it, but past its retention too: the
+	// store keeps a sealed period for good.
+	tg, _, err := lb.pick(q)
 	if err != nil {
 		return nil, false, err
 	}
-	entries, ok, err = lb.store.Sealed(ctx, lb.name, w, p)
+	entries, ok, err = lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID)
 	if err != nil {
 		return nil, false, fmt.Errorf("leaderboard: sealed: store: %w", err)
 	}
 	return entries, ok, nil
-}
-
-// sealedPeriod names the window and period the queries pick for Sealed:
-// resolved as a read resolves it, but without the read's ErrExpired, as
-// the store keeps a sealed period for good.
-func (lb *Leaderboard) sealedPeriod(qs []Query) (window, period string, err error) {
-	q, err := parseQueries(qs)
-	if err != nil {
-		return "", "", err
-	}
-	w, err := lb.queryWindow(q)
-	if err != nil {
-		return "", "", err
-	}
-	t := q.at
-	if t.IsZero() {
-		t = lb.now()
-	}
-	tg, err := lb.resolve(w, t)
-	if err != nil {
-		return "", "", err
-	}
-	return w.Name(), tg.period.ID, nil
 }
