@@ -264,7 +264,9 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // (BENCHMARKS.md): two round trips a chunk on one node, three on a
 // Cluster; with a Remover store the chunks are of 100 on one node too
 // (read, recorded, removed), and of MaxN on a Cluster, whose members are
-// removed in pieces of 100, each piece's two steps in turn.
+// removed in pieces of 100, each piece's two steps in turn. With
+// WithReplicaReads the members are read from the primaries, where the
+// removal goes: a replica may not hold a member submitted moments before.
 func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {
@@ -296,14 +298,9 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 		n, more, err := lb.be.dropBetween(ctx, tg, r, MaxN)
 		return n, more, wrap("remove between", err)
 	}
-	chunk := lb.be.evictChunk()
-	es, err := lb.be.between(ctx, tg, r, chunk)
-	if err != nil || len(es) == 0 {
+	members, more, err := lb.be.membersBetween(ctx, tg, r, lb.be.evictChunk())
+	if err != nil || len(members) == 0 {
 		return 0, false, wrap("remove between", err)
-	}
-	members := make([]string, len(es))
-	for i, e := range es {
-		members[i] = e.Member
 	}
 	removal := Removal{Board: lb.name, Members: members, At: lb.now(), Periods: submissionPeriods([]target{tg})}
 	if err := rm.Remove(ctx, removal); err != nil {
@@ -318,5 +315,5 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 	if err := lb.afterStore(ctx, "remove between", wrap("remove between", err), nil); err != nil {
 		return n, false, err
 	}
-	return n, len(members) == chunk, nil
+	return n, more, nil
 }

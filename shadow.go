@@ -75,7 +75,8 @@ type ShadowReport struct {
 // period of every window (the current one and the closed ones within their
 // retention) from the partitions, which hold every member's stored value:
 // it deletes the period's shadow shards, then reads the partitions' members
-// 32 partitions a round trip and puts them into the shadow 1,000 at a time,
+// 32 partitions a round trip (from the primaries, with WithReplicaReads
+// too) and puts them into the shadow 1,000 at a time,
 // as Check repairs members (on a Cluster with new versions, so that a write
 // in flight never loses to the fill). Writes may go on meanwhile: they keep
 // the shadow current themselves, provided every process writing the board
@@ -155,7 +156,7 @@ func (lb *shardedBackend) fillShadow(ctx context.Context, tg target) (int64, err
 			cmds = append(cmds, lb.client.B().Hkeys().Key(lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)).Build())
 		}
 		var members []string
-		for _, r := range lb.client.DoMulti(ctx, cmds...) {
+		for _, r := range lb.fromPrimaries(ctx, cmds) {
 			ms, err := r.AsStrSlice()
 			if err != nil {
 				return filled, err

@@ -3,7 +3,6 @@ package leaderboard
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -179,37 +178,4 @@ func (lb *shardedBackend) afterWrite(ctx context.Context, tgs []target, err erro
 func (lb *shardedBackend) hotCount(ctx context.Context, tg target) (int64, error) {
 	_, total, err := lb.shardCards(ctx, tg)
 	return total, err
-}
-
-// fromPrimaries runs cmds, each a read of one key, in one round trip, on
-// the primaries whatever the client's SendToReplicas says: with
-// WithReplicaReads each in a MULTI of its own, which rueidis sends to the
-// primary, from goroutines at once (a Cluster's DoMulti takes one slot's
-// MULTI at most). A mirror is put from what it reads, and the turns
-// (hot_put.lua) hold only for a read that sees every write done before it:
-// a lagging replica's read would keep a stale top cached until the mirror
-// expires, where a read's own staleness ends when the replica catches up.
-func (lb *shardedBackend) fromPrimaries(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
-	if !lb.replicaReads {
-		return lb.client.DoMulti(ctx, cmds...)
-	}
-	out := make([]rueidis.RedisResult, len(cmds))
-	var wg sync.WaitGroup
-	for i, cmd := range cmds {
-		wg.Go(func() {
-			b := lb.client.B()
-			res := lb.client.DoMulti(ctx, b.Multi().Build(), cmd, b.Exec().Build())
-			replies, err := execResult(res)
-			if err == nil && len(replies) != 1 {
-				err = fmt.Errorf("transaction: %d replies for one read", len(replies))
-			}
-			if err != nil {
-				out[i] = rueidis.NewErrorResult(err)
-				return
-			}
-			out[i] = rueidis.NewResult(replies[0], nil)
-		})
-	}
-	wg.Wait()
-	return out
 }

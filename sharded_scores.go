@@ -206,18 +206,12 @@ const evictPiece = 100
 // dropBetween reads a chunk's members, at most evictPiece, then removes
 // them (evict), their data kept.
 func (lb *shardedBackend) dropBetween(ctx context.Context, tg target, r scoreRange, n int) (int64, bool, error) {
-	tg.data = false
-	n = min(n, evictPiece)
-	es, err := lb.between(ctx, tg, r, n)
-	if err != nil || len(es) == 0 {
+	members, more, err := lb.membersBetween(ctx, tg, r, min(n, evictPiece))
+	if err != nil || len(members) == 0 {
 		return 0, false, err
 	}
-	members := make([]string, len(es))
-	for i, e := range es {
-		members[i] = e.Member
-	}
 	removed, err := lb.evict(ctx, tg, r, members)
-	return removed, len(members) == n, err
+	return removed, more, err
 }
 
 // evictChunk is evictPiece on one node, where one round trip's pieces

@@ -1,0 +1,116 @@
+package leaderboard
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/redis/rueidis"
+)
+
+// The reads a write takes its input from (the members RemoveBetween
+// removes, the partitions FillShadow copies, the shards a sharded hot
+// top's mirror is put from) read where writes go, the primaries, even
+// with a client that sends read-only commands to replicas
+// (WithReplicaReads): a replica trails its primary, and a write built on
+// its answer would miss what was written moments before, for good (a
+// member left in a range RemoveBetween returned having emptied, a shadow
+// without it), where a read's own staleness ends when the replica catches
+// up.
+
+// fromPrimaries runs cmds, each a read of one key, in one round trip, on
+// the primaries whatever the client's SendToReplicas says: with
+// WithReplicaReads each in a MULTI of its own, which rueidis sends to the
+// primary, from goroutines at once (a Cluster's DoMulti takes one slot's
+// MULTI at most).
+func (lb *Leaderboard) fromPrimaries(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
+	if !lb.replicaReads {
+		return lb.client.DoMulti(ctx, cmds...)
+	}
+	out := make([]rueidis.RedisResult, len(cmds))
+	if len(cmds) == 1 {
+		out[0] = lb.primaryRead(ctx, cmds[0])
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		wg.Go(func() { out[i] = lb.primaryRead(ctx, cmd) })
+	}
+	wg.Wait()
+	return out
+}
+
+// primaryRead runs one read in a MULTI of its own, which reaches the
+// primary.
+func (lb *Leaderboard) primaryRead(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	b := lb.client.B()
+	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(), cmd, b.Exec().Build()))
+	if err == nil && len(replies) != 1 {
+		err = fmt.Errorf("transaction: %d replies for one read", len(replies))
+	}
+	if err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	return rueidis.NewResult(replies[0], nil)
+}
+
+// membersBetween reads the members of the best n entries of one sorted
+// set within r, from its primary, and whether the set may hold more.
+func (lb *plainBackend) membersBetween(ctx context.Context, tg target, r scoreRange, n int) ([]string, bool, error) {
+	res := lb.fromPrimaries(ctx, rueidis.Commands{lb.betweenInCmd(tg.key, r, n)})
+	es, err := lb.zEntries(&res[0])
+	if err != nil {
+		return nil, false, err
+	}
+	members := make([]string, len(es))
+	for i, e := range es {
+		members[i] = e.Member
+	}
+	return members, len(es) == n, nil
+}
+
+// membersBetween reads the members of the best n entries within r: the
+// first n within r of each shard r spans, from the primaries, in one
+// round trip, best shard first; a member found in two shards (a crash
+// between a move's steps) counts once. It reports whether the range may
+// hold more: a shard gave n, or more than n were found.
+func (lb *shardedBackend) membersBetween(ctx context.Context, tg target, r scoreRange, n int) ([]string, bool, error) {
+	sk := lb.periodShardKeys(tg)
+	lo, hi := lb.spans(r)
+	var cmds rueidis.Commands
+	for _, i := range lb.bestFirst {
+		if i >= lo && i <= hi {
+			cmds = append(cmds, lb.betweenInCmd(sk[i], r, n))
+		}
+	}
+	var members []string
+	more := false
+	for _, res := range lb.fromPrimaries(ctx, cmds) {
+		es, err := lb.zEntries(&res)
+		if err != nil {
+			return nil, false, err
+		}
+		more = more || len(es) == n
+		for _, e := range es {
+			members = append(members, e.Member)
+		}
+	}
+	members = onceEachMember(members)
+	if len(members) > n {
+		members, more = members[:n], true
+	}
+	return members, more, nil
+}
+
+// onceEachMember drops later repeats of a member, in place.
+func onceEachMember(members []string) []string {
+	seen := make(map[string]bool, len(members))
+	return slices.DeleteFunc(members, func(m string) bool {
+		if seen[m] {
+			return true
+		}
+		seen[m] = true
+		return false
+	})
+}

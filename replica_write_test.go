@@ -1,0 +1,166 @@
+package leaderboard_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// TestRemoveBetweenReadsPrimaries: with a client that sends read-only
+// commands to replicas (WithReplicaReads), RemoveBetween reads the members
+// it removes where its writes go. It read them as Between does, from a
+// replica (with a store on every board, without one on a sharded board),
+// so a member submitted just before, not yet on the replica, stayed in
+// the range after RemoveBetween returned.
+func TestRemoveBetweenReadsPrimaries(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		bounds := []float64{0, 100}
+		for _, c := range []struct {
+			name  string
+			shard bool
+			store bool
+		}{{"plain store", false, true}, {"sharded", true, false}, {"sharded store", true, true}} {
+			t.Run(c.name, func(t *testing.T) {
+				ctx := context.Background()
+				name := fmt.Sprintf("rbprimary-%d", time.Now().UnixNano())
+				opts := []lb.Option{lb.WithPolicy(lb.Replace)}
+				if c.shard {
+					opts = append(opts, lb.WithShards(bounds...))
+				}
+				if c.store {
+					opts = append(opts, lb.WithStore(newMemStore()))
+				}
+				board, err := lb.New(r.Reader, name, append([]lb.Option{lb.WithReplicaReads()}, opts...)...)
+				require.NoError(t, err)
+				truth, err := lb.New(primaryClient(t, r), name, opts...)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = truth.Delete(context.Background()) })
+
+				scores := map[string]float64{}
+				for i := range 20 {
+					scores[fmt.Sprintf("m%02d", i)] = float64(10 + i)
+				}
+				require.NoError(t, board.SubmitMany(ctx, scores))
+				time.Sleep(100 * time.Millisecond) // the replicas catch up
+				lagNodes(t, r)
+				_, err = board.Submit(ctx, "late", 50)
+				require.NoError(t, err)
+				n, err := board.RemoveBetween(ctx, 0, 99)
+				require.NoError(t, err)
+				time.Sleep(500 * time.Millisecond)
+				left, err := truth.Between(ctx, 0, 99, lb.MaxN)
+				require.NoError(t, err)
+				require.Empty(t, left, "members left in the range after RemoveBetween")
+				require.Equal(t, int64(21), n)
+			})
+		}
+	})
+}
+
+// primaryClient is a client of r's primaries that reads them too.
+func primaryClient(t *testing.T, r *testredis.Replicated) rueidis.Client {
+	t.Helper()
+	if r.Name != "cluster" {
+		return r.Primaries[0]
+	}
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: testredis.ClusterAddrs(), DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TestFillShadowReadsPrimaries: with a replica-reading client
+// (WithReplicaReads), FillShadow lists the members it copies into the new
+// layout from the primaries' partitions. It listed them from replicas, so
+// a member submitted just before, not yet on a replica, was left out of
+// the shadow, whose old shards the fill had deleted first.
+func TestFillShadowReadsPrimaries(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		ctx := context.Background()
+		name := fmt.Sprintf("fillprimary-%d", time.Now().UnixNano())
+		opts := []lb.Option{lb.WithPolicy(lb.Replace), lb.WithShards(0, 100)}
+		board, err := lb.New(r.Reader, name, append([]lb.Option{lb.WithReplicaReads(), lb.WithShadowShards(50)}, opts...)...)
+		require.NoError(t, err)
+		moved, err := lb.New(primaryClient(t, r), name, lb.WithPolicy(lb.Replace), lb.WithShards(50))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = moved.Delete(context.Background()) })
+		t.Cleanup(func() { _ = board.Delete(context.Background()) })
+
+		scores := map[string]float64{}
+		for i := range 20 {
+			scores[fmt.Sprintf("m%02d", i)] = float64(10 * i)
+		}
+		require.NoError(t, board.SubmitMany(ctx, scores))
+		time.Sleep(100 * time.Millisecond)
+		// A member of a partition the fill reads in its first round trip,
+		// while the replicas still trail.
+		late := "late"
+		for n := 0; keys.PartitionOf(late) >= 32; n++ {
+			late = fmt.Sprintf("late%d", n)
+		}
+		lagNodes(t, r)
+		_, err = board.Submit(ctx, late, 75)
+		require.NoError(t, err)
+		_, err = board.FillShadow(ctx)
+		require.NoError(t, err)
+		time.Sleep(500 * time.Millisecond)
+		es, err := moved.Top(ctx, lb.MaxN)
+		require.NoError(t, err)
+		require.Contains(t, names(es), late, "the shadow after FillShadow")
+		require.Len(t, es, 21)
+	})
+}
+
+// lagNodes holds every replica behind its primary for a moment: a large
+// write on each primary (a key in a slot it serves, on a Cluster).
+func lagNodes(t *testing.T, r *testredis.Replicated) {
+	t.Helper()
+	ctx := context.Background()
+	tags := []string{"{lagpad}"}
+	if r.Name == "cluster" {
+		tags = tagsOnEveryNode(t, r.Reader)
+	}
+	pad := strings.Repeat("x", 64<<20)
+	for _, tag := range tags {
+		key := "lagpad" + tag
+		t.Cleanup(func() { _ = r.Reader.Do(context.Background(), r.Reader.B().Unlink().Key(key).Build()).Error() })
+		require.NoError(t, r.Reader.Do(ctx, r.Reader.B().Set().Key(key).Value(pad).Build()).Error())
+	}
+}
+
+// tagsOnEveryNode finds a hash tag in the slots of each primary of a
+// Cluster.
+func tagsOnEveryNode(t *testing.T, c rueidis.Client) []string {
+	t.Helper()
+	ctx := context.Background()
+	slots, err := c.Do(ctx, c.B().ClusterSlots().Build()).ToArray()
+	require.NoError(t, err)
+	var tags []string
+	for _, s := range slots {
+		rng, err := s.ToArray()
+		require.NoError(t, err)
+		lo, err := rng[0].AsInt64()
+		require.NoError(t, err)
+		hi, err := rng[1].AsInt64()
+		require.NoError(t, err)
+		for n := 0; ; n++ {
+			tag := fmt.Sprintf("{n%d}", n)
+			slot, err := c.Do(ctx, c.B().ClusterKeyslot().Key(tag).Build()).AsInt64()
+			require.NoError(t, err)
+			if slot >= lo && slot <= hi {
+				tags = append(tags, tag)
+				break
+			}
+		}
+	}
+	return tags
+}
