@@ -20,7 +20,7 @@
 // finds a copy a crashed write left behind or reaches a shard late, a read
 // that finds a member in two shards while it moves, a SubmitMany run dry
 // first, a chunk of RemoveBetween; with IncludeData, the reads IncludeData
-// names). With WithHotTop
+// names; on any sharded board ProposeBounds, three). With WithHotTop
 // the writes and reads of the mirror take what WithHotTop says (on a
 // sharded Cluster board, a write that deletes the mirror one more, a
 // rewrite three more).
@@ -56,9 +56,11 @@
 // or WithReplicaReads (else a MULTI of the count better than the range and
 // the range), AroundScore one under Competition ranks, with IncludeData or
 // WithReplicaReads (else a MULTI of the count better than the score and the
-// entries either side of it by score), and a chunk of All one MULTI by position
-// beside the last entry's score and rank, the script only when that entry
-// moved. So a rank
+// entries either side of it by score), and a chunk of All under Ordinal
+// ranks without IncludeData one MULTI by position beside the last entry's
+// score and rank (the first chunk a plain ZRANGE), the script when that
+// entry moved, under Competition ranks after the first chunk, or with
+// IncludeData. So a rank
 // and a total always come from the same moment. Around reads the member's rank and the slice around it in one
 // script, never rank-then-range, unless WithTwoStepAround asks for two steps. A sharded board's operations are atomic
 // per step; see WithShards. With WithReplicaReads no read sends a MULTI

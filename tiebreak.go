@@ -23,7 +23,8 @@ import (
 // better one in the board's order (EarlierFirst on a HighestFirst board
 // stores H−1−T, so the earliest time has the largest C). C is an integer,
 // and float64 holds every integer up to 2^53 exactly, so the constructor
-// picks the largest H with (M+1) × H <= 2^53: every C from −M×H to
+// picks the largest H with (M+1) × H <= 2^53, capped so that
+// H × Resolution fits in a time.Duration (about 292 years): every C from −M×H to
 // M×H+H−1 is then exact, Redis orders C exactly as (S, time), and
 // S = ⌊C / H⌋ and tie = C − S×H decode it exactly.
 //

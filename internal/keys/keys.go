@@ -41,7 +41,7 @@ func (b Board) Marker() string { return b.base + ":marker" }
 // RecentParts is how many pieces a shard's recent versions are cut into,
 // by member. Each piece is a hash Redis frees when it expires: a few
 // thousand writes to a shard a second leave about a hundred members a
-// piece, a compact listpack (hash-max-listpack-entries is 128 by default)
+// piece, a compact listpack (hash-max-listpack-entries is 512 by default)
 // freed at once, where one hash of them all held every write of the last
 // half minute and stalled Redis for tens of milliseconds as it expired
 // (about 47 ms for 100,000 members on Redis 7.0; see BENCHMARKS.md).
