@@ -43,7 +43,7 @@ type backend interface {
 	evict(ctx context.Context, tg target, r scoreRange, members []string) (int64, error)
 	// membersBetween reads the members of up to the n best entries within
 	// r from tg, each once, where writes go (see fromPrimaries: what a
-	// RemoveBetween removes), and reports whether r may hold more.
+	// RemoveBetween removes), and reports whether r holds more than those.
 	membersBetween(ctx context.Context, tg target, r scoreRange, n int) (members []string, more bool, err error)
 	// evictChunk is how many members a RemoveBetween with a store reads,
 	// records and evicts at a time: as many as one evict removes without

@@ -58,49 +58,50 @@ func (lb *Leaderboard) primaryRead(ctx context.Context, cmd rueidis.Completed) r
 // membersBetween reads the members of the best n entries of one sorted
 // set within r, from its primary, and whether the set may hold more.
 func (lb *plainBackend) membersBetween(ctx context.Context, tg target, r scoreRange, n int) ([]string, bool, error) {
-	res := lb.fromPrimaries(ctx, rueidis.Commands{lb.betweenInCmd(tg.key, r, n)})
+	// One entry more than asked says whether more are left: a range of
+	// exactly n costs no read that finds none.
+	res := lb.fromPrimaries(ctx, rueidis.Commands{lb.betweenInCmd(tg.key, r, n+1)})
 	es, err := lb.zEntries(&res[0])
 	if err != nil {
 		return nil, false, err
 	}
-	members := make([]string, len(es))
-	for i, e := range es {
-		members[i] = e.Member
+	more := len(es) > n
+	members := make([]string, min(n, len(es)))
+	for i := range members {
+		members[i] = es[i].Member
 	}
-	return members, len(es) == n, nil
+	return members, more, nil
 }
 
 // membersBetween reads the members of the best n entries within r: the
-// first n within r of each shard r spans, from the primaries, in one
+// first n+1 within r of each shard r spans, from the primaries, in one
 // round trip, best shard first; a member found in two shards (a crash
-// between a move's steps) counts once. It reports whether the range may
-// hold more: a shard gave n, or more than n were found.
+// between a move's steps) counts once. It reports whether the range
+// holds more than the n it returns.
 func (lb *shardedBackend) membersBetween(ctx context.Context, tg target, r scoreRange, n int) ([]string, bool, error) {
 	sk := lb.periodShardKeys(tg)
 	lo, hi := lb.spans(r)
 	var cmds rueidis.Commands
 	for _, i := range lb.bestFirst {
 		if i >= lo && i <= hi {
-			cmds = append(cmds, lb.betweenInCmd(sk[i], r, n))
+			cmds = append(cmds, lb.betweenInCmd(sk[i], r, n+1))
 		}
 	}
 	var members []string
-	more := false
 	for _, res := range lb.fromPrimaries(ctx, cmds) {
 		es, err := lb.zEntries(&res)
 		if err != nil {
 			return nil, false, err
 		}
-		more = more || len(es) == n
 		for _, e := range es {
 			members = append(members, e.Member)
 		}
 	}
 	members = onceEachMember(members)
 	if len(members) > n {
-		members, more = members[:n], true
+		return members[:n], true, nil
 	}
-	return members, more, nil
+	return members, false, nil
 }
 
 // onceEachMember drops later repeats of a member, in place.

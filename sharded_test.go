@@ -2435,6 +2435,59 @@ func TestShardedRemoveBetweenPieces(t *testing.T) {
 	})
 }
 
+// TestRemoveBetweenExactChunks: RemoveBetween of a range that fills its
+// last chunk exactly (MaxN members with a store that records removals;
+// 100, a sharded board's piece, on one node) costs that chunk's round
+// trips alone: it read one chunk more, which found none.
+func TestRemoveBetweenExactChunks(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for _, c := range []struct {
+			name   string
+			shards []float64
+			store  bool
+			chunk  int
+		}{
+			{"plain store", nil, true, lb.MaxN},
+			{"sharded", []float64{0, 1e6}, false, 100},
+			{"sharded store", []float64{0, 1e6}, true, 100},
+		} {
+			if c.shards != nil && b.Name == "cluster" {
+				continue // three round trips a chunk or more there (see RemoveBetween)
+			}
+			for _, n := range []int{c.chunk - 1, c.chunk, c.chunk + 1, 2 * c.chunk} {
+				opts := []lb.Option{}
+				if c.shards != nil {
+					opts = append(opts, lb.WithShards(c.shards...))
+				}
+				if c.store {
+					opts = append(opts, lb.WithStore(newMemStore()))
+				}
+				board, err := lb.New(b.Client, shardName(t, b), opts...)
+				require.NoError(t, err)
+				scores := map[string]float64{"keep": 1, "warm": 7e9}
+				for i := range n {
+					scores[fmt.Sprintf("cheat%04d", i)] = 1e6 + 5 + float64(i)
+				}
+				require.NoError(t, board.SubmitMany(ctx, scores))
+				// The scripts loaded first: a removal of one member.
+				got, err := board.RemoveBetween(ctx, 5e9, 8e9)
+				require.NoError(t, err)
+				require.Equal(t, int64(1), got)
+				calls := b.Client.Calls()
+				got, err = board.RemoveBetween(ctx, 1e6, math.Inf(1))
+				require.NoError(t, err)
+				require.Equal(t, int64(n), got)
+				trips := 2 * ((n + c.chunk - 1) / c.chunk)
+				if c.shards == nil && !c.store {
+					trips /= 2
+				}
+				require.Equal(t, int64(trips), b.Client.Calls()-calls, "%s: round trips of a RemoveBetween of %d members", c.name, n)
+			}
+		}
+	})
+}
+
 // requireGone fails unless no shard of board name's all-time period holds
 // member.
 func requireGone(t *testing.T, b *testredis.Backend, name, member string) {
