@@ -18,8 +18,11 @@ import (
 // ErrInvalidArgument; nothing is written then. A period Redis's own clock
 // has passed (a board clock behind the server's, see WithClock) returns
 // ErrExpired, with a store too (not ErrPending: no Rebuild brings that
-// period back): Redis deleted its key as the write set its expiry. One round
-// trip, as Submit (two on a sharded board on a Cluster).
+// period back): Redis deleted its key as the write set its expiry. A Set
+// sent while the member's submissions go on can reach the store and Redis
+// in different orders, as two Submits can (README, "Durability"): Verify
+// names it, a Rebuild settles it in the store's order. One round trip, as
+// Submit (two on a sharded board on a Cluster).
 func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q ...Query) error {
 	sub, err := lb.newSubmission(member, score, nil)
 	if err != nil {
