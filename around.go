@@ -72,7 +72,10 @@ func (lb *shardedBackend) aroundStretches(ctx context.Context, tg target, member
 			return nil, err
 		}
 	}
-	if !st.found {
+	switch {
+	case !st.found && hasTruth:
+		return nil, errStretch // crossing a bound: see locate
+	case !st.found:
 		return nil, fmt.Errorf("%w: %q", ErrNotRanked, member)
 	}
 	st.total = sum(st.cards)

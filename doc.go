@@ -20,7 +20,9 @@
 // finds a copy a crashed write left behind or reaches a shard late, a read
 // that finds a member in two shards while it moves, a SubmitMany run dry
 // first, a chunk of RemoveBetween; with IncludeData, the reads IncludeData
-// names; on any sharded board ProposeBounds, three). With WithHotTop
+// names; on any sharded board ProposeBounds, three, and a read by position
+// that reads again when members crossed a bound between its two round
+// trips: see WithShards). With WithHotTop
 // the writes and reads of the mirror take what WithHotTop says (on a
 // sharded Cluster board, a write that deletes the mirror one more, a
 // rewrite three more).

@@ -607,7 +607,18 @@ func nilValue(w Window) bool {
 // returns a member twice (All's chunks are reads of their own: see All),
 // but Count, every Total and the ranks of other members may be off by that
 // one member for that instant. Among's scores come from the partitions and
-// are exact. A process that dies between a write's two round trips on a
+// are exact.
+//
+// A read by position in two round trips (on a Cluster Cutoff, Around and
+// the locating of a member by Rank and Around; on any sharded board Page
+// and Range past the best shard) counts the shards, then reads by
+// position: members crossing a bound in between shift the positions. So
+// each checks what it read (a shard holding fewer than counted, an Around
+// without its member or short of entries, a member in no shard while its
+// partition holds it) and reads again, Around from the member's own
+// shard, at most five times in all, the last answer standing: two round
+// trips more a try, which only a storm of moves across one bound under
+// load needs. A process that dies between a write's two round trips on a
 // Cluster leaves the member's shard entry behind its partition (and Count
 // with it; a read that finds only that copy returns it) until the member's
 // next Submit (which

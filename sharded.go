@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -146,8 +147,11 @@ func (lb *shardedBackend) globalRank(cards []int64, s int, inShard, worseIn int6
 // shardRange reads count entries from the global position start, given the
 // shards' member counts, best first (one copy of a member found in two
 // shards: see readSpans). It also returns the competition rank of the
-// first entry (0 under Ordinal ranks, which do not need it).
-func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) ([]Entry, int64, error) {
+// first entry (0 under Ordinal ranks, which do not need it), and whether
+// a shard held fewer entries than its count promised: counted in an
+// earlier round trip, it shrank since (members left it across a bound),
+// so the positions read are not the ones asked (see shiftTries).
+func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int64, start, count int64) (es []Entry, first int64, shifted bool, err error) {
 	var spans []shardSpan
 	offset := int64(0)
 	for _, i := range lb.bestFirst {
@@ -158,13 +162,31 @@ func (lb *shardedBackend) shardRange(ctx context.Context, tg target, cards []int
 		offset += cards[i]
 	}
 	comp := lb.ranking == Competition
-	es, _, betterIn, err := lb.readSpans(ctx, tg, spans, comp)
-	if err != nil || !comp || len(spans) == 0 {
-		return es, 0, err
+	es, held, betterIn, err := lb.readSpans(ctx, tg, spans, comp)
+	if err != nil {
+		return nil, 0, false, err
 	}
-	first, _ := lb.globalRank(cards, spans[0].shard, betterIn+1, 0)
-	return es, first, nil
+	for k, sp := range spans {
+		shifted = shifted || int64(held[k]) < sp.hi-sp.lo
+	}
+	if !comp || len(spans) == 0 {
+		return es, 0, shifted, nil
+	}
+	first, _ = lb.globalRank(cards, spans[0].shard, betterIn+1, 0)
+	return es, first, shifted, nil
 }
+
+// shiftTries is how many times a read by position in two round trips (on
+// a Cluster Cutoff and Around, on any sharded board Page and Range past
+// the best shard) counts the shards and reads
+// its positions when what it read shows that members crossed a bound
+// between its two round trips (a shard held fewer than counted, or
+// Around's slice lacks its member or entries), and a Cluster's locate
+// when the member was crossing a bound: the last try's answer stands.
+// Each try reads the counts afresh, so a board that shrank (a Remove)
+// settles at the next; only a storm of moves across one bound, under
+// load, takes more than one.
+const shiftTries = 5
 
 // shardSpan is the positions [lo, hi) of one shard.
 type shardSpan struct {
@@ -366,6 +388,9 @@ type shardStanding struct {
 	better, worse int64 // members strictly better, worse (plain scores)
 	cards         []int64
 	total         int64 // members in the shards
+	// moving: not found in any shard, but its partition holds it (a
+	// write between its two shards as the shards were read, on a Cluster).
+	moving bool
 }
 
 // locate finds member on a sharded board in one round trip: on one node
@@ -377,7 +402,15 @@ func (lb *shardedBackend) locate(ctx context.Context, tg target, member string, 
 		st, _, more, err := lb.locateLocal(ctx, tg, member, -1, extra...)
 		return st, more, err
 	}
-	return lb.locateCluster(ctx, tg, member, extra...)
+	// A member found in no shard while its partition holds it was
+	// crossing a bound as the shards were read (see WithShards): read
+	// again rather than call a ranked member unranked.
+	for try := 1; ; try++ {
+		st, more, err := lb.locateCluster(ctx, tg, member, extra...)
+		if err != nil || !st.moving || try == shiftTries {
+			return st, more, err
+		}
+	}
 }
 
 // shardProbe is what one shard holds of a member.
@@ -424,6 +457,7 @@ func (lb *shardedBackend) locateCluster(ctx context.Context, tg target, member s
 		}
 	}
 	st.total = sum(st.cards)
+	st.moving = hasTruth && !st.found
 	if st.found {
 		st.pos, _ = lb.globalRank(st.cards, st.shard, in.posIn, 0)
 		st.better, st.worse = lb.globalRank(st.cards, st.shard, in.betterIn, in.worseIn)
@@ -944,17 +978,22 @@ func (lb *shardedBackend) cutoffEntry(ctx context.Context, tg target, percent fl
 		es, _, err := lb.rangeReply(res, false)
 		return es, err
 	}
-	cards, total, err := lb.shardCards(ctx, tg)
-	if err != nil || total == 0 {
-		return nil, err
+	for try := 1; ; try++ {
+		cards, total, err := lb.shardCards(ctx, tg)
+		if err != nil || total == 0 {
+			return nil, err
+		}
+		start := cutoffPosition(total, percent) - 1
+		es, first, shifted, err := lb.shardRange(ctx, tg, cards, start, 1)
+		if err != nil {
+			return nil, err
+		}
+		if shifted && try < shiftTries {
+			continue
+		}
+		lb.rankEntries(es, start, first)
+		return es, nil
 	}
-	start := cutoffPosition(total, percent) - 1
-	es, first, err := lb.shardRange(ctx, tg, cards, start, 1)
-	if err != nil {
-		return nil, err
-	}
-	lb.rankEntries(es, start, first)
-	return es, nil
 }
 
 // dataIf fills es's data under IncludeData.
@@ -1057,6 +1096,17 @@ func (lb *shardedBackend) page(ctx context.Context, tg target, start int64, size
 }
 
 func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, size int) (Page, error) {
+	for try := 1; ; try++ {
+		p, shifted, err := lb.pageOnce(ctx, tg, start, size)
+		if err != nil || !shifted || try == shiftTries {
+			return p, err
+		}
+	}
+}
+
+// pageOnce is one try of pageOf, and whether its positions shifted (see
+// shardRange).
+func (lb *shardedBackend) pageOnce(ctx context.Context, tg target, start int64, size int) (Page, bool, error) {
 	hint := lb.bestHolds[tg.window.Name()]
 	best := lb.bestFirst[0]
 	var extra []rueidis.Completed
@@ -1066,7 +1116,7 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, si
 	}
 	cards, total, res, err := lb.shardCardsWith(ctx, tg, extra...)
 	if err != nil {
-		return Page{}, err
+		return Page{}, false, err
 	}
 	if hint != nil {
 		hint.Store(cards[best])
@@ -1074,19 +1124,19 @@ func (lb *shardedBackend) pageOf(ctx context.Context, tg target, start int64, si
 	if guess {
 		es, err := lb.zEntries(&res)
 		if err != nil {
-			return Page{}, err
+			return Page{}, false, err
 		}
 		if len(es) == size {
 			lb.rankEntries(es, start, 1)
-			return Page{Entries: es, Total: total}, nil
+			return Page{Entries: es, Total: total}, false, nil
 		}
 	}
-	es, first, err := lb.shardRange(ctx, tg, cards, start, int64(size))
+	es, first, shifted, err := lb.shardRange(ctx, tg, cards, start, int64(size))
 	if err != nil {
-		return Page{}, err
+		return Page{}, false, err
 	}
 	lb.rankEntries(es, start, first)
-	return Page{Entries: es, Total: total}, nil
+	return Page{Entries: es, Total: total}, shifted, nil
 }
 
 // around reads the slice around member: on one node with one script
@@ -1130,25 +1180,46 @@ func (lb *shardedBackend) aroundOf(ctx context.Context, tg target, member string
 	if !lb.cluster {
 		return lb.aroundLocal(ctx, tg, member, radius)
 	}
+	for try := 1; ; try++ {
+		es, ok, err := lb.aroundTwoStep(ctx, tg, member, radius)
+		if err != nil || ok || try == shiftTries {
+			return es, err
+		}
+		// Members crossed a bound between the two steps, so the slice read
+		// by position misses the member or entries: read it from the
+		// member's own shard, around the member, instead (aroundNear),
+		// which finds the member wherever its shard's positions went.
+		es, err = lb.aroundNear(ctx, tg, member, radius)
+		switch {
+		case errors.Is(err, ErrNotRanked):
+			return nil, err
+		case !errors.Is(err, errStretch):
+			return es, wrap("around", err)
+		}
+	}
+}
+
+// aroundTwoStep is Around on a Cluster by locating the member, then
+// reading the slice by position; ok is false when the slice shows that
+// members crossed a bound between the two (see shiftTries).
+func (lb *shardedBackend) aroundTwoStep(ctx context.Context, tg target, member string, radius int) ([]Entry, bool, error) {
 	st, _, err := lb.locate(ctx, tg, member)
 	if err != nil {
-		return nil, wrap("around", err)
+		return nil, false, wrap("around", err)
 	}
 	if !st.found {
-		return nil, fmt.Errorf("%w: %q", ErrNotRanked, member)
+		return nil, false, fmt.Errorf("%w: %q", ErrNotRanked, member)
 	}
-	var sum int64
-	for _, c := range st.cards {
-		sum += c
-	}
+	total := sum(st.cards)
 	count := int64(2*radius + 1)
-	start := max(0, min(st.pos-int64(radius), sum-count))
-	es, first, err := lb.shardRange(ctx, tg, st.cards, start, count)
+	start := max(0, min(st.pos-int64(radius), total-count))
+	es, first, shifted, err := lb.shardRange(ctx, tg, st.cards, start, count)
 	if err != nil {
-		return nil, wrap("around", err)
+		return nil, false, wrap("around", err)
 	}
 	lb.rankEntries(es, start, first)
-	return es, nil
+	held := slices.ContainsFunc(es, func(e Entry) bool { return e.Member == member })
+	return es, !shifted && held && int64(len(es)) >= min(count, total), nil
 }
 
 // among reads members' stored values from their partitions, the truth the

@@ -45,12 +45,22 @@ func (lb *shardedBackend) slice(ctx context.Context, tg target, place func(total
 				return nil, 0, err
 			}
 		}
-		start, count := place(total)
-		var first int64
-		if es, first, err = lb.shardRange(ctx, tg, cards, start, count); err != nil {
-			return nil, 0, err
+		for try := 1; ; try++ {
+			start, count := place(total)
+			var first int64
+			var shifted bool
+			if es, first, shifted, err = lb.shardRange(ctx, tg, cards, start, count); err != nil {
+				return nil, 0, err
+			}
+			if shifted && try < shiftTries {
+				if cards, total, err = lb.shardCards(ctx, tg); err != nil {
+					return nil, 0, err
+				}
+				continue
+			}
+			lb.rankEntries(es, start, first)
+			break
 		}
-		lb.rankEntries(es, start, first)
 	}
 	return es, total, lb.fillData(ctx, es)
 }
