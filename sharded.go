@@ -728,7 +728,7 @@ func (lb *shardedBackend) rankCluster(ctx context.Context, tg target, member str
 	}
 	st := shardStanding{found: p.found, stored: p.stored, shard: s, cards: cards, total: sum(cards) - cards[s] + p.card}
 	if !p.found {
-		if st, _, err = lb.locateCluster(ctx, tg, member); err != nil || !st.found {
+		if st, _, err = lb.locate(ctx, tg, member); err != nil || !st.found {
 			return Standing{}, err
 		}
 	} else {

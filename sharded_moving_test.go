@@ -23,7 +23,7 @@ import (
 // its end or beside them, so Around lacked its member (a third of the
 // calls), Cutoff answered that the board was empty and Range(70, 70) of
 // 140 members came back empty; and a member caught between its two shard
-// writes read as unranked. They now check what they read and read again
+// writes read as unranked (Rank, Around). They now check what they read and read again
 // (shiftTries), Around from the member's own shard.
 func TestShardedReadsWhileMoving(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
@@ -71,10 +71,17 @@ func TestShardedReadsWhileMoving(t *testing.T) {
 						require.True(t, slices.ContainsFunc(es, func(e lb.Entry) bool { return e.Member == m }), "Around(%q, %d) = %v", m, radius, es)
 						require.Len(t, es, 2*radius+1, "Around(%q, %d) = %v", m, radius, es)
 					}
+					// A mover may be caught between its two shard writes.
+					mover := fmt.Sprintf("m%03d", i%100)
+					_, err := board.Rank(ctx, mover)
+					require.NoError(t, err, "Rank(%q)", mover)
+					es, err := board.Around(ctx, mover, 1)
+					require.NoError(t, err, "Around(%q, 1)", mover)
+					require.Len(t, es, 3, "Around(%q, 1) = %v", mover, es)
 					e, err := board.Cutoff(ctx, 50)
 					require.NoError(t, err, "Cutoff on a board of 140 members")
 					require.NotEmpty(t, e.Member)
-					es, err := board.Range(ctx, 70, 70)
+					es, err = board.Range(ctx, 70, 70)
 					require.NoError(t, err)
 					require.Len(t, es, 1, "Range(70, 70) of 140 members")
 				}
