@@ -87,6 +87,7 @@ type Leaderboard struct {
 	hot          *hotTop // WithHotTop; nil for none
 	replicaReads bool    // WithReplicaReads
 	aroundSteps  bool    // WithTwoStepAround
+	cfg          config  // what New built it from (see primaryView)
 	// current holds, per window (in windows' order), the newest period
 	// resolved: nearly every call resolves the current period, which only
 	// changes at a reset, so the period, key and expiry are built once per
@@ -183,6 +184,11 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 	if err := c.validate(client, name); err != nil {
 		return nil, err
 	}
+	return build(client, name, c), nil
+}
+
+// build is the board New makes of a validated configuration.
+func build(client rueidis.Client, name string, c config) *Leaderboard {
 	var tb *composite
 	if c.tieBreak != nil {
 		tb = c.tieBreak.encoding()
@@ -207,12 +213,13 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 		current:      make([]atomic.Pointer[target], len(c.windows)),
 		replicaReads: c.replicaReads,
 		aroundSteps:  c.aroundSteps,
+		cfg:          c,
 	}
 	if c.hotTop > 0 {
 		lb.hot = &hotTop{k: c.hotTop}
 	}
 	lb.be = newBackend(lb)
-	return lb, nil
+	return lb
 }
 
 // microClock is now cut to the microsecond: every time the board picks a

@@ -197,8 +197,9 @@ func WithHotTop(k int) Option {
 // atomically on a replica too); Among with IncludeData reads the scores
 // and the data in one pipeline, two moments. Writes always reach the
 // primary, and so do the reads a write is built on (the members
-// RemoveBetween removes, the partitions FillShadow copies, a sharded hot
-// top's mirror), each in a MULTI of its own. It takes Redis 7.0 or newer (EVALSHA_RO; an older server
+// RemoveBetween removes, the partitions FillShadow copies, the standings
+// Seal seals, a sharded hot top's mirror), each in a MULTI of its own. It
+// takes Redis 7.0 or newer (EVALSHA_RO; an older server
 // refuses the first read). A replica trails its primary: a read may not
 // show a write that returned moments before (see README, "Read
 // replicas"). Default: off (EVALSHA and MULTI, Redis 6.2 or newer).

@@ -10,8 +10,8 @@ import (
 )
 
 // The reads a write takes its input from (the members RemoveBetween
-// removes, the partitions FillShadow copies, the shards a sharded hot
-// top's mirror is put from) read where writes go, the primaries, even
+// removes, the partitions FillShadow copies, the standings Seal seals,
+// the shards a sharded hot top's mirror is put from) read where writes go, the primaries, even
 // with a client that sends read-only commands to replicas
 // (WithReplicaReads): a replica trails its primary, and a write built on
 // its answer would miss what was written moments before, for good (a
@@ -114,4 +114,77 @@ func onceEachMember(members []string) []string {
 		seen[m] = true
 		return false
 	})
+}
+
+// primaryView is the board as a write built on its reads sees it (Seal's
+// standings): with WithReplicaReads, a board of the same configuration
+// whose every read reaches the primaries (primaryOnly), without the hot
+// top's cache; else the board itself.
+func (lb *Leaderboard) primaryView() *Leaderboard {
+	if !lb.replicaReads {
+		return lb
+	}
+	c := lb.cfg
+	c.replicaReads, c.hotTop = false, 0
+	return build(primaryOnly{lb.client}, lb.name, c)
+}
+
+// primaryOnly sends every read-only command to the primary in a MULTI of
+// its own (a transaction always goes there), whatever the client's
+// SendToReplicas says; a transaction the caller sends, and every other
+// command, goes as it is.
+type primaryOnly struct{ rueidis.Client }
+
+func (c primaryOnly) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if !cmd.IsReadOnly() {
+		return c.Client.Do(ctx, cmd)
+	}
+	return c.inTx(ctx, cmd)
+}
+
+// inTx runs one read in a MULTI of its own and gives its reply.
+func (c primaryOnly) inTx(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	b := c.B()
+	replies, err := execResult(c.Client.DoMulti(ctx, b.Multi().Build(), cmd, b.Exec().Build()))
+	if err == nil && len(replies) != 1 {
+		err = fmt.Errorf("transaction: %d replies for one read", len(replies))
+	}
+	if err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	return rueidis.NewResult(replies[0], nil)
+}
+
+// DoMulti sends the caller's transactions and its other writes as they
+// are, in one DoMulti, and each read outside a transaction in a MULTI of
+// its own, all at once; the replies come back in the commands' order.
+func (c primaryOnly) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	out := make([]rueidis.RedisResult, len(cmds))
+	var rest rueidis.Commands
+	var at []int // where each of rest goes in out
+	var wg sync.WaitGroup
+	inTx := false
+	for i, cmd := range cmds {
+		name := cmd.Commands()[0]
+		switch {
+		case name == "MULTI":
+			inTx = true
+		case name == "EXEC" || name == "DISCARD":
+			inTx = false
+			rest, at = append(rest, cmd), append(at, i)
+			continue
+		}
+		if inTx || !cmd.IsReadOnly() {
+			rest, at = append(rest, cmd), append(at, i)
+			continue
+		}
+		wg.Go(func() { out[i] = c.inTx(ctx, cmd) })
+	}
+	if len(rest) > 0 {
+		for k, r := range c.Client.DoMulti(ctx, rest...) {
+			out[at[k]] = r
+		}
+	}
+	wg.Wait()
+	return out
 }

@@ -164,3 +164,47 @@ func tagsOnEveryNode(t *testing.T, c rueidis.Client) []string {
 	}
 	return tags
 }
+
+// TestSealReadsPrimaries: with a replica-reading client (WithReplicaReads),
+// Seal reads the standings it seals for good from the primaries. It read
+// them as the board's reads do, from replicas, so a submission
+// acknowledged just before the period closed, not yet on a replica, was
+// missing from the sealed standings.
+func TestSealReadsPrimaries(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		for _, shards := range [][]float64{nil, {0, 100}} {
+			t.Run(fmt.Sprint("shards ", shards), func(t *testing.T) { sealReadsPrimaries(t, r, shards) })
+		}
+	})
+}
+
+func sealReadsPrimaries(t *testing.T, r *testredis.Replicated, shards []float64) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	clock := &testClock{now: now}
+	name := fmt.Sprintf("sealprimary-%d", time.Now().UnixNano())
+	opts := []lb.Option{lb.WithReplicaReads(), lb.WithWindows(lb.Daily()), lb.WithStore(newMemStore()), lb.WithClock(clock.Now)}
+	if shards != nil {
+		opts = append(opts, lb.WithShards(shards...))
+	}
+	board, err := lb.New(r.Reader, name, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = board.Delete(context.Background()) })
+	_, err = board.Rebuild(ctx) // Present: Seal's precondition
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for i := range 20 {
+		scores[fmt.Sprintf("m%02d", i)] = float64(i)
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	time.Sleep(100 * time.Millisecond)
+	lagNodes(t, r)
+	_, err = board.Submit(ctx, "late", 1000)
+	require.NoError(t, err)
+	clock.Set(lb.Daily().Period(now).End.Add(time.Second))
+	sealed, err := board.Seal(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, sealed, 1)
+	require.Contains(t, names(sealed[0].Entries), "late", "the sealed standings")
+	require.Len(t, sealed[0].Entries, 21)
+}

@@ -25,12 +25,16 @@ type SealedPeriod struct {
 // last rebuilt (Present, one round trip): after a wipe, before the Rebuild,
 // Redis may hold part of a period's standings, and Seal returns
 // ErrNotPresent and seals nothing (a board is rebuilt once to start: see
-// Present).
+// Present). With WithReplicaReads it reads the primaries, as a write
+// would: a replica may not yet hold the last submissions of the period.
 func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) ([]SealedPeriod, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
 	}
-	if ok, err := lb.Present(ctx); err != nil {
+	// Sealed for good from a replica's copy, a period would miss what the
+	// replica had not yet received: it reads the primaries.
+	view := lb.primaryView()
+	if ok, err := view.Present(ctx); err != nil {
 		return nil, fmt.Errorf("leaderboard: seal: %w", err)
 	} else if !ok {
 		return nil, ErrNotPresent
@@ -52,7 +56,7 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 		}
 		sp := SealedPeriod{Window: tg.window.Name(), Period: tg.period.ID}
 		for n := 1; ; n++ {
-			p, err := lb.Page(ctx, n, MaxN, In(tg.window), At(tg.period.Start))
+			p, err := view.Page(ctx, n, MaxN, In(tg.window), At(tg.period.Start))
 			if err != nil {
 				return out, err
 			}
