@@ -23,36 +23,12 @@ import (
 // the primaries whatever the client's SendToReplicas says: with
 // WithReplicaReads each in a MULTI of its own, which rueidis sends to the
 // primary, from goroutines at once (a Cluster's DoMulti takes one slot's
-// MULTI at most).
+// MULTI at most; see primaryOnly).
 func (lb *Leaderboard) fromPrimaries(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
 	if !lb.replicaReads {
 		return lb.client.DoMulti(ctx, cmds...)
 	}
-	out := make([]rueidis.RedisResult, len(cmds))
-	if len(cmds) == 1 {
-		out[0] = lb.primaryRead(ctx, cmds[0])
-		return out
-	}
-	var wg sync.WaitGroup
-	for i, cmd := range cmds {
-		wg.Go(func() { out[i] = lb.primaryRead(ctx, cmd) })
-	}
-	wg.Wait()
-	return out
-}
-
-// primaryRead runs one read in a MULTI of its own, which reaches the
-// primary.
-func (lb *Leaderboard) primaryRead(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	b := lb.client.B()
-	replies, err := execResult(lb.client.DoMulti(ctx, b.Multi().Build(), cmd, b.Exec().Build()))
-	if err == nil && len(replies) != 1 {
-		err = fmt.Errorf("transaction: %d replies for one read", len(replies))
-	}
-	if err != nil {
-		return rueidis.NewErrorResult(err)
-	}
-	return rueidis.NewResult(replies[0], nil)
+	return primaryOnly{lb.client}.DoMulti(ctx, cmds...)
 }
 
 // membersBetween reads the members of the best n entries of one sorted
