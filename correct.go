@@ -13,7 +13,8 @@ import (
 // that a Rebuild keeps it (later Accumulate submissions add to it): a store
 // failure returns an error and leaves Redis untouched, a Redis failure
 // after it returns an error matching ErrPending. With a store that does
-// not, a Rebuild undoes it. A bad member is ErrInvalidMember, a NaN or ±Inf
+// not, a Rebuild undoes it, and a Redis failure is a plain error (nothing
+// durable is pending). A bad member is ErrInvalidMember, a NaN or ±Inf
 // score ErrInvalidScore, a score a tie-break cannot hold ErrPrecision, At
 // ErrInvalidArgument; nothing is written then. A period Redis's own clock
 // has passed (a board clock behind the server's, see WithClock) returns
@@ -37,12 +38,16 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 	if err != nil {
 		return err
 	}
-	if c, ok := lb.store.(Corrector); ok {
-		corr := Correction{Board: lb.name, Member: member, Score: sub.score, At: sub.at, Policy: lb.policy, Order: lb.order,
-			Period: submissionPeriods([]target{tg})[0]}
-		if err := c.Correct(ctx, corr); err != nil {
-			return storeErr("set", err)
-		}
+	c, ok := lb.store.(Corrector)
+	if !ok {
+		// Nothing recorded: a Redis failure is not ErrPending, which
+		// promises a write the next Rebuild brings back.
+		return wrap("set", lb.be.set(ctx, tg, sub))
+	}
+	corr := Correction{Board: lb.name, Member: member, Score: sub.score, At: sub.at, Policy: lb.policy, Order: lb.order,
+		Period: submissionPeriods([]target{tg})[0]}
+	if err := c.Correct(ctx, corr); err != nil {
+		return storeErr("set", err)
 	}
 	return lb.afterStore(ctx, "set", wrap("set", lb.be.set(ctx, tg, sub)), nil)
 }

@@ -623,9 +623,11 @@ func nilValue(w Window) bool {
 // Cluster leaves the member's shard entry behind its partition (and Count
 // with it; a read that finds only that copy returns it) until the member's
 // next Submit (which
-// looks for stale copies in every shard and sweeps them, at the cost of one
-// round trip more when it finds one, three when the Submit changed
-// nothing), its next Remove (which sweeps every
+// looks for stale copies in every shard and sweeps them, and, when it
+// changes nothing, as a WithID retry of a write whose first try died
+// between its steps, checks its own shard's copy against the partition;
+// at the cost of one round trip more when it finds one, three when the
+// Submit changed nothing), its next Remove (which sweeps every
 // shard in its second round trip) or a Check with repair. SubmitMany does
 // not sweep. A Reset (or Delete) that runs between a write's two steps
 // leaves the member in a shard and in no partition, or the other way

@@ -199,7 +199,7 @@ func partRows(r rueidis.RedisResult, windows, members int, id bool) ([][]indexRo
 
 // shardOp is one versioned write for shard_write.lua.
 type shardOp struct {
-	op      string // "put", "del", "keep" (report only), "sweep"
+	op      string // "put", "del", "keep" (report only, the copy checked), "sweep"
 	member  string
 	version int64
 	value   string
@@ -352,7 +352,10 @@ func (lb *shardedBackend) shardCalls(member string, live []target, rows [][]inde
 		moves[w] = mv
 		put := shardOp{op: "put", member: member, version: row.version, value: row.now}
 		if row.version == 0 {
-			put = shardOp{op: "keep", member: member}
+			// Nothing changed; the shard's copy is checked against the
+			// partition (a retried WithID write whose first try died
+			// after its first step finds it behind).
+			put = shardOp{op: "keep", member: member, value: row.now}
 		}
 		for i := 0; i < n; i++ {
 			switch {

@@ -277,7 +277,7 @@ func PartWriteCall(h Header, mode string, parts []PartKeys, counts []int, clock,
 }
 
 // ShardOp is one versioned write to a shard: "put" (with Value), "del",
-// "keep" (report only) or "sweep".
+// "keep" (report only; the shard's copy checked against Value) or "sweep".
 type ShardOp struct {
 	Op, Member string
 	Version    int64

@@ -12,14 +12,17 @@
 -- ARGV     the header's board part (common.lua), then the absolute expiry
 --          in unix milliseconds ('0' for none), then '1' to report ranks
 --          ('0': SubmitMany, Remove and repairs, which do not read them),
---          then op, member, version, value ('' unless put), ...; op is
---          'put', 'del', 'keep' (nothing to write: the member's value did
---          not change; only its ranks are reported), or 'sweep': a delete
+--          then op, member, version, value ('' unless put or keep), ...;
+--          op is 'put', 'del', 'keep' (nothing to write: the member's
+--          value did not change; only its ranks are reported, and the
+--          shard's copy is checked against value), or 'sweep': a delete
 --          of a copy a crashed write left behind, which remembers nothing
 --          where there is no copy (and never reports ranks)
 --
 -- Returns per op: 1 when it came too late and was refused (the caller
--- gives it a new version and sends it again), else 0; when reporting and
+-- gives it a new version and sends it again), or for a keep when the
+-- shard's copy is not at value (a write that died between its two steps
+-- left it behind: the caller repairs it), else 0; when reporting and
 -- not a sweep, then its rank in the shard before and after (0 when
 -- absent; competition: 1 + members strictly better), members strictly
 -- worse after (-1 when not competition); then, always, the shard's member
@@ -57,7 +60,13 @@ for j = REST + 2, #ARGV, 4 do
   elseif op == 'sweep' and redis.call('ZSCORE', key, member) then
     before = 1
   end
-  local late = op ~= 'keep' and now - math.floor(version / TICKS) > LATE
+  local late
+  if op == 'keep' then
+    local v = redis.call('ZSCORE', key, member)
+    late = value ~= '' and (not v or tonumber(v) ~= tonumber(value))
+  else
+    late = now - math.floor(version / TICKS) > LATE
+  end
   -- A sweep where there is no copy reads no versions.
   if op ~= 'keep' and not late and (op ~= 'sweep' or before > 0) and version > recent_of(r0, r1, member) then
     if op == 'put' then
