@@ -65,7 +65,12 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // two steps (partition, then shards) can straddle it and leave the member
 // in a shard and in no partition, or the other way round, until Check
 // repairs it: reset such a board while no writes run, or run Check with
-// repair after.
+// repair after. With a store, a write that runs while it does may land
+// in the store and in Redis in different orders (each goes to the store
+// first): one that reached the store before the store forgot the period
+// and Redis after the reset is in Redis alone (Verify counts it under
+// Extra, a Rebuild drops it); reset a period once its writes have
+// stopped (at its end, say), or Verify after.
 // At returns ErrInvalidArgument. One round trip: an UNLINK of the
 // period's key; on a sharded board on one node one UNLINK of its shards and
 // its 4096 partitions, atomic; on a Cluster one UNLINK a hash slot's keys

@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -96,8 +97,11 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 
 // Rebuild rebuilds every live period of every window (the current one and
 // the closed ones still within their retention) from the store: each into
-// fresh keys, swapped in with RENAME, so readers see the old board or the
-// new one, never a half-built one. Each period is read with
+// fresh keys of its own, swapped in with RENAME, so readers see the old
+// board or the new one, never a half-built one, and processes that
+// rebuild at once (each finding Present false) each swap in a whole
+// board; a rebuild cut short deletes its copies (one a write still in
+// flight puts back expires within a day). Each period is read with
 // Store.Standings naming the period (a store that keeps standings streams
 // them best first); members are written in pipelined batches of 1,000,
 // sent from other goroutines while the next are read; WithProgress reports
@@ -249,7 +253,35 @@ func (lb *Leaderboard) query(tg target) StandingsQuery {
 // rebuildKeys' zsets, or its hashes when hash is set.
 type rebuildAdder func(keyIdx int, hash bool, field, value string) error
 
-func fresh(key string) string { return key + ":rebuild" }
+// freshKeys names the copies one rebuild of a period builds, beside the
+// keys they replace (same hash tag): a suffix of its own, so that
+// processes rebuilding the board at once (each finding Present false)
+// never write into, delete or swap in each other's copy: each swaps in a
+// whole board. A copy a rebuild cut short leaves behind expires
+// (freshLife).
+type freshKeys string
+
+// newFreshKeys draws a rebuild's suffix (a variable for the tests, which
+// name the copies).
+var newFreshKeys = func() freshKeys { return freshKeys(rand.Text()[:12]) }
+
+func (f freshKeys) of(key string) string { return key + ":rebuild:" + string(f) }
+
+// freshLife is how long a copy lives before its swap: a rebuild that dies
+// before it could delete its copies (dropCopies) leaves them to Redis,
+// which frees them then.
+const freshLife = 24 * time.Hour
+
+// dropCopies deletes the copies of a rebuild cut short, once its writers
+// stopped, even when its ctx ended (a write still in flight may put a
+// piece back: it expires, freshLife).
+func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, all []string) {
+	cmds := make(rueidis.Commands, len(all))
+	for i, k := range all {
+		cmds[i] = lb.client.B().Unlink().Key(fresh.of(k)).Build()
+	}
+	lb.client.DoMulti(context.WithoutCancel(ctx), cmds...)
+}
 
 // rebuildPeriod rebuilds tg's period and reports how many members it
 // wrote, and gone when Redis deleted the period as its expiry was set
@@ -258,20 +290,12 @@ func fresh(key string) string { return key + ":rebuild" }
 func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *RebuildReport, progress func(int64, bool)) (int64, bool, error) {
 	zsets, hashes := lb.be.rebuildKeys(tg)
 	all := append(append([]string(nil), zsets...), hashes...)
-	var clear rueidis.Commands
-	for _, k := range all {
-		clear = append(clear, lb.client.B().Del().Key(fresh(k)).Build())
-	}
-	for _, r := range lb.client.DoMulti(ctx, clear...) {
-		if err := r.Error(); err != nil {
-			return 0, false, wrap("rebuild", err)
-		}
-	}
+	fresh := newFreshKeys()
 	// Commands go to Redis from the writer's goroutines while this one
 	// reads on (see pipelineWriter).
 	w := lb.startPipelineWriter(ctx, rebuildInFlight)
 	defer w.stop()
-	batch := newRebuildWrites(lb.client, zsets, hashes, w)
+	batch := newRebuildWrites(lb.client, fresh, zsets, hashes, w)
 	var members int64
 	err := lb.store.Standings(ctx, lb.query(tg), func(st StoredStanding) error {
 		v, err := lb.storedValue(st)
@@ -291,16 +315,20 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 		return nil
 	})
 	if err != nil {
+		w.stop()
+		lb.dropCopies(ctx, fresh, all)
 		return members, false, wrap("rebuild "+tg.window.Name()+"/"+tg.period.ID, err)
 	}
 	// Every command must have reached Redis before the swap.
 	if err := batch.finish(); err != nil {
+		w.stop()
+		lb.dropCopies(ctx, fresh, all)
 		return members, false, wrap("rebuild", err)
 	}
 	// The swap: each key's fresh copy replaces it in one step, or the key
 	// goes when the period has no members (or that shard or partition
 	// none).
-	gone, err := lb.swapAll(ctx, all, tg.expire)
+	gone, err := lb.swapAll(ctx, fresh, all, tg.expire)
 	if err != nil {
 		return members, false, wrap("rebuild", err)
 	}
@@ -324,7 +352,7 @@ const swapParallel = 32
 // not mix), swapParallel at a time. It reports gone when Redis deleted a
 // key as its expiry was set: every key of the period carries the same
 // expiry, so the period is over by Redis's clock.
-func (lb *Leaderboard) swapAll(parent context.Context, all []string, expire int64) (bool, error) {
+func (lb *Leaderboard) swapAll(parent context.Context, fresh freshKeys, all []string, expire int64) (bool, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	next := make(chan string)
@@ -336,7 +364,7 @@ func (lb *Leaderboard) swapAll(parent context.Context, all []string, expire int6
 			for k := range next {
 				if err == nil {
 					var g bool
-					if g, err = lb.swap(ctx, k, expire); err != nil {
+					if g, err = lb.swap(ctx, fresh, k, expire); err != nil {
 						cancel()
 					} else if g {
 						gone.Store(true)
@@ -370,15 +398,16 @@ func (lb *Leaderboard) swapAll(parent context.Context, all []string, expire int6
 // fresh key, and rebuildPipeline such commands one pipeline for the writer.
 type rebuildWrites struct {
 	b             rueidis.Builder
+	fresh         freshKeys
 	zsets, hashes []string
 	zadd, hset    [][]string
 	pending       rueidis.Commands
 	w             *pipelineWriter
 }
 
-func newRebuildWrites(c rueidis.Client, zsets, hashes []string, w *pipelineWriter) *rebuildWrites {
-	return &rebuildWrites{b: c.B(), zsets: zsets, hashes: hashes, zadd: make([][]string, len(zsets)),
-		hset: make([][]string, len(hashes)), pending: make(rueidis.Commands, 0, rebuildPipeline), w: w}
+func newRebuildWrites(c rueidis.Client, fresh freshKeys, zsets, hashes []string, w *pipelineWriter) *rebuildWrites {
+	return &rebuildWrites{b: c.B(), fresh: fresh, zsets: zsets, hashes: hashes, zadd: make([][]string, len(zsets)),
+		hset: make([][]string, len(hashes)), pending: make(rueidis.Commands, 0, 2*rebuildPipeline), w: w}
 }
 
 // add is a rebuildAdder: it queues field and value for a key.
@@ -394,21 +423,26 @@ func (r *rebuildWrites) add(keyIdx int, hash bool, field, value string) error {
 	if len(*list) < 2*rebuildBatch {
 		return nil
 	}
-	r.pending = append(r.pending, r.command(keyIdx, hash, *list))
+	r.queue(keyIdx, hash, *list)
 	*list = (*list)[:0]
-	if len(r.pending) >= rebuildPipeline {
+	if len(r.pending) >= 2*rebuildPipeline {
 		return r.flush()
 	}
 	return nil
 }
 
-// command builds one key's write; it copies the arguments, so the list can
-// be reused after it.
-func (r *rebuildWrites) command(keyIdx int, hash bool, list []string) rueidis.Completed {
+// queue adds one key's write to the pipeline (copying the arguments, so
+// the list can be reused after it), each followed by the copy's life: a
+// write still in flight when a failed rebuild deletes its copies
+// (dropCopies) may create one again, which then expires.
+func (r *rebuildWrites) queue(keyIdx int, hash bool, list []string) {
+	name, verb := r.zsets, "ZADD"
 	if hash {
-		return r.b.Arbitrary("HSET").Keys(fresh(r.hashes[keyIdx])).Args(list...).Build()
+		name, verb = r.hashes, "HSET"
 	}
-	return r.b.Arbitrary("ZADD").Keys(fresh(r.zsets[keyIdx])).Args(list...).Build()
+	key := r.fresh.of(name[keyIdx])
+	r.pending = append(r.pending, r.b.Arbitrary(verb).Keys(key).Args(list...).Build(),
+		r.b.Pexpire().Key(key).Milliseconds(freshLife.Milliseconds()).Build())
 }
 
 // flush hands the pending pipeline to the writer, which owns it from then.
@@ -417,7 +451,7 @@ func (r *rebuildWrites) flush() error {
 		return nil
 	}
 	err := r.w.send(r.pending)
-	r.pending = make(rueidis.Commands, 0, rebuildPipeline)
+	r.pending = make(rueidis.Commands, 0, 2*rebuildPipeline)
 	return err
 }
 
@@ -426,12 +460,12 @@ func (r *rebuildWrites) flush() error {
 func (r *rebuildWrites) finish() error {
 	for i, list := range r.zadd {
 		if len(list) > 0 {
-			r.pending = append(r.pending, r.command(i, false, list))
+			r.queue(i, false, list)
 		}
 	}
 	for i, list := range r.hset {
 		if len(list) > 0 {
-			r.pending = append(r.pending, r.command(i, true, list))
+			r.queue(i, true, list)
 		}
 	}
 	if err := r.flush(); err != nil {
@@ -447,17 +481,21 @@ func (r *rebuildWrites) finish() error {
 // any other error inside it is returned. No script: a transaction does it.
 // It reports gone when Redis deleted the key as its expiry was set (the
 // expiry found the key, and EXISTS then did not): its clock had passed it.
-func (lb *Leaderboard) swap(ctx context.Context, key string, expire int64) (bool, error) {
+func (lb *Leaderboard) swap(ctx context.Context, fresh freshKeys, key string, expire int64) (bool, error) {
 	b := lb.client.B()
 	cmds := rueidis.Commands{
 		b.Multi().Build(),
 		// UNLINK, not DEL: freeing a large old set would block Redis for
 		// seconds (3.7 s at 10M members, BENCHMARKS.md).
 		b.Unlink().Key(key).Build(),
-		b.Rename().Key(fresh(key)).Newkey(key).Build(),
+		b.Rename().Key(fresh.of(key)).Newkey(key).Build(),
 	}
 	if expire != 0 {
 		cmds = append(cmds, expireGone(b, key, expire)...)
+	} else {
+		// RENAME keeps the copy's life (freshLife): a key that never
+		// expires loses it.
+		cmds = append(cmds, b.Persist().Key(key).Build())
 	}
 	res := lb.client.DoMulti(ctx, append(cmds, b.Exec().Build())...)
 	for _, r := range res[:len(res)-1] {

@@ -207,7 +207,7 @@ func TestRebuildOverlapStops(t *testing.T) {
 				snapshot := func() []any {
 					var keys []string
 					for _, k := range b.Keys(t, "*{"+name+"*") {
-						if !strings.HasSuffix(k, ":rebuild") {
+						if !strings.Contains(k, ":rebuild:") {
 							keys = append(keys, k)
 						}
 					}
@@ -232,6 +232,7 @@ func TestRebuildOverlapStops(t *testing.T) {
 				require.ErrorIs(t, err, boom)
 				settledWriters(t)
 				require.Equal(t, before, snapshot(), "a failed rebuild swaps nothing in")
+				requireCopiesExpire(t, b, name)
 
 				// The context is cancelled midway.
 				cctx, cancel := context.WithCancel(ctx)
@@ -245,15 +246,17 @@ func TestRebuildOverlapStops(t *testing.T) {
 				require.ErrorIs(t, err, context.Canceled)
 				settledWriters(t)
 				require.Equal(t, before, snapshot())
+				requireCopiesExpire(t, b, name)
 
-				// Redis refuses the commands: the fresh key becomes a
-				// string once the rebuild has cleared it.
+				// Redis refuses the commands: the copy being built becomes
+				// a string once its first writes are in.
 				c := b.Client.Client
+				restore := lb.NameRebuildCopies("t")
 				store.hook = func(i int) error {
 					if i == 0 {
-						key := "lb:{" + name + "}:alltime:rebuild"
+						key := "lb:{" + name + "}:alltime:rebuild:t"
 						if sharded {
-							key = keys.NewBoard("lb", name).Shards([]float64{15_000, 30_000})[0].Period("alltime", "alltime") + ":rebuild"
+							key = keys.NewBoard("lb", name).Shards([]float64{15_000, 30_000})[0].Period("alltime", "alltime") + ":rebuild:t"
 						}
 						return c.Do(ctx, c.B().Set().Key(key).Value("x").Build()).Error()
 					}
@@ -262,8 +265,10 @@ func TestRebuildOverlapStops(t *testing.T) {
 				_, err = board.Rebuild(ctx)
 				require.ErrorContains(t, err, "WRONGTYPE")
 				require.ErrorContains(t, err, "leaderboard: rebuild")
+				restore()
 				settledWriters(t)
 				require.Equal(t, before, snapshot())
+				requireCopiesExpire(t, b, name)
 
 				// And it still rebuilds after all that.
 				store.hook = nil
@@ -274,6 +279,19 @@ func TestRebuildOverlapStops(t *testing.T) {
 			})
 		}
 	})
+}
+
+// requireCopiesExpire checks that a rebuild cut short left no copy that
+// never expires: it deletes them, and one a write still in flight put
+// back expires (freshLife).
+func requireCopiesExpire(t *testing.T, b *testredis.Backend, name string) {
+	t.Helper()
+	c := b.Client.Client
+	for _, k := range b.Keys(t, "*{"+name+"*:rebuild:*") {
+		ttl, err := c.Do(context.Background(), c.B().Pttl().Key(k).Build()).AsInt64()
+		require.NoError(t, err)
+		require.True(t, ttl > 0 || ttl == -2, "copy %s left with PTTL %d", k, ttl)
+	}
 }
 
 func boolInt(b bool) int {

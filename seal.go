@@ -27,6 +27,12 @@ type SealedPeriod struct {
 // ErrNotPresent and seals nothing (a board is rebuilt once to start: see
 // Present). With WithReplicaReads it reads the primaries, as a write
 // would: a replica may not yet hold the last submissions of the period.
+// It reads a period page by page (MaxN a page) and seals it only whole:
+// when a write lands in the closed period meanwhile (a replay WithTime, a
+// Remove) and shifts the pages (a member read twice, one missed, a count
+// that moved), it reads the period again, and after five tries returns an
+// error naming it, sealing nothing of it: run Seal again once the replays
+// are over.
 func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) ([]SealedPeriod, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
@@ -55,15 +61,8 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 			continue
 		}
 		sp := SealedPeriod{Window: tg.window.Name(), Period: tg.period.ID}
-		for n := 1; ; n++ {
-			p, err := view.Page(ctx, n, MaxN, In(tg.window), At(tg.period.Start))
-			if err != nil {
-				return out, err
-			}
-			sp.Entries = append(sp.Entries, p.Entries...)
-			if len(p.Entries) < MaxN {
-				break
-			}
+		if sp.Entries, err = view.sealEntries(ctx, tg); err != nil {
+			return out, err
 		}
 		if len(sp.Entries) == 0 {
 			continue // nobody played: nothing to keep or reward
@@ -105,4 +104,44 @@ func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry,
 		return nil, false, fmt.Errorf("leaderboard: sealed: store: %w", err)
 	}
 	return entries, ok, nil
+}
+
+// sealTries is how many times Seal reads a period whose standings changed
+// while it read them before it gives up on it.
+const sealTries = 5
+
+// sealEntries reads a closed period's standings page by page: whole when
+// no member came twice and they number the period's count after the last
+// page. A write into the closed period while the pages are read (a replay
+// WithTime, a Remove) shifts the pages (a member twice, one left out):
+// then it reads them again, and after sealTries it returns an error
+// rather than seal torn standings for good.
+func (lb *Leaderboard) sealEntries(ctx context.Context, tg target) ([]Entry, error) {
+	for range sealTries {
+		var es []Entry
+		var total int64
+		for n := 1; ; n++ {
+			p, err := lb.Page(ctx, n, MaxN, In(tg.window), At(tg.period.Start))
+			if err != nil {
+				return nil, err
+			}
+			es, total = append(es, p.Entries...), p.Total
+			if len(p.Entries) < MaxN {
+				break
+			}
+		}
+		if int64(len(es)) == total && len(distinctEntries(es)) == len(es) {
+			return es, nil
+		}
+	}
+	return nil, fmt.Errorf("leaderboard: seal: %s/%s changed while it was read, %d times: not sealed (run Seal again)", tg.window.Name(), tg.period.ID, sealTries)
+}
+
+// distinctEntries is the set of es's members.
+func distinctEntries(es []Entry) map[string]bool {
+	seen := make(map[string]bool, len(es))
+	for _, e := range es {
+		seen[e.Member] = true
+	}
+	return seen
 }

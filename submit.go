@@ -252,9 +252,13 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 // store first, so that a Rebuild does not bring the members back: a store
 // failure returns an error and leaves Redis untouched, a Redis failure
 // after it returns an error matching ErrPending (run Remove again, or
-// Rebuild). A Submit of a removed member that reaches the store after the
-// removal and Redis before it is then in the store alone: Verify names it,
-// a Rebuild brings it back; the store never lacks what Redis holds. With a
+// Rebuild). A Submit of the member that runs at the same time may land in
+// the store and in Redis in different orders: one that reaches the store
+// after the removal and Redis before it is then in the store alone
+// (Verify names it under Missing, a Rebuild brings it back); one that
+// reaches the store before the removal and Redis after it is in Redis
+// alone (Verify counts it under Extra, a Rebuild drops it, as the removal
+// asked). Remove a member whose writes have stopped, or Verify after. With a
 // store that does not, Remove touches Redis only and a
 // Rebuild brings removed members back.
 func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
