@@ -24,8 +24,8 @@ import (
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
-// faultErr is the injected Redis failure.
-var faultErr = errors.New("injected: injected redis failure")
+// errFault is the injected Redis failure.
+var errFault = errors.New("injected: injected redis failure")
 
 // faultClient fails calls while down is set: mode "drop" fails without
 // sending; mode "lost" sends the call and then loses its reply.
@@ -78,7 +78,7 @@ func (c *faultClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Red
 	if lost {
 		_ = c.Client.Do(ctx, cmd)
 	}
-	return rueidis.NewErrorResult(faultErr)
+	return rueidis.NewErrorResult(errFault)
 }
 
 func (c *faultClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
@@ -91,7 +91,7 @@ func (c *faultClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) [
 	}
 	out := make([]rueidis.RedisResult, len(multi))
 	for i := range out {
-		out[i] = rueidis.NewErrorResult(faultErr)
+		out[i] = rueidis.NewErrorResult(errFault)
 	}
 	return out
 }
@@ -249,7 +249,7 @@ func TestFaultRedisDownPendingThenRebuild(t *testing.T) {
 					pending := func(op string, err error) {
 						t.Helper()
 						require.ErrorIs(t, err, lb.ErrPending, op)
-						require.ErrorIs(t, err, faultErr, op)
+						require.ErrorIs(t, err, errFault, op)
 					}
 					_, err = board.Submit(ctx, "a", 5)
 					pending("submit", err)
