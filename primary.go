@@ -3,7 +3,6 @@ package leaderboard
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/redis/rueidis"
@@ -73,23 +72,11 @@ func (lb *shardedBackend) membersBetween(ctx context.Context, tg target, r score
 			members = append(members, e.Member)
 		}
 	}
-	members = onceEachMember(members)
+	members = distinct(members)
 	if len(members) > n {
 		return members[:n], true, nil
 	}
 	return members, false, nil
-}
-
-// onceEachMember drops later repeats of a member, in place.
-func onceEachMember(members []string) []string {
-	seen := make(map[string]bool, len(members))
-	return slices.DeleteFunc(members, func(m string) bool {
-		if seen[m] {
-			return true
-		}
-		seen[m] = true
-		return false
-	})
 }
 
 // primaryView is the board as a write built on its reads sees it (Seal's

@@ -14,7 +14,8 @@ import (
 )
 
 // rebuildBatch is how many members one ZADD of a rebuild carries,
-// rebuildPipeline how many such commands share a round trip, and
+// rebuildPipeline how many such commands share a round trip (each with
+// the PEXPIRE that gives its copy a life, freshLife), and
 // rebuildInFlight how many round trips may be on their way while the next
 // pipeline is read from the store (1 to 3 measured in BENCHMARKS.md).
 const (

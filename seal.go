@@ -3,6 +3,7 @@ package leaderboard
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // SealedPeriod is a closed period's final standings, as sealed into the store.
@@ -130,18 +131,9 @@ func (lb *Leaderboard) sealEntries(ctx context.Context, tg target) ([]Entry, err
 				break
 			}
 		}
-		if int64(len(es)) == total && len(distinctEntries(es)) == len(es) {
+		if int64(len(es)) == total && len(onceEach(slices.Clone(es))) == len(es) {
 			return es, nil
 		}
 	}
 	return nil, fmt.Errorf("leaderboard: seal: %s/%s changed while it was read, %d times: not sealed (run Seal again)", tg.window.Name(), tg.period.ID, sealTries)
-}
-
-// distinctEntries is the set of es's members.
-func distinctEntries(es []Entry) map[string]bool {
-	seen := make(map[string]bool, len(es))
-	for _, e := range es {
-		seen[e.Member] = true
-	}
-	return seen
 }

@@ -654,8 +654,9 @@ func (lb *shardedBackend) keepOnce(ctx context.Context, tg target, es []Entry) (
 	return lb.keepCurrent(ctx, tg, es, from, twice)
 }
 
-// onceEach drops later copies of a member: on one node a member is in two
-// shards only while a Rebuild swaps them in one after another.
+// onceEach drops later copies of a member, in place: on one node a member
+// is in two shards only while a Rebuild swaps them in one after another
+// (Seal uses it to find a member its torn pages read twice).
 func onceEach(es []Entry) []Entry {
 	seen := make(map[string]bool, len(es))
 	out := es[:0]
@@ -978,21 +979,39 @@ func (lb *shardedBackend) cutoffEntry(ctx context.Context, tg target, percent fl
 		es, _, err := lb.rangeReply(res, false)
 		return es, err
 	}
-	for try := 1; ; try++ {
-		cards, total, err := lb.shardCards(ctx, tg)
-		if err != nil || total == 0 {
-			return nil, err
+	es, _, err := lb.countedRange(ctx, tg, nil, func(total int64) (int64, int64) {
+		if total == 0 {
+			return 0, 0
 		}
-		start := cutoffPosition(total, percent) - 1
-		es, first, shifted, err := lb.shardRange(ctx, tg, cards, start, 1)
+		return cutoffPosition(total, percent) - 1, 1
+	})
+	return es, err
+}
+
+// countedRange reads, ranked, the positions place gives for the board's
+// total, by the shards' counts: cards when the caller has just read them,
+// else counted first; counted and read again while a shard held fewer
+// than counted (shiftTries). It returns the entries and the total.
+func (lb *shardedBackend) countedRange(ctx context.Context, tg target, cards []int64, place func(total int64) (start, count int64)) ([]Entry, int64, error) {
+	for try := 1; ; try++ {
+		if cards == nil {
+			var err error
+			if cards, _, err = lb.shardCards(ctx, tg); err != nil {
+				return nil, 0, err
+			}
+		}
+		total := sum(cards)
+		start, count := place(total)
+		es, first, shifted, err := lb.shardRange(ctx, tg, cards, start, count)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if shifted && try < shiftTries {
+			cards = nil
 			continue
 		}
 		lb.rankEntries(es, start, first)
-		return es, nil
+		return es, total, nil
 	}
 }
 

@@ -40,26 +40,8 @@ func (lb *shardedBackend) slice(ctx context.Context, tg target, place func(total
 	}
 	total := sum(cards)
 	if es == nil {
-		if cards == nil {
-			if cards, total, err = lb.shardCards(ctx, tg); err != nil {
-				return nil, 0, err
-			}
-		}
-		for try := 1; ; try++ {
-			start, count := place(total)
-			var first int64
-			var shifted bool
-			if es, first, shifted, err = lb.shardRange(ctx, tg, cards, start, count); err != nil {
-				return nil, 0, err
-			}
-			if shifted && try < shiftTries {
-				if cards, total, err = lb.shardCards(ctx, tg); err != nil {
-					return nil, 0, err
-				}
-				continue
-			}
-			lb.rankEntries(es, start, first)
-			break
+		if es, total, err = lb.countedRange(ctx, tg, cards, place); err != nil {
+			return nil, 0, err
 		}
 	}
 	return es, total, lb.fillData(ctx, es)
