@@ -118,9 +118,11 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // has passed (a board clock behind the server's, see WithClock) is gone as
 // soon as it is swapped in, and the report does not count it.
 //
-// Submissions that reach Redis while a period is being rebuilt are in the
-// store, but the swap replaces them in Redis: run Rebuild before serving
-// writes (at start-up, on Present reporting false), or run it again after.
+// Writes that reach Redis while a period is being rebuilt (a Submit, a Set,
+// a Remove, a RemoveBetween, a Reset) are in the store, but the swap may
+// undo them in Redis, as it puts back what the store gave before them: run
+// Rebuild before serving writes (at start-up, on Present reporting false),
+// or run it again after.
 // Without a store it returns ErrInvalidArgument.
 func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (RebuildReport, error) {
 	var cfg rebuildConfig

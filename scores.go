@@ -267,6 +267,9 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // removed in pieces of 100, each piece's two steps in turn. With
 // WithReplicaReads the members are read from the primaries, where the
 // removal goes: a replica may not hold a member submitted moments before.
+// Beside an error the count is of the removals Redis confirmed before it:
+// a chunk whose reply was lost (a timeout) may have been removed all the
+// same, so count again (CountBetween) rather than trust it.
 func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {

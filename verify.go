@@ -55,8 +55,11 @@ func (r VerifyReport) Clean() bool {
 //
 // It does not check the log itself (a submission that never reached the
 // store cannot show) nor the WithID ids. The basis of an alarm; it reads
-// whole periods, so run it from a maintenance job. Without a store it
-// returns ErrInvalidArgument.
+// whole periods, so run it from a maintenance job. It reads the store and
+// Redis at different moments, in batches: a write that runs meanwhile can
+// show as a difference on a board that is sound, so verify while writes
+// are paused, or verify again before alerting on a report that is not
+// Clean. Without a store it returns ErrInvalidArgument.
 func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)

@@ -153,7 +153,10 @@ func (b *Backend) BoardName(t testing.TB) string {
 	t.Helper()
 	var r [4]byte
 	_, _ = rand.Read(r[:])
-	name := strings.NewReplacer("/", ".", " ", "_", "{", "(", "}", ")").Replace(t.Name())
+	// A hash tag's braces and a glob's characters are replaced, so that
+	// the name tags its keys alone and Wipe's and Keys' patterns match it.
+	name := strings.NewReplacer("/", ".", " ", "_", "{", "(", "}", ")",
+		"[", "(", "]", ")", "*", "_", "?", "_", `\`, "_").Replace(t.Name())
 	if len(name) > 60 {
 		name = name[len(name)-60:]
 	}

@@ -76,3 +76,21 @@ func TestRealHidesThePassword(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardNameWipes: a subtest's name may hold a glob's characters
+// ([x], *, ?) and braces; the board name made of it still tags its keys
+// alone and Wipe finds them, so no key is left on a shared server.
+func TestBoardNameWipes(t *testing.T) {
+	b := Mini(t)
+	t.Run("case [a-b] *? {x} \\", func(t *testing.T) {
+		name := b.BoardName(t)
+		key := "lb:{" + name + "}:alltime"
+		if err := b.Client.Do(t.Context(), b.Client.B().Set().Key(key).Value("1").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		b.Wipe(t, name)
+		if got := b.Keys(t, "*"); len(got) != 0 {
+			t.Fatalf("after Wipe(%q): keys %v", name, got)
+		}
+	})
+}
