@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,7 +44,7 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // member's submissions apply in their order. A submission whose every
 // window period has closed joins no batch either: it is answered at once,
 // Closed, and recorded in a store as Submit records it. After Close,
-// Submit returns ErrClosed, whatever the submission. Under Accumulate a submission
+// Submit returns ErrClosed, whatever the submission, bad input included. Under Accumulate a submission
 // folds only into a write of the same sign (so a total in range at the end
 // of a fold was in range all along), and one whose sum would leave the
 // range starts a write of its own; and so that one submission's refusal is
@@ -111,7 +112,10 @@ type Batcher struct {
 	// member's write there is not done until its done is closed.
 	writing *batch
 	closed  bool
-	alone   sync.WaitGroup // submissions written on their own, in flight
+	// shut mirrors closed for Submit's first look, without the lock: a
+	// closed Batcher refuses a submission before checking it.
+	shut  atomic.Bool
+	alone sync.WaitGroup // submissions written on their own, in flight
 	// after holds, for each member with a submission written on its own
 	// in flight, the done of the newest: the member's next submissions
 	// are written on their own after it, so that they apply in order.
@@ -241,6 +245,9 @@ type batchJoin struct {
 // Submit submits as the board's Submit does, through the next batch; it
 // returns when that batch is written (see Batcher).
 func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (Result, error) {
+	if b.shut.Load() {
+		return Result{}, ErrClosed
+	}
 	lb := b.lb
 	sub, err := lb.newSubmission(member, score, opts)
 	if err != nil {
@@ -739,6 +746,7 @@ func (b *Batcher) Flush(ctx context.Context) error {
 func (b *Batcher) Close(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed = true
+	b.shut.Store(true)
 	if b.cur != nil {
 		b.send(b.cur)
 	}

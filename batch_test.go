@@ -788,7 +788,7 @@ func TestBatcherWithIDKeepsOrder(t *testing.T) {
 
 // TestBatcherSubmitAfterClose: after Close every Submit returns ErrClosed,
 // also one whose every window period has closed (WithTime into a day
-// long expired on a daily board), which reaches no batch.
+// long expired on a daily board), which reaches no batch, and bad input.
 func TestBatcherSubmitAfterClose(t *testing.T) {
 	b := testredis.Mini(t)
 	ctx := context.Background()
@@ -805,6 +805,10 @@ func TestBatcherSubmitAfterClose(t *testing.T) {
 	require.ErrorIs(t, err, lb.ErrClosed, "every window closed")
 	_, err = bt.Submit(ctx, "p", 10, lb.WithID("x"))
 	require.ErrorIs(t, err, lb.ErrClosed, "WithID")
+	_, err = bt.Submit(ctx, "p", math.NaN())
+	require.ErrorIs(t, err, lb.ErrClosed, "a NaN score")
+	_, err = bt.Submit(ctx, "", 10, lb.WithID("x"))
+	require.ErrorIs(t, err, lb.ErrClosed, "an empty member WithID")
 }
 
 // TestBatcherClosedWindowsReachStore: a submission whose every window
