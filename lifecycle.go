@@ -95,9 +95,9 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	return wrap("reset", lb.be.clear(ctx, []target{tg}, false))
 }
 
-// Delete removes the whole board: every readable period of every window
-// (each shard and partition of a sharded board, both layouts during a
-// move), its remembered WithID ids, member data and Rebuild's markers (see
+// Delete removes the whole board: every readable period of every window,
+// and one starting within the clock skew (see WithClockSkew) (each shard
+// and partition of a sharded board, both layouts during a move), its remembered WithID ids, member data and Rebuild's markers (see
 // Present). With
 // a store that can delete a board (a BoardDeleter, as pgstore is), the store's records
 // of the board go first, so that a Rebuild does not bring it back: a store

@@ -254,6 +254,10 @@ func WithDedupeWindow(d time.Duration) Option {
 // WithTime up to d after the clock's now is treated as now (its periods and
 // tie-break slot are now's); one further ahead returns ErrInvalidArgument.
 // Default one second; zero accepts no time after now; negative is refused.
+// The same margin makes the board's walks over its periods (Remove,
+// Delete, Rebuild, Verify, FillShadow, DropShadow) take in a period that
+// starts within d after now: a process whose clock runs that far ahead
+// writes there already.
 func WithClockSkew(d time.Duration) Option {
 	return func(c *config) {
 		c.skew = d

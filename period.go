@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -240,10 +241,11 @@ func (lb *Leaderboard) pick(qs []Query) (target, time.Time, error) {
 	return tg, now, err
 }
 
-// livePeriods lists, window by window in the board's order, each window's
-// current period and the closed ones whose keys still live at now, newest
-// first (windowLivePeriods): what Periods, Remove, Delete, Rebuild, Verify
-// and Seal walk.
+// livePeriods lists, window by window in the board's order, the periods
+// that may hold keys at now, newest first: those another process's clock
+// may already write into (aheadPeriods), the current one and the closed
+// ones whose keys still live (windowLivePeriods). What Remove, Delete,
+// Rebuild, Verify, Seal, FillShadow and DropShadow walk.
 func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
 	var out []target
 	for _, w := range lb.windows {
@@ -251,8 +253,45 @@ func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ps...)
+		ahead, err := lb.aheadPeriods(w, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, ahead...), ps...)
 	}
+	return out, nil
+}
+
+// aheadPeriods lists w's periods after the current one that start within
+// the board's clock skew after now, newest first. A process
+// whose clock runs ahead of this one's by up to WithClockSkew, which
+// processes of one board may, writes into them already (a WithTime that
+// far ahead is taken as now, too): a Remove, Delete or Rebuild run here
+// just before a period's end must reach them, or a removed member, a
+// deleted board or a lost score would come back when this clock crosses.
+func (lb *Leaderboard) aheadPeriods(w Window, now time.Time) ([]target, error) {
+	cur, err := lb.target(w, now)
+	if err != nil {
+		return nil, err
+	}
+	limit := now.Add(lb.skew)
+	var out []target
+	for b := cur.period.End; !b.IsZero() && !b.After(limit); {
+		tg, err := lb.target(w, b)
+		if err != nil {
+			return nil, err
+		}
+		if !tg.period.End.IsZero() && !tg.period.End.After(b) {
+			return nil, fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not end after it",
+				ErrInvalidArgument, w.Name(), tg.period.ID, tg.period.Start, tg.period.End, b)
+		}
+		if len(out) == maxLivePeriods {
+			return nil, fmt.Errorf("%w: window %q holds over %d periods within the clock skew", ErrInvalidArgument, w.Name(), maxLivePeriods)
+		}
+		out = append(out, tg)
+		b = tg.period.End
+	}
+	slices.Reverse(out)
 	return out, nil
 }
 

@@ -96,8 +96,9 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 	return err == nil && sum(found) == int64(want), wrap("present", err)
 }
 
-// Rebuild rebuilds every live period of every window (the current one and
-// the closed ones still within their retention) from the store: each into
+// Rebuild rebuilds every live period of every window (the current one,
+// the closed ones still within their retention, and one starting within
+// the clock skew, see WithClockSkew) from the store: each into
 // fresh keys of its own, swapped in with RENAME, so readers see the old
 // board or the new one, never a half-built one, and processes that
 // rebuild at once (each finding Present false) each swap in a whole

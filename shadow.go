@@ -72,8 +72,8 @@ type ShadowReport struct {
 }
 
 // FillShadow builds the shadow layout (WithShadowShards) of every live
-// period of every window (the current one and the closed ones within their
-// retention) from the partitions, which hold every member's stored value:
+// period of every window (the current one, the closed ones within their
+// retention, and one starting within the clock skew) from the partitions, which hold every member's stored value:
 // it deletes the period's shadow shards, then reads the partitions' members
 // 32 partitions a round trip (from the primaries, with WithReplicaReads
 // too) and puts them into the shadow 1,000 at a time,

@@ -156,7 +156,8 @@ type Removal struct {
 	At time.Time
 	// Periods lists the window periods they were removed from: every
 	// window's readable ones (the current period, and the closed ones
-	// within their retention).
+	// within their retention), and one starting within the board's clock
+	// skew after At (see WithClockSkew).
 	Periods []SubmissionPeriod
 }
 

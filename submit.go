@@ -244,7 +244,9 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 
 // Remove deletes members from every readable period of every window: the
 // current one and the closed ones within their retention (a cheater also
-// leaves last week's board), atomically, in one round trip (two on a
+// leaves last week's board), and one that starts within the clock skew
+// (WithClockSkew) after now, which a process whose clock runs ahead writes
+// into already, atomically, in one round trip (two on a
 // sharded board on a Cluster: see WithShards).
 // Members that are not ranked are ignored, and a member named twice is
 // removed once. With a store that records
