@@ -466,26 +466,6 @@ func runStoreModel(t *testing.T, b *testredis.Backend, s *Store, c smCombo, step
 	r.requireVerifyClean("after rebuild")
 }
 
-// smSnapshot is every key of a board (its shards' and partitions' too)
-// with a DUMP of its content and its absolute expiry.
-func smSnapshot(t *testing.T, b *testredis.Backend, name string) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	c := b.Client.Client
-	out := map[string]string{}
-	for _, pattern := range []string{"*{" + name + "}*", "*{" + name + "#*"} {
-		for _, k := range b.Keys(t, pattern) {
-			res := c.DoMulti(ctx, c.B().Dump().Key(k).Build(), c.B().Pexpiretime().Key(k).Build())
-			d, err := res[0].ToString()
-			require.NoError(t, err, k)
-			e, err := res[1].AsInt64()
-			require.NoError(t, err, k)
-			out[k] = fmt.Sprintf("%x exp=%d", d, e)
-		}
-	}
-	return out
-}
-
 // TestRefusedWritesLeaveNoTrace: a SubmitMany or a Set that is bad input
 // (refused before Redis, or by Redis as it adds a total) writes nothing:
 // no Redis key changes, no store row, on every kind of board.
@@ -519,7 +499,7 @@ func TestRefusedWritesLeaveNoTrace(t *testing.T) {
 					require.NoError(t, board.SubmitMany(ctx, seed))
 					clock.Set(smDay1.Add(5 * time.Second))
 					rows := boardRows(t, s, name)
-					before := smSnapshot(t, b, name)
+					before := b.Snapshot(t, name)
 					// A batch in which one total leaves the board's range.
 					batch := map[string]float64{"over": big}
 					for i := range 300 {
@@ -533,7 +513,7 @@ func TestRefusedWritesLeaveNoTrace(t *testing.T) {
 						require.ErrorIs(t, err, leaderboard.ErrInvalidScore)
 					}
 					require.Equal(t, rows, boardRows(t, s, name), "store rows after a refused SubmitMany")
-					require.Equal(t, before, smSnapshot(t, b, name), "Redis after a refused SubmitMany")
+					require.Equal(t, before, b.Snapshot(t, name), "Redis after a refused SubmitMany")
 					// Bad input to Set and SubmitMany, refused before anything.
 					for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 						require.ErrorIs(t, board.Set(ctx, "m001", x), leaderboard.ErrInvalidScore)
@@ -558,7 +538,7 @@ func TestRefusedWritesLeaveNoTrace(t *testing.T) {
 					var corr int
 					require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM "+s.tCorrections+" WHERE board = $1", name).Scan(&corr))
 					require.Zero(t, corr, "corrections after bad input")
-					require.Equal(t, before, smSnapshot(t, b, name), "Redis after bad input")
+					require.Equal(t, before, b.Snapshot(t, name), "Redis after bad input")
 					requireVerify(t, board, true)
 				})
 			}

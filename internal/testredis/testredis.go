@@ -195,65 +195,75 @@ func (b *Backend) Keys(t testing.TB, pattern string) []string {
 	return out
 }
 
-// Snapshot returns every key of a board with its content and TTL state, so a
+// Snapshot returns every key of a board, its shards' and partitions'
+// included (Wipe's patterns), with its content and absolute expiry, so a
 // test can prove a refused call wrote nothing.
 func (b *Backend) Snapshot(t testing.TB, board string) map[string]string {
 	t.Helper()
-	ctx := context.Background()
-	c := b.Client.Client
 	out := map[string]string{}
-	for _, k := range b.Keys(t, "*{"+board+"}*") {
-		kind, err := c.Do(ctx, c.B().Type().Key(k).Build()).ToString()
-		if err != nil {
-			t.Fatalf("snapshot type %s: %v", k, err)
+	for _, pattern := range []string{"*{" + board + "}*", "*{" + board + "#*"} {
+		for _, k := range b.Keys(t, pattern) {
+			out[k] = b.keyState(t, k)
 		}
-		var sb strings.Builder
-		var exp int64
-		switch kind {
-		case "hash": // member data
-			res := c.DoMulti(ctx, c.B().Hgetall().Key(k).Build(), c.B().Pexpiretime().Key(k).Build())
-			m, err := res[0].AsStrMap()
-			if err != nil {
-				t.Fatalf("snapshot %s: %v", k, err)
-			}
-			fields := make([]string, 0, len(m))
-			for f := range m {
-				fields = append(fields, f)
-			}
-			sort.Strings(fields)
-			for _, f := range fields {
-				sb.WriteString(f + "=" + m[f] + " ")
-			}
-			exp, err = res[1].AsInt64()
-			if err != nil {
-				t.Fatalf("snapshot expiry %s: %v", k, err)
-			}
-			sb.WriteString(" exp=" + itoa(exp))
-			out[k] = sb.String()
-			continue
-		}
-		res := c.DoMulti(ctx,
-			c.B().Zrange().Key(k).Min("0").Max("-1").Withscores().Build(),
-			c.B().Pexpiretime().Key(k).Build(),
-		)
-		zs, err := res[0].AsZScores()
-		if err != nil {
-			t.Fatalf("snapshot %s: %v", k, err)
-		}
-		for _, z := range zs {
-			sb.WriteString(z.Member)
-			sb.WriteByte('=')
-			sb.WriteString(rueidisFloat(z.Score))
-			sb.WriteByte(' ')
-		}
-		exp, err = res[1].AsInt64()
-		if err != nil {
-			t.Fatalf("snapshot expiry %s: %v", k, err)
-		}
-		sb.WriteString(" exp=" + itoa(exp))
-		out[k] = sb.String()
 	}
 	return out
+}
+
+// keyState is a key's content, whatever its type, sorted where Redis
+// keeps no order, and its absolute expiry.
+func (b *Backend) keyState(t testing.TB, k string) string {
+	t.Helper()
+	ctx := context.Background()
+	c := b.Client.Client
+	kind, err := c.Do(ctx, c.B().Type().Key(k).Build()).ToString()
+	if err != nil {
+		t.Fatalf("snapshot type %s: %v", k, err)
+	}
+	var read rueidis.Completed
+	switch kind {
+	case "hash":
+		read = c.B().Hgetall().Key(k).Build()
+	case "zset":
+		read = c.B().Zrange().Key(k).Min("0").Max("-1").Withscores().Build()
+	case "set":
+		read = c.B().Smembers().Key(k).Build()
+	case "string":
+		read = c.B().Get().Key(k).Build()
+	default:
+		t.Fatalf("snapshot %s: type %q", k, kind)
+	}
+	res := c.DoMulti(ctx, read, c.B().Pexpiretime().Key(k).Build())
+	var content []string
+	switch kind {
+	case "string":
+		var v string
+		v, err = res[0].ToString()
+		content = []string{v}
+	case "zset":
+		var zs []rueidis.ZScore
+		zs, err = res[0].AsZScores()
+		for _, z := range zs {
+			content = append(content, z.Member+"="+rueidisFloat(z.Score))
+		}
+	case "hash":
+		var m map[string]string
+		m, err = res[0].AsStrMap()
+		for f, v := range m {
+			content = append(content, f+"="+v)
+		}
+		sort.Strings(content)
+	default:
+		content, err = res[0].AsStrSlice()
+		sort.Strings(content)
+	}
+	if err != nil {
+		t.Fatalf("snapshot %s: %v", k, err)
+	}
+	exp, err := res[1].AsInt64()
+	if err != nil {
+		t.Fatalf("snapshot expiry %s: %v", k, err)
+	}
+	return kind + " " + strings.Join(content, " ") + " exp=" + itoa(exp)
 }
 
 // Caching is a second client to the backend's real Redis or Cluster with
