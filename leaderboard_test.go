@@ -102,6 +102,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 	}
 	_, err := lb.New(nil, "ok")
 	require.ErrorIs(t, err, lb.ErrInvalidArgument)
+	_, err = lb.New((*testredis.CountingClient)(nil), "ok") // a nil pointer in the interface
+	require.ErrorIs(t, err, lb.ErrInvalidArgument)
 
 	board, err := lb.New(c, "ok", lb.WithKeyPrefix("game:7"), lb.WithShards(), lb.WithRetention(0),
 		lb.WithWindows(lb.Daily(), lb.Named("daily-berlin", lb.DailyIn(time.UTC))))

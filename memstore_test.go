@@ -421,6 +421,9 @@ func TestDedupeWindow(t *testing.T) {
 	require.ErrorIs(t, err, lb.ErrInvalidArgument)
 	_, err = lb.New(b.Client, "x", lb.WithStore(nil))
 	require.ErrorIs(t, err, lb.ErrInvalidArgument)
+	// A nil pointer in the interface panicked at the first Submit.
+	_, err = lb.New(b.Client, "x", lb.WithStore((*memStore)(nil)))
+	require.ErrorIs(t, err, lb.ErrInvalidArgument)
 }
 
 // TestMemStoreCorrect: the in-memory store counts a correction as pgstore

@@ -224,11 +224,12 @@ func WithTwoStepAround() Option {
 
 // WithStore makes a Store the board's durable source of truth: Submit
 // appends every submission to it before writing Redis, and Rebuild and
-// Verify read it. Default: none, Redis alone.
+// Verify read it. Default: none, Redis alone. A nil store, or a nil
+// pointer in the interface, is refused.
 func WithStore(s Store) Option {
 	return func(c *config) {
 		c.store = s
-		if s == nil {
+		if nilValue(s) {
 			c.errs = append(c.errs, fmt.Errorf("WithStore: nil store"))
 		}
 	}
@@ -465,7 +466,7 @@ func (c *config) validate(client rueidis.Client, name string) error {
 		return bad("%v", errors.Join(c.errs...))
 	}
 	switch {
-	case client == nil:
+	case nilValue(client):
 		return bad("nil client")
 	case !keys.ValidName(name) || strings.ContainsRune(name, '#'):
 		return bad("board name %q must be non-empty, without whitespace, braces or '#'", name)
@@ -512,13 +513,14 @@ func nilWindow(w Window) bool {
 	return nilValue(w)
 }
 
-// nilValue reports whether w is nil, or a nil pointer, map, slice, func or
-// channel in an interface: a window whose methods would panic.
-func nilValue(w Window) bool {
-	if w == nil {
+// nilValue reports whether x is nil, or a nil pointer, map, slice, func or
+// channel in an interface: a window, store or client whose methods would
+// panic.
+func nilValue(x any) bool {
+	if x == nil {
 		return true
 	}
-	switch v := reflect.ValueOf(w); v.Kind() {
+	switch v := reflect.ValueOf(x); v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
 		return v.IsNil()
 	}

@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -149,7 +150,20 @@ func (lb *Leaderboard) expiry(p Period) int64 {
 	if !lb.retained && !p.Start.IsZero() {
 		keep = p.End.Sub(p.Start)
 	}
-	return p.End.Add(keep).UnixMilli()
+	return unixMilli(p.End.Add(keep))
+}
+
+// lastMilli is the last instant whose Unix milliseconds an int64 holds.
+var lastMilli = time.UnixMilli(math.MaxInt64)
+
+// unixMilli is t's Unix milliseconds, math.MaxInt64 for a t beyond them
+// (an At some hundred million years ahead): UnixMilli would wrap to the
+// past, and such a period would read as expired.
+func unixMilli(t time.Time) int64 {
+	if t.After(lastMilli) {
+		return math.MaxInt64
+	}
+	return t.UnixMilli()
 }
 
 // parseQueries applies a read's queries. Most reads pass none, and get

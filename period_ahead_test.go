@@ -95,3 +95,14 @@ func aheadRebuild(t *testing.T, b *testredis.Backend, opts []lb.Option) {
 	require.NoError(t, err, "a score the store holds is missing after Rebuild")
 	require.Equal(t, 5.0, st.Score)
 }
+
+// TestAtFarFuture: a read At a time beyond what Unix milliseconds hold
+// (an expiry computed there wrapped to 1970) reads an empty period, not
+// ErrExpired.
+func TestAtFarFuture(t *testing.T) {
+	b := testredis.Mini(t)
+	board, _ := newBoard(t, b, lb.WithWindows(lb.Daily()))
+	es, err := board.Top(context.Background(), 3, lb.At(time.Unix(1<<62, 0)))
+	require.NoError(t, err)
+	require.Empty(t, es)
+}
