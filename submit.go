@@ -24,7 +24,12 @@ import (
 // Accumulate total beyond MaxScore, returns ErrPrecision. Nothing is written
 // then: not in Redis, and not in a store that is a Retractor (Redis alone
 // finds a total out of range, after the store has appended it; Submit then
-// retracts it).
+// retracts it). What Redis refuses only it finds, in the round trip that
+// also carries a write's upkeep of derived keys, which runs all the same
+// and writes nothing new: the top mirror (WithHotTop) copied from the
+// period as it stands, or dropped, and during a move to new bounds the
+// member's current value copied to its shadow shard (WithShadowShards),
+// as FillShadow would.
 //
 // With a store, Submit appends to it first (see WithStore and WithID); a
 // store failure leaves Redis untouched, a Redis failure after the store
@@ -189,7 +194,8 @@ type submission struct {
 // configured window's current period, atomically, in one round trip (two
 // on a sharded board on a Cluster, atomic per step: see WithShards). It is
 // the bulk load: it reports no standings. Every member and score is checked
-// first; one bad entry refuses the whole batch and nothing is written. With
+// first; one bad entry refuses the whole batch and nothing is written (an
+// entry Redis refuses leaves the upkeep Submit names). With
 // a store, the batch goes to the store first (in one call when it is a
 // BatchAppender), stamped with the board's clock; a store that takes
 // submissions one at a time and fails part way has those it took
