@@ -277,11 +277,10 @@ func (lb *Leaderboard) livePeriods(now time.Time) ([]target, error) {
 }
 
 // aheadPeriods lists w's periods after the current one that start within
-// the board's clock skew after now, newest first. A process
-// whose clock runs ahead of this one's by up to WithClockSkew, which
-// processes of one board may, writes into them already (a WithTime that
-// far ahead is taken as now, too): a Remove, Delete or Rebuild run here
-// just before a period's end must reach them, or a removed member, a
+// the board's clock skew after now, newest first. A process whose clock
+// runs ahead of this one's by up to WithClockSkew, as processes of one
+// board may, writes into them already: a Remove, Delete or Rebuild run
+// here just before a period's end must reach them, or a removed member, a
 // deleted board or a lost score would come back when this clock crosses.
 func (lb *Leaderboard) aheadPeriods(w Window, now time.Time) ([]target, error) {
 	cur, err := lb.target(w, now)
