@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/skiprank/leaderboard"
@@ -421,7 +422,9 @@ func (s *server) parseWindow(v url.Values) (leaderboard.Window, time.Time, *fiel
 	}
 	at, err := time.Parse(time.DateOnly, raw)
 	if err != nil {
-		if at, err = time.Parse(time.RFC3339, raw); err != nil {
+		// RFC 3339 (section 5.6) allows "t" and "z" in lower case, which
+		// time.Parse does not: its only letters are upper-cased first.
+		if at, err = time.Parse(time.RFC3339, strings.ToUpper(raw)); err != nil {
 			return nil, time.Time{}, badField("at", "at must be a date (2026-11-23) or an RFC 3339 time")
 		}
 	}

@@ -409,6 +409,11 @@ func TestLeaderboardPastPeriod(t *testing.T) {
 		if len(got.Entries) != 1 || got.Entries[0].UserID != "veteran" {
 			t.Fatalf("last week by RFC 3339 time: %+v", got)
 		}
+		// RFC 3339 allows "t" and "z" in lower case.
+		got = decode[boardResponse](t, f.get("/api/v1/leaderboard?window=weekly&at="+lastWeek.Format("2006-01-02t15:04:05z")))
+		if len(got.Entries) != 1 || got.Entries[0].UserID != "veteran" {
+			t.Fatalf("last week by RFC 3339 time in lower case: %+v", got)
+		}
 		around := decode[aroundResponse](t, f.get("/api/v1/leaderboard?window=weekly&userId=veteran&at="+at))
 		if around.UserRank != 1 || around.UserScore != 700 {
 			t.Fatalf("veteran last week: %+v", around)

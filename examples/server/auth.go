@@ -90,7 +90,7 @@ func (v *verifier) verify(ctx context.Context, r *http.Request, body []byte) err
 	if err != nil {
 		return &authError{header: headerTimestamp, reason: "timestamp must be unix seconds"}
 	}
-	if !withinSkew(v.now().Unix(), sec, int64(v.skew/time.Second)) {
+	if !withinSkew(v.now(), sec, v.skew) {
 		return &authError{header: headerTimestamp, reason: "timestamp outside the allowed clock skew"}
 	}
 	got, err := hex.DecodeString(sig)
@@ -102,9 +102,9 @@ func (v *verifier) verify(ctx context.Context, r *http.Request, body []byte) err
 	if !hmac.Equal(got, m.Sum(nil)) {
 		return &authError{header: headerSignature, reason: "bad signature"}
 	}
-	// A request is accepted while its timestamp is within skew of now in
-	// whole seconds (until a second after ts+skew), so its nonce must be
-	// remembered until then: at most 2*skew and a second from now.
+	// A request is accepted while its timestamp is within skew of now
+	// (until ts+skew), so its nonce must be remembered until then: at most
+	// 2*skew from now; a second more spares the edge from clock steps.
 	key := v.prefix + "nonce:" + id + ":" + nonce
 	err = v.client.Do(ctx, v.client.B().Set().Key(key).Value(ts).Nx().Px(2*v.skew+time.Second).Build()).Error()
 	if rueidis.IsRedisNil(err) {
@@ -113,20 +113,29 @@ func (v *verifier) verify(ctx context.Context, r *http.Request, body []byte) err
 	return err
 }
 
-// withinSkew reports whether ts is at most skew seconds from now, for any
-// int64 values: it never subtracts ts (now - ts overflows for a ts far in
-// the past or future) but compares it with now's window, whose ends are
-// clamped to the int64 range.
-func withinSkew(now, ts, skew int64) bool {
+// withinSkew reports whether ts (unix seconds) is at most skew from now,
+// exactly: a skew of 1.5s is not cut to 1s, nor now to its second. It
+// takes any int64 ts: ts is first checked against now's window in whole
+// seconds, a second wider than skew and clamped to the int64 range, so
+// that it is never subtracted from now unless it is close (now - ts
+// overflows for a ts far in the past or future).
+func withinSkew(now time.Time, ts int64, skew time.Duration) bool {
 	if skew < 0 {
 		return false
 	}
+	secs := int64(skew/time.Second) + 1
+	n := now.Unix()
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if now >= math.MinInt64+skew {
-		lo = now - skew
+	if n >= math.MinInt64+secs {
+		lo = n - secs
 	}
-	if now <= math.MaxInt64-skew {
-		hi = now + skew
+	if n <= math.MaxInt64-secs {
+		hi = n + secs
 	}
-	return lo <= ts && ts <= hi
+	if ts < lo || ts > hi {
+		return false
+	}
+	// |n - ts| <= secs: the difference and the duration fit in an int64.
+	d := time.Duration(n-ts)*time.Second + time.Duration(now.Nanosecond())
+	return -skew <= d && d <= skew
 }

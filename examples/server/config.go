@@ -61,7 +61,9 @@ const (
 	maxRate  = 1e6
 	maxBurst = 1_000_000
 
-	// The Redis timeout stays under the server's write timeout, so the
+	// The longest Redis timeout: a request that waits for Redis holds
+	// its connection and a goroutine that long. The server's write
+	// timeout is set from the Redis timeout (newHTTPServer), so that the
 	// 503 it causes still reaches the client.
 	maxRedisTimeout = 10 * time.Second
 )

@@ -222,9 +222,12 @@ func parseScore(raw json.RawMessage, minScore, maxScore float64) (float64, *fiel
 // maxName is the longest display name, in bytes.
 const maxName = 64
 
-// checkName allows 1..maxName bytes of printable UTF-8, spaces inside: a
-// name shows on a public page (as text: the page never reads it as HTML)
-// and in nobody's logs.
+// checkName allows 1..maxName bytes of UTF-8 without control characters
+// (unicode.IsControl) or bidirectional controls, and without a space
+// (unicode.IsSpace) at either end; spaces inside and format characters such
+// as the zero-width joiners of emoji sequences and of Persian or Indic
+// names are allowed. A name shows on a public page, as text (the page
+// never reads it as HTML).
 func checkName(s string) *fieldError {
 	switch {
 	case s == "":
@@ -237,16 +240,20 @@ func checkName(s string) *fieldError {
 		return badField("name", "name starts or ends with a space")
 	}
 	for _, r := range s {
-		if !unicode.IsPrint(r) && r != ' ' {
+		switch {
+		case unicode.IsControl(r):
 			return badField("name", "name may not hold control characters")
+		case isBidiControl(r):
+			return badField("name", "name %s", bidiRefused)
 		}
 	}
 	return nil
 }
 
-// checkUserID allows 1..maxUserID bytes of printable UTF-8 without spaces:
-// ids show on a public page and in logs, where control characters, spaces
-// and look-alike blanks only cause trouble.
+// checkUserID allows 1..maxUserID bytes of UTF-8 without spaces
+// (unicode.IsSpace, look-alike blanks included), control characters
+// (unicode.IsControl) or bidirectional controls: ids show on a public page
+// and in logs, where those only cause trouble.
 func checkUserID(s string) *fieldError {
 	switch {
 	case s == "":
@@ -257,9 +264,26 @@ func checkUserID(s string) *fieldError {
 		return badField("userId", "userId is not valid UTF-8")
 	}
 	for _, r := range s {
-		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+		switch {
+		case unicode.IsSpace(r) || unicode.IsControl(r):
 			return badField("userId", "userId may not hold spaces or control characters")
+		case isBidiControl(r):
+			return badField("userId", "userId %s", bidiRefused)
 		}
 	}
 	return nil
+}
+
+// bidiRefused ends the error of a name or id holding a bidirectional
+// control.
+const bidiRefused = "may not hold bidirectional embedding, override or isolate characters (U+202A to U+202E, U+2066 to U+2069)"
+
+// isBidiControl reports whether r opens or closes a bidirectional
+// embedding, override or isolate. Though format characters like the
+// joiners, they are refused: one in a name or id reorders the text after
+// it (on the page, in a log line, in a terminal), so that an entry could
+// pass for another's. The marks (U+200E, U+200F, U+061C) reorder nothing
+// and stay allowed.
+func isBidiControl(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }

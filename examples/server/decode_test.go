@@ -126,3 +126,36 @@ func FuzzReadQueries(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckNameAndUserID: the rule README gives. A userId may not hold a
+// space (any Unicode white space) or a control character; a name may not
+// hold a control character nor start or end with a space; neither may
+// hold a bidirectional embedding, override or isolate. Format characters
+// (the joiners of emoji sequences and Persian names) and spaces inside a
+// name are allowed.
+func TestCheckNameAndUserID(t *testing.T) {
+	for _, c := range []struct {
+		s            string
+		idOK, nameOK bool
+	}{
+		{"family-\u200d", true, true},                                    // ZWJ
+		{"\U0001F468\u200d\U0001F469", true, true},                       // emoji ZWJ sequence
+		{"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", true, true}, // Persian, with ZWNJ
+		{"a\u200eb", true, true},                                         // a left-to-right mark
+		{"Ana\u00a0Maria", false, true},                                  // no-break space inside
+		{"Ana Maria", false, true},
+		{"\u00a0Ana", false, false}, // a no-break space at the start
+		{"Ana\u2003", false, false}, // an em space at the end
+		{"a\tb", false, false},
+		{"a\u0085b", false, false}, // NEL, a C1 control
+		{"a\u202eb", false, false}, // right-to-left override
+		{"a\u2067b", false, false}, // right-to-left isolate
+	} {
+		if got := checkUserID(c.s) == nil; got != c.idOK {
+			t.Errorf("checkUserID(%+q) accepted %v, want %v", c.s, got, c.idOK)
+		}
+		if got := checkName(c.s) == nil; got != c.nameOK {
+			t.Errorf("checkName(%+q) accepted %v, want %v", c.s, got, c.nameOK)
+		}
+	}
+}

@@ -250,7 +250,10 @@ func (h *hub) count() int {
 	return len(h.streams)
 }
 
-// handleEvents streams "scores" events (server-sent events) to a page.
+// handleEvents streams "scores" events (server-sent events) to a page. A
+// HEAD gets what a GET would (a slot is taken and given back, so a 429 or
+// 503 shows too), then the headers only: it has no body to stream, and
+// staying would hold the slot and the connection for nothing.
 func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !noParams(w, r) {
 		return
@@ -260,13 +263,21 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.hub.unsubscribe(wake)
-	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // a proxy must not hold events back
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	s.stream(w, r, wake)
+}
 
+// stream writes events to an open stream until the client leaves, a write
+// fails or the hub closes the stream (shutdown).
+func (s *server) stream(w http.ResponseWriter, r *http.Request, wake <-chan struct{}) {
+	rc := http.NewResponseController(w)
 	// The server's timeouts would cut the stream: no read deadline (the
 	// request has been read), and each write gets its own deadline, so a
 	// stalled reader is still dropped.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -237,5 +239,40 @@ func TestClientAddr(t *testing.T) {
 		if got := clientAddr(in); got != want {
 			t.Errorf("clientAddr(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestEventsHEAD: a HEAD of the stream answers its headers and ends, so it
+// holds no stream slot, and the next request on the same keep-alive
+// connection is answered.
+func TestEventsHEAD(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	ts := httptest.NewServer(f.h)
+	defer ts.Close()
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	_, _ = io.WriteString(c, "HEAD /api/v1/events HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodHead})
+	if err != nil {
+		t.Fatalf("HEAD: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("HEAD: %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("GET /healthz after a HEAD of the stream on one connection: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz: %d", resp.StatusCode)
+	}
+	if n := f.srv.hub.count(); n != 0 {
+		t.Fatalf("%d streams held after a HEAD, want 0", n)
 	}
 }

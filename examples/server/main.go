@@ -18,10 +18,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -107,15 +105,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
+// Bounds on what a slow or idle client can hold.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second // the whole request, body included
+	// writeMargin is the time left to write an answer once the body is
+	// read and Redis has answered or timed out.
+	writeMargin = 5 * time.Second
+)
+
 // newHTTPServer serves srv with bounds on what a slow or idle client can
-// hold; event streams set their own write deadlines. The write timeout is
-// above maxRedisTimeout, so that a 503 for a slow Redis still goes out.
+// hold; event streams set their own write deadlines. net/http counts the
+// write timeout from the end of the request's headers, and a request may
+// then spend up to readTimeout reading its body and REDIS_TIMEOUT waiting
+// for Redis: the write timeout covers both and writeMargin on top, so that
+// the 503 for a slow Redis still reaches a client whose body came slowly,
+// instead of the connection being dropped without an answer.
 func newHTTPServer(srv *server, log *slog.Logger) *http.Server {
 	hs := &http.Server{
 		Handler:           srv.handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      maxRedisTimeout + 5*time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      readTimeout + srv.cfg.RedisTimeout + writeMargin,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -140,17 +151,18 @@ func connect(rawURL string) (rueidis.Client, string, func(), error) {
 	if rawURL != "" {
 		opt, err := redisurl.Parse(rawURL)
 		if err != nil {
-			// Parse's error shows the URL with its query, which may hold a
-			// secret: the URL is shown redactURL's way instead.
+			// Parse's error is its own wording; the setting is named here,
+			// the URL shown in Redact's form (no password, secret-named
+			// query value or fragment).
 			return nil, "", nil, fmt.Errorf("REDIS_URL: %w %s: want redis://[user:password@]host:port[/db], rediss://… or unix://…",
-				redisurl.ErrInvalid, redactURL(rawURL))
+				redisurl.ErrInvalid, redisurl.Redact(rawURL))
 		}
 		opt.DisableCache = true // no client-side caching: reads must be live
 		c, err := rueidis.NewClient(opt)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("redis at %s: %w", redactURL(rawURL), err)
+			return nil, "", nil, fmt.Errorf("redis at %s: %w", redisurl.Redact(rawURL), err)
 		}
-		return c, redactURL(rawURL), c.Close, nil
+		return c, redisurl.Redact(rawURL), c.Close, nil
 	}
 	mr, err := miniredis.Run()
 	if err != nil {
@@ -163,36 +175,39 @@ func connect(rawURL string) (rueidis.Client, string, func(), error) {
 		mr.Close()
 		return nil, "", nil, err
 	}
-	return c, "embedded miniredis at " + mr.Addr(), func() { c.Close(); mr.Close() }, nil
+	stopClock := keepTime(mr)
+	return c, "embedded miniredis at " + mr.Addr(), func() { stopClock(); c.Close(); mr.Close() }, nil
 }
 
-// secretParam matches the query parameters redactURL hides by name.
-var secretParam = regexp.MustCompile(`(?i)pass|pwd|secret|token|auth|key|cred`)
+// embeddedTick is how often keepTime moves the embedded Redis's clock: how
+// late, at most, one of its keys expires.
+const embeddedTick = 250 * time.Millisecond
 
-// redactURL is a Redis URL as logs and errors may show it: the userinfo
-// hidden (redisurl.Redact), and the value of any query parameter named like
-// a secret (?password=, ?token=…) and any fragment, which rueidis ignores
-// but a URL copied from another client's settings may carry.
-func redactURL(raw string) string {
-	s, _, frag := strings.Cut(redisurl.Redact(raw), "#")
-	if base, query, ok := strings.Cut(s, "?"); ok {
-		params := strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' })
-		for i, p := range params {
-			key, _, _ := strings.Cut(p, "=")
-			name := key
-			if n, err := url.QueryUnescape(key); err == nil {
-				name = n
+// keepTime moves mr's key expiries along with the real time until the
+// function it returns is called. miniredis expires keys only when told to
+// (FastForward): without this, the nonce and rate-limit keys of the
+// embedded mode would never expire and would pile up with every request.
+func keepTime(mr *miniredis.Miniredis) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(embeddedTick)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
 			}
-			if secretParam.MatchString(name) {
-				params[i] = key + "=xxxxx"
-			}
+			now := time.Now()
+			mr.FastForward(now.Sub(last))
+			last = now
 		}
-		s = base + "?" + strings.Join(params, "&")
-	}
-	if frag {
-		s += "#xxxxx"
-	}
-	return s
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // banner tells a person where to look, and how to sign: in development mode

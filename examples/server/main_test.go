@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -388,6 +390,11 @@ func TestRedisURLSecrets(t *testing.T) {
 		"redis://127.0.0.1:1?%70assword=" + pw, // %70 is p
 		"redis://127.0.0.1:1?x=1#" + pw,
 		"redis://127.0.0.1:1#" + pw,
+		// An '@' in a secret query value or the fragment, which once
+		// passed for the end of a user part and showed the rest.
+		"redis://127.0.0.1:1/?password=" + pw[:4] + "@" + pw[4:],
+		"redis://127.0.0.1:1/#" + pw[:4] + "@" + pw[4:],
+		"redis://user:" + pw[:4] + "?" + pw[4:] + "@127.0.0.1:6379", // '?' in the password
 	} {
 		var logs bytes.Buffer
 		err := run(context.Background(), nil, envOf(map[string]string{"REDIS_URL": u, "SIGNING_KEYS": keys}), &logs, &logs)
@@ -534,5 +541,116 @@ func TestRunHelp(t *testing.T) {
 		t.Errorf("-h left %s taken: %v", addr, err)
 	} else {
 		l.Close()
+	}
+}
+
+// serveHTTP serves f's service as run does, on a free port, until the test
+// ends; it returns the address.
+func serveHTTP(t *testing.T, f *fixture) string {
+	t.Helper()
+	hs := newHTTPServer(f.srv, slog.New(slog.DiscardHandler))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return ln.Addr().String()
+}
+
+// rawRequest sends req, as written, on a new connection to addr and reads
+// the answer.
+func rawRequest(t *testing.T, addr, req string) (*http.Response, []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	_, _ = io.WriteString(c, req)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("%.50q: %v", req, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	return resp, body
+}
+
+// TestRequestsNetHTTPAnswers pins what README says of the requests that
+// are no path: "*" and a CONNECT's host:port are answered by the service
+// in JSON, with Allow for the 405; and of those net/http answers before
+// the service sees them, in plain text (or no body), which the service
+// cannot change: 431, 400 for a bad escape in the path, 417, and the two
+// 5xx for a client's fault, 501 and 505.
+func TestRequestsNetHTTPAnswers(t *testing.T) {
+	addr := serveHTTP(t, newFixture(t, testredis.Mini(t)))
+	const host = " HTTP/1.1\r\nHost: x\r\n"
+	for _, c := range []struct {
+		req    string
+		status int
+		json   bool
+		allow  string
+	}{
+		{"GET *" + host + "\r\n", http.StatusBadRequest, true, ""},
+		{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", http.StatusBadRequest, true, ""},
+		{"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", http.StatusMethodNotAllowed, true, allowedAnywhere},
+		{"GET /api/v1/leaderboard?userId=" + strings.Repeat("a", 21<<10) + host + "\r\n", http.StatusRequestHeaderFieldsTooLarge, false, ""},
+		{"GET /api/v1/%zz" + host + "\r\n", http.StatusBadRequest, false, ""},
+		{"GET /healthz" + host + "Expect: later\r\n\r\n", http.StatusExpectationFailed, false, ""},
+		{"POST /api/v1/scores" + host + "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", http.StatusNotImplemented, false, ""},
+		{"GET /api/v1/leaderboard" + host + "Transfer-Encoding: identity\r\n\r\n", http.StatusNotImplemented, false, ""},
+		{"GET /api/v1/leaderboard HTTP/2.0\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported, false, ""},
+	} {
+		resp, body := rawRequest(t, addr, c.req)
+		isJSON := strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")
+		if resp.StatusCode != c.status || isJSON != c.json || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("%.50q: %s, Allow %q, body %q; want %d, JSON %v, Allow %q",
+				c.req, resp.Status, resp.Header.Get("Allow"), body, c.status, c.json, c.allow)
+		}
+	}
+}
+
+// TestWriteTimeoutCoversSlowBodyAndRedis: net/http counts the write
+// timeout from the end of a request's headers, after which the body may
+// take up to the read timeout and Redis up to REDIS_TIMEOUT: the 503 for a
+// slow Redis must still have time to be written, at the largest
+// REDIS_TIMEOUT too, not the connection be dropped without an answer.
+func TestWriteTimeoutCoversSlowBodyAndRedis(t *testing.T) {
+	b := testredis.Mini(t)
+	for _, rt := range []time.Duration{time.Millisecond, 3 * time.Second, maxRedisTimeout} {
+		f := newFixture(t, b, func(c *config) { c.RedisTimeout = rt })
+		hs := newHTTPServer(f.srv, slog.New(slog.DiscardHandler))
+		if hs.ReadTimeout <= 0 || hs.WriteTimeout < hs.ReadTimeout+rt+time.Second {
+			t.Errorf("REDIS_TIMEOUT %v: read timeout %v, write timeout %v; want a write timeout of at least the read timeout, REDIS_TIMEOUT and a second",
+				rt, hs.ReadTimeout, hs.WriteTimeout)
+		}
+	}
+}
+
+// TestEmbeddedRedisExpiresKeys: the embedded Redis expires keys as time
+// passes, as README says of the nonce and rate-limit keys; miniredis
+// alone expires them only when told to.
+func TestEmbeddedRedisExpiresKeys(t *testing.T) {
+	client, _, closeRedis, err := connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeRedis()
+	ctx := context.Background()
+	if err := client.Do(ctx, client.B().Set().Key("k").Value("v").Px(200*time.Millisecond).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := client.Do(ctx, client.B().Exists().Key("k").Build()).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a key set to expire after 200ms still exists 3s later")
+		}
 	}
 }

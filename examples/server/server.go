@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -101,7 +102,30 @@ func (s *server) handler() http.Handler {
 			writeError(w, http.StatusMethodNotAllowed, "method not allowed", "")
 		})
 	}
-	return s.metrics.instrument(s.logRequests(recoverPanics(s.log, securityHeaders(mux))))
+	return s.metrics.instrument(s.logRequests(recoverPanics(s.log, securityHeaders(notAPath(mux)))))
+}
+
+// allowedAnywhere is every method some path takes: the Allow of a request
+// that names no path.
+const allowedAnywhere = "GET, HEAD, POST"
+
+// notAPath answers, in JSON, the requests whose target is no path, which
+// the mux would answer itself in plain text or with an empty body: "*"
+// (OPTIONS * never gets here: net/http answers it) is a 400, and a CONNECT
+// to a host:port, which no path of the service takes, a 405. They count
+// under the route "unmatched".
+func notAPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodConnect && !strings.HasPrefix(r.URL.Path, "/"):
+			w.Header().Set("Allow", allowedAnywhere)
+			writeError(w, http.StatusMethodNotAllowed, "method not allowed", "")
+		case r.RequestURI == "*":
+			writeError(w, http.StatusBadRequest, "request target * is for OPTIONS only; want a path", "")
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
 }
 
 // patternNotFound is the route of every path no other route has; its

@@ -3,13 +3,14 @@
 // redis://host:6379/ (a trailing slash, as many tools print the URL) as the
 // default database instead of refusing an empty database number, and no
 // error or printable form it returns holds the URL's password, which
-// url.Parse's errors quote.
+// url.Parse's errors quote, nor a secret in its query or fragment.
 package redisurl
 
 import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/redis/rueidis"
@@ -45,21 +46,68 @@ func Parse(raw string) (rueidis.ClientOption, error) {
 	return opt, nil
 }
 
-// Redact returns raw with its user part (name and password) replaced by
-// "xxxxx", also when raw does not parse as a URL: everything between the
-// scheme and the last '@' goes. A URL without '@' is returned as it is.
+// secretParam matches the query parameters Redact hides the value of, by
+// name.
+var secretParam = regexp.MustCompile(`(?i)pass|pwd|secret|token|auth|key|cred`)
+
+// Redact returns raw as errors and logs may show it, also when raw does not
+// parse as a URL: its user part (name and password) replaced by "xxxxx",
+// the value of every query parameter named like a secret (?password=,
+// ?token=…) too, and its fragment, which rueidis ignores but a URL copied
+// from another client's settings may carry.
+//
+// The user part ends at the last '@' before the query and the fragment: an
+// '@' after the first '?' or '#' is theirs (?password=abc@def), and cutting
+// there would show the rest of that value. A '/' does not end it, as it
+// ends url.Parse's authority: a Redis URL's path (a database number) holds
+// no '@', so one there means a password holding an unescaped '/', hidden
+// whole. A URL whose only '@' follows its first '?' or '#' is ambiguous,
+// as a password holding an unescaped '?' or '#' looks the same: all of it
+// but the scheme is hidden.
 func Redact(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
+	if ok {
+		scheme += "://"
+	} else {
 		scheme, rest = "", raw
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
+	hier, tail := rest, ""
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		hier, tail = rest[:i], rest[i:]
 	}
-	rest = "xxxxx@" + rest[at+1:]
-	if !ok {
-		return rest
+	if at := strings.LastIndex(hier, "@"); at >= 0 {
+		hier = "xxxxx@" + hier[at+1:]
+	} else if strings.Contains(tail, "@") {
+		return scheme + "xxxxx"
 	}
-	return scheme + "://" + rest
+	return scheme + hier + redactTail(tail)
+}
+
+// redactTail hides, in the query and fragment of a URL ("?a=1&b=2#f", or
+// ""), the values of the parameters named like a secret and the fragment,
+// keeping the rest as it was written.
+func redactTail(tail string) string {
+	query, _, hasFrag := strings.Cut(tail, "#")
+	var b strings.Builder
+	if q, ok := strings.CutPrefix(query, "?"); ok {
+		b.WriteByte('?')
+		for q != "" {
+			param, sep := q, ""
+			if i := strings.IndexAny(q, "&;"); i >= 0 {
+				param, sep, q = q[:i], q[i:i+1], q[i+1:]
+			} else {
+				q = ""
+			}
+			name, _, _ := strings.Cut(param, "=")
+			if n, err := url.QueryUnescape(name); err == nil && secretParam.MatchString(n) ||
+				secretParam.MatchString(name) {
+				param = name + "=xxxxx"
+			}
+			b.WriteString(param + sep)
+		}
+	}
+	if hasFrag {
+		b.WriteString("#xxxxx")
+	}
+	return b.String()
 }

@@ -45,6 +45,10 @@ func TestParseErrorsHoldNoSecret(t *testing.T) {
 		"redis://user:s3cret@127.0.0.1:6379/1/2",
 		"http://user:s3cret@127.0.0.1:6379",
 		":s3cret@",
+		"redis://user:s3cr?et@127.0.0.1:6379", // '?' in the password: a bad port
+		"redis://user:s3cr#et@127.0.0.1:6379", // '#' in the password: a bad port
+		"redis://127.0.0.1:6379/x?password=s3cr@et",
+		"redis://127.0.0.1:6379/x#s3cr@et",
 	} {
 		_, err := Parse(raw)
 		if err == nil {
@@ -78,6 +82,23 @@ func TestRedact(t *testing.T) {
 		"redis://u:pa/ss@host:6379":        "redis://xxxxx@host:6379",
 		"redis:/u:secret@host":             "xxxxx@host",
 		"redis://u:secret@host:63 79":      "redis://xxxxx@host:63 79",
+		// An '@' in the query or fragment is theirs, not the end of a
+		// user part: the secret's value is hidden whole.
+		"redis://127.0.0.1:1/?password=abc@TAIL":     "redis://xxxxx",
+		"redis://127.0.0.1:1/#frag@TAIL":             "redis://xxxxx",
+		"redis://u:p@h:6379/?password=abc@TAIL&db=1": "redis://xxxxx@h:6379/?password=xxxxx&db=1",
+		"redis://u:p@h:6379/#frag@TAIL":              "redis://xxxxx@h:6379/#xxxxx",
+		// A password holding an unescaped '?' or '#' looks the same.
+		"redis://u:pa?ss@h:6379": "redis://xxxxx",
+		"redis://u:pa#ss@h:6379": "redis://xxxxx",
+		// Secret-named query values (by their unescaped name, any case),
+		// and the fragment.
+		"redis://h:6379?password=pw":                     "redis://h:6379?password=xxxxx",
+		"redis://h:6379/?db=0&Pass=pw;client_name=x":     "redis://h:6379/?db=0&Pass=xxxxx;client_name=x",
+		"redis://h:6379?%70assword=pw&token&x=1":         "redis://h:6379?%70assword=xxxxx&token=xxxxx&x=1",
+		"redis://h:6379?x=1#pw":                          "redis://h:6379?x=1#xxxxx",
+		"redis://h:6379#pw":                              "redis://h:6379#xxxxx",
+		"unix:///run/redis.sock?db=1&auth_token=pw#frag": "unix:///run/redis.sock?db=1&auth_token=xxxxx#xxxxx",
 	} {
 		if got := Redact(raw); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", raw, got, want)
