@@ -626,7 +626,8 @@ func nilValue(x any) bool {
 // shard, at most five times in all, the last answer standing: two round
 // trips more a try, which only a storm of moves across one bound under
 // load needs. A process that dies between a write's two round trips on a
-// Cluster leaves the member's shard entry behind its partition (and Count
+// Cluster (or whose second step fails, as while the shard's slot migrates:
+// the write returns that error though its partition holds it) leaves the member's shard entry behind its partition (and Count
 // with it; a read that finds only that copy returns it) until the member's
 // next Submit (which
 // looks for stale copies in every shard and sweeps them, and, when it
