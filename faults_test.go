@@ -10,6 +10,7 @@ import (
 	"net"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -40,6 +42,9 @@ type faultClient struct {
 	permille atomic.Int64
 	rmu      sync.Mutex
 	r        *rand.Rand
+	// failing, when set, fails without sending each command of a DoMulti
+	// naming a key that starts with it, and sends the others.
+	failing atomic.Pointer[string]
 }
 
 func (c *faultClient) trip() (fail, lost bool) {
@@ -82,6 +87,9 @@ func (c *faultClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Red
 }
 
 func (c *faultClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if p := c.failing.Load(); p != nil {
+		return c.doMultiFailing(ctx, *p, multi)
+	}
 	fail, lost := c.trip()
 	if !fail {
 		return c.Client.DoMulti(ctx, multi...)
@@ -92,6 +100,25 @@ func (c *faultClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) [
 	out := make([]rueidis.RedisResult, len(multi))
 	for i := range out {
 		out[i] = rueidis.NewErrorResult(errFault)
+	}
+	return out
+}
+
+// doMultiFailing sends the commands of multi that name no key starting
+// with prefix, and fails the others.
+func (c *faultClient) doMultiFailing(ctx context.Context, prefix string, multi []rueidis.Completed) []rueidis.RedisResult {
+	out := make([]rueidis.RedisResult, len(multi))
+	var send []rueidis.Completed
+	var at []int
+	for i, cmd := range multi {
+		if slices.ContainsFunc(cmd.Commands(), func(a string) bool { return strings.HasPrefix(a, prefix) }) {
+			out[i] = rueidis.NewErrorResult(errFault)
+			continue
+		}
+		send, at = append(send, cmd), append(at, i)
+	}
+	for k, r := range c.Client.DoMulti(ctx, send...) {
+		out[at[k]] = r
 	}
 	return out
 }
@@ -947,4 +974,56 @@ func TestFaultBatcherCloseNoLeak(t *testing.T) {
 		}
 		faultNoLeak(t)
 	})
+}
+
+// TestFaultBatchGroupFails: on a sharded board on a Cluster, a batch
+// whose call to one partition group fails (a timeout, TRYAGAIN while the
+// group's slot migrates) fails that group's callers alone: the other
+// groups' calls applied, so their callers get their standings and their
+// shards are written, not an error for a write that applied and shards
+// left behind their partitions.
+func TestFaultBatchGroupFails(t *testing.T) {
+	b := testredis.Cluster(t)
+	ctx := context.Background()
+	fc := &faultClient{Client: b.Client}
+	name := b.BoardName(t)
+	board, err := lb.New(fc, name, lb.WithPolicy(lb.Accumulate), lb.WithShards(1000))
+	require.NoError(t, err)
+	members := make([]string, 24)
+	for i := range members {
+		members[i] = fmt.Sprintf("m%02d", i)
+		_, err := board.Submit(ctx, members[i], 1)
+		require.NoError(t, err)
+	}
+	clock := keys.NewBoard("lb", name).Partitions().GroupClock(keys.GroupOf(keys.PartitionOf(members[0])))
+	tag := strings.TrimSuffix(clock, ":clock")
+	inGroup := func(m string) bool { return keys.GroupOf(keys.PartitionOf(m)) == keys.GroupOf(keys.PartitionOf(members[0])) }
+	bt, err := board.NewBatcher(lb.WithBatchWindow(50 * time.Millisecond))
+	require.NoError(t, err)
+	fc.failing.Store(&tag)
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Go(func() { _, errs[i] = bt.Submit(ctx, m, 1) })
+	}
+	wg.Wait()
+	fc.failing.Store(nil)
+	require.NoError(t, bt.Close(ctx))
+	for i, m := range members {
+		want := 2.0
+		if inGroup(m) {
+			require.ErrorIs(t, errs[i], errFault, m)
+			want = 1
+		} else {
+			require.NoError(t, errs[i], m)
+		}
+		st, err := board.Rank(ctx, m)
+		require.NoError(t, err)
+		require.Equal(t, want, st.Score, "%s: the shard read by Rank", m)
+	}
+	reps, err := board.Check(ctx, false)
+	require.NoError(t, err)
+	for _, r := range reps {
+		require.Empty(t, slices.Concat(r.Misplaced, r.Duplicated, r.Missing, r.Stray, r.Stale), "shards behind their partitions: %+v", r)
+	}
 }

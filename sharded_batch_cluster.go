@@ -25,18 +25,27 @@ import (
 // the batch (WithTime, to other periods), and the writes of a partition
 // group's call Redis refused (one total out of range refuses the whole call), are
 // written after, each as a Submit, so that every write's error is its own.
+// A group's call that failed otherwise (a timeout, TRYAGAIN while its slot
+// migrates) fails its own writes alone: the other groups' calls applied,
+// and their writes take the second step as if it had not.
 func (lb *shardedBackend) submitBatchCluster(ctx context.Context, ws []*batchWrite) error {
 	first, alone := firstWrites(ws)
 	groups := lb.partGroups(first)
-	rows, refused, err := lb.batchParts(ctx, groups)
-	if err != nil {
-		return err
-	}
+	rows, refused, failed := lb.batchParts(ctx, groups)
 	var written []*batchWrite
 	var wrows [][]indexRow
 	for g, grp := range groups {
-		if refused[g] {
+		switch {
+		case refused[g]:
 			alone = append(alone, grp.ws...)
+			continue
+		case failed[g] != nil:
+			// Its own callers' error alone: the other groups' calls
+			// applied, and their writes go on to the second step.
+			for _, w := range grp.ws {
+				w.err = wrap("batch submit", failed[g])
+			}
+			refused[g] = true // no shadow share either
 			continue
 		}
 		for k, w := range grp.ws {
@@ -47,13 +56,22 @@ func (lb *shardedBackend) submitBatchCluster(ctx context.Context, ws []*batchWri
 			written, wrows = append(written, w), append(wrows, row)
 		}
 	}
+	if len(written) == 0 {
+		lb.submitEach(ctx, sortedBySeq(alone))
+		return nil
+	}
 	if err := lb.batchShards(ctx, groups, refused, rows, written, wrows); err != nil {
 		return err
 	}
 	lb.batchHot(ctx, written)
-	slices.SortFunc(alone, func(a, b *batchWrite) int { return a.seq - b.seq })
-	lb.submitEach(ctx, alone)
+	lb.submitEach(ctx, sortedBySeq(alone))
 	return nil
+}
+
+// sortedBySeq sorts ws in the batch's order, and returns it.
+func sortedBySeq(ws []*batchWrite) []*batchWrite {
+	slices.SortFunc(ws, func(a, b *batchWrite) int { return a.seq - b.seq })
+	return ws
 }
 
 // firstWrites splits a batch into each member's first write and the rest
@@ -116,8 +134,9 @@ func (lb *shardedBackend) partGroups(ws []*batchWrite) []partGroup {
 
 // batchParts runs the first step, every group's call in one round trip:
 // rows[group][window][write] is what each write's partition did, and
-// refused[group] reports a call Redis refused (it wrote nothing).
-func (lb *shardedBackend) batchParts(ctx context.Context, groups []partGroup) (rows [][][]indexRow, refused []bool, err error) {
+// refused[group] reports a call Redis refused (it wrote nothing), and
+// failed[group] the error of one that failed otherwise.
+func (lb *shardedBackend) batchParts(ctx context.Context, groups []partGroup) (rows [][][]indexRow, refused []bool, failed []error) {
 	calls := make([]scripts.Call, len(groups))
 	for g, grp := range groups {
 		members, values := make([]string, len(grp.ws)), make([]string, len(grp.ws))
@@ -127,20 +146,21 @@ func (lb *shardedBackend) batchParts(ctx context.Context, groups []partGroup) (r
 		w0 := grp.ws[0]
 		calls[g] = lb.partWriteCall("submit", w0.live, members, values, w0.sub.t, submission{data: w0.sub.data})
 	}
-	rows, refused = make([][][]indexRow, len(groups)), make([]bool, len(groups))
+	rows, refused, failed = make([][][]indexRow, len(groups)), make([]bool, len(groups)), make([]error, len(groups))
 	for g, r := range scripts.ExecMulti(ctx, lb.client, calls) {
 		grp := groups[g]
 		got, _, err := partRows(r, len(grp.ws[0].live), len(grp.ws), false)
 		if err != nil {
 			if isRefusal(lb.scriptErr("batch submit", err, "a total")) {
 				refused[g] = true
-				continue
+			} else {
+				failed[g] = err
 			}
-			return nil, nil, err
+			continue
 		}
 		rows[g] = got
 	}
-	return rows, refused, nil
+	return rows, refused, failed
 }
 
 // batchOp is one op of the second step, and which write's window it
