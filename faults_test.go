@@ -997,7 +997,9 @@ func TestFaultBatchGroupFails(t *testing.T) {
 	}
 	clock := keys.NewBoard("lb", name).Partitions().GroupClock(keys.GroupOf(keys.PartitionOf(members[0])))
 	tag := strings.TrimSuffix(clock, ":clock")
-	inGroup := func(m string) bool { return keys.GroupOf(keys.PartitionOf(m)) == keys.GroupOf(keys.PartitionOf(members[0])) }
+	inGroup := func(m string) bool {
+		return keys.GroupOf(keys.PartitionOf(m)) == keys.GroupOf(keys.PartitionOf(members[0]))
+	}
 	bt, err := board.NewBatcher(lb.WithBatchWindow(50 * time.Millisecond))
 	require.NoError(t, err)
 	fc.failing.Store(&tag)
