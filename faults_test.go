@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"net"
 	"os/exec"
@@ -1028,4 +1029,75 @@ func TestFaultBatchGroupFails(t *testing.T) {
 	for _, r := range reps {
 		require.Empty(t, slices.Concat(r.Misplaced, r.Duplicated, r.Missing, r.Stray, r.Stale), "shards behind their partitions: %+v", r)
 	}
+}
+
+// TestFaultManyGroupFails: on a sharded board on a Cluster, a SubmitMany,
+// a Remove or a RemoveBetween whose call to one partition group fails
+// returns the error, but the other groups' calls applied: their shards
+// follow their partitions (they trailed them until a Check with repair).
+func TestFaultManyGroupFails(t *testing.T) {
+	b := testredis.Cluster(t)
+	ctx := context.Background()
+	fc := &faultClient{Client: b.Client}
+	name := b.BoardName(t)
+	board, err := lb.New(fc, name, lb.WithPolicy(lb.Accumulate), lb.WithShards(1000))
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for i := range 24 {
+		scores[fmt.Sprintf("m%02d", i)] = 1
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	group := keys.GroupOf(keys.PartitionOf("m00"))
+	tag := strings.TrimSuffix(keys.NewBoard("lb", name).Partitions().GroupClock(group), ":clock")
+	inGroup := func(m string) bool { return keys.GroupOf(keys.PartitionOf(m)) == group }
+	check := func(what string, want func(m string) float64) {
+		t.Helper()
+		for m := range scores {
+			st, err := board.Rank(ctx, m)
+			if w := want(m); w == 0 {
+				require.ErrorIs(t, err, lb.ErrNotRanked, "%s: %s", what, m)
+			} else {
+				require.NoError(t, err, "%s: %s", what, m)
+				require.Equal(t, w, st.Score, "%s: %s, the shard read by Rank", what, m)
+			}
+		}
+		reps, err := board.Check(ctx, false)
+		require.NoError(t, err)
+		for _, r := range reps {
+			require.Empty(t, slices.Concat(r.Misplaced, r.Duplicated, r.Missing, r.Stray, r.Stale), "%s: shards behind their partitions: %+v", what, r)
+		}
+	}
+
+	fc.failing.Store(&tag)
+	require.ErrorIs(t, board.SubmitMany(ctx, scores), errFault)
+	fc.failing.Store(nil)
+	check("submit many", func(m string) float64 {
+		if inGroup(m) {
+			return 1
+		}
+		return 2
+	})
+
+	members := slices.Sorted(maps.Keys(scores))
+	fc.failing.Store(&tag)
+	require.ErrorIs(t, board.Remove(ctx, members...), errFault)
+	fc.failing.Store(nil)
+	check("remove", func(m string) float64 {
+		if inGroup(m) {
+			return 1
+		}
+		return 0
+	})
+
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	fc.failing.Store(&tag)
+	_, err = board.RemoveBetween(ctx, 0, 10)
+	require.ErrorIs(t, err, errFault)
+	fc.failing.Store(nil)
+	check("remove between", func(m string) float64 {
+		if inGroup(m) {
+			return 2
+		}
+		return 0
+	})
 }

@@ -1,6 +1,7 @@
 package leaderboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -257,7 +258,7 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, r scoreRange, me
 	var n int64
 	for piece := range slices.Chunk(members, evictPiece) {
 		rows, err := lb.partWrite(ctx, "evict", live, piece, bounds, 0)
-		if err != nil {
+		if rows == nil {
 			return n, err
 		}
 		for _, row := range rows[0] {
@@ -265,8 +266,8 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, r scoreRange, me
 				n++
 			}
 		}
-		if err := lb.applyRows(ctx, "evict", live, piece, rows, true); err != nil {
-			return n, err
+		if aerr := lb.applyRows(ctx, "evict", live, piece, rows, true); aerr != nil || err != nil {
+			return n, cmp.Or(err, aerr)
 		}
 	}
 	return n, lb.afterWrite(ctx, live, nil)

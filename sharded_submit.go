@@ -1,6 +1,7 @@
 package leaderboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -66,7 +67,11 @@ func groupBy[T any](items []T, key func(T) int) (ids []int, at [][]int) {
 
 // partWrite runs the first step of a write on a Cluster (see
 // part_write.lua), one call per partition group the members are in, all
-// in one round trip, and returns rows[window][member].
+// in one round trip, and returns rows[window][member]. When some groups'
+// calls failed (a timeout, TRYAGAIN while a slot migrates) it returns the
+// first error with the rows of the groups that applied (the others' rows
+// zero, version 0: nothing to apply), so that a caller can still take
+// those to the shards; rows are nil when nothing was written.
 func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
 	groups, at := byGroup(members)
 	calls := make([]scripts.Call, len(groups))
@@ -95,10 +100,12 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 	for w := range rows {
 		rows[w] = make([]indexRow, len(members))
 	}
+	var failed error
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
 		got, _, err := partRows(r, len(live), len(at[k]), false)
 		if err != nil {
-			return nil, err
+			failed = cmp.Or(failed, err)
+			continue
 		}
 		for w := range live {
 			for i, j := range at[k] {
@@ -106,7 +113,7 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 			}
 		}
 	}
-	return rows, nil
+	return rows, failed
 }
 
 // mayRefuse reports whether a partition could refuse a batch of values (as
@@ -615,10 +622,16 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 		return lb.scriptErr("submit many", lb.manyLocal(ctx, "submit", live, members, values, slot), "a total")
 	}
 	rows, err := lb.partWrite(ctx, "submit", live, members, values, slot)
+	if rows == nil {
+		return lb.scriptErr("submit many", err, "a total")
+	}
+	// The groups that applied go to the shards even when another failed:
+	// else their shards would trail their partitions.
+	applied := lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "submit many", live, members, rows, false))
 	if err != nil {
 		return lb.scriptErr("submit many", err, "a total")
 	}
-	return lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "submit many", live, members, rows, false))
+	return applied
 }
 
 // notGone is the windows of live whose partitions the first step did not
@@ -764,8 +777,9 @@ func (lb *shardedBackend) remove(ctx context.Context, live []target, members []s
 		return wrap("remove", lb.manyLocal(ctx, "remove", live, members, nil, 0))
 	}
 	rows, err := lb.partWrite(ctx, "remove", live, members, nil, 0)
-	if err != nil {
+	if rows == nil {
 		return wrap("remove", err)
 	}
-	return lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "remove", live, members, rows, true))
+	applied := lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "remove", live, members, rows, true))
+	return cmp.Or(wrap("remove", err), applied)
 }
