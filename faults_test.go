@@ -977,6 +977,20 @@ func TestFaultBatcherCloseNoLeak(t *testing.T) {
 	})
 }
 
+// newGroupFault is an Accumulate board of two shards on the Cluster
+// through a faultClient, the hash tag of member "m00"'s partition group
+// (for fc.failing) and whether a member shares that group.
+func newGroupFault(t *testing.T) (*lb.Leaderboard, *faultClient, string, func(string) bool) {
+	b := testredis.Cluster(t)
+	fc := &faultClient{Client: b.Client}
+	name := b.BoardName(t)
+	board, err := lb.New(fc, name, lb.WithPolicy(lb.Accumulate), lb.WithShards(1000))
+	require.NoError(t, err)
+	group := keys.GroupOf(keys.PartitionOf("m00"))
+	tag := strings.TrimSuffix(keys.NewBoard("lb", name).Partitions().GroupClock(group), ":clock")
+	return board, fc, tag, func(m string) bool { return keys.GroupOf(keys.PartitionOf(m)) == group }
+}
+
 // TestFaultBatchGroupFails: on a sharded board on a Cluster, a batch
 // whose call to one partition group fails (a timeout, TRYAGAIN while the
 // group's slot migrates) fails that group's callers alone: the other
@@ -984,22 +998,13 @@ func TestFaultBatcherCloseNoLeak(t *testing.T) {
 // shards are written, not an error for a write that applied and shards
 // left behind their partitions.
 func TestFaultBatchGroupFails(t *testing.T) {
-	b := testredis.Cluster(t)
 	ctx := context.Background()
-	fc := &faultClient{Client: b.Client}
-	name := b.BoardName(t)
-	board, err := lb.New(fc, name, lb.WithPolicy(lb.Accumulate), lb.WithShards(1000))
-	require.NoError(t, err)
+	board, fc, tag, inGroup := newGroupFault(t)
 	members := make([]string, 24)
 	for i := range members {
 		members[i] = fmt.Sprintf("m%02d", i)
 		_, err := board.Submit(ctx, members[i], 1)
 		require.NoError(t, err)
-	}
-	clock := keys.NewBoard("lb", name).Partitions().GroupClock(keys.GroupOf(keys.PartitionOf(members[0])))
-	tag := strings.TrimSuffix(clock, ":clock")
-	inGroup := func(m string) bool {
-		return keys.GroupOf(keys.PartitionOf(m)) == keys.GroupOf(keys.PartitionOf(members[0]))
 	}
 	bt, err := board.NewBatcher(lb.WithBatchWindow(50 * time.Millisecond))
 	require.NoError(t, err)
@@ -1036,20 +1041,13 @@ func TestFaultBatchGroupFails(t *testing.T) {
 // returns the error, but the other groups' calls applied: their shards
 // follow their partitions (they trailed them until a Check with repair).
 func TestFaultManyGroupFails(t *testing.T) {
-	b := testredis.Cluster(t)
 	ctx := context.Background()
-	fc := &faultClient{Client: b.Client}
-	name := b.BoardName(t)
-	board, err := lb.New(fc, name, lb.WithPolicy(lb.Accumulate), lb.WithShards(1000))
-	require.NoError(t, err)
+	board, fc, tag, inGroup := newGroupFault(t)
 	scores := map[string]float64{}
 	for i := range 24 {
 		scores[fmt.Sprintf("m%02d", i)] = 1
 	}
 	require.NoError(t, board.SubmitMany(ctx, scores))
-	group := keys.GroupOf(keys.PartitionOf("m00"))
-	tag := strings.TrimSuffix(keys.NewBoard("lb", name).Partitions().GroupClock(group), ":clock")
-	inGroup := func(m string) bool { return keys.GroupOf(keys.PartitionOf(m)) == group }
 	check := func(what string, want func(m string) float64) {
 		t.Helper()
 		for m := range scores {
@@ -1091,7 +1089,7 @@ func TestFaultManyGroupFails(t *testing.T) {
 
 	require.NoError(t, board.SubmitMany(ctx, scores))
 	fc.failing.Store(&tag)
-	_, err = board.RemoveBetween(ctx, 0, 10)
+	_, err := board.RemoveBetween(ctx, 0, 10)
 	require.ErrorIs(t, err, errFault)
 	fc.failing.Store(nil)
 	check("remove between", func(m string) float64 {
