@@ -66,7 +66,9 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // With a store, every submission of a batch reaches the store (in one call
 // when it is a BatchAppender) before the batch reaches Redis: a store
 // failure fails every caller of the batch and leaves Redis untouched, a
-// Redis failure after it returns ErrPending to every caller, and a
+// Redis failure after it returns ErrPending to every caller it fails (on
+// a sharded board on a Cluster, when one partition group's call fails,
+// that group's callers alone), and a
 // submission Redis refuses is retracted as Submit retracts it. A store
 // that takes submissions one at a time and fails part way has those it
 // took retracted (a Retractor); when they cannot be, their callers get
@@ -111,11 +113,11 @@ type Batcher struct {
 	// writing is the batch writing (batches write one at a time): a
 	// member's write there is not done until its done is closed.
 	writing *batch
-	closed  bool
-	// shut mirrors closed for Submit's first look, without the lock: a
-	// closed Batcher refuses a submission before checking it.
-	shut  atomic.Bool
-	alone sync.WaitGroup // submissions written on their own, in flight
+	// closed is set by Close, under mu (so that a submission that saw it
+	// unset under mu is waited for); Submit's first look reads it without
+	// the lock, to refuse a submission before checking it.
+	closed atomic.Bool
+	alone  sync.WaitGroup // submissions written on their own, in flight
 	// after holds, for each member with a submission written on its own
 	// in flight, the done of the newest: the member's next submissions
 	// are written on their own after it, so that they apply in order.
@@ -245,7 +247,7 @@ type batchJoin struct {
 // Submit submits as the board's Submit does, through the next batch; it
 // returns when that batch is written (see Batcher).
 func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (Result, error) {
-	if b.shut.Load() {
+	if b.closed.Load() {
 		return Result{}, ErrClosed
 	}
 	lb := b.lb
@@ -347,7 +349,7 @@ func (b *Batcher) submitAlone(ctx context.Context, sub submission) (Result, erro
 func (b *Batcher) startAlone(member string) (before []chan struct{}, mine chan struct{}, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.closed.Load() {
 		return nil, nil, false
 	}
 	b.alone.Add(1) // before Close's Wait: closed is set under this lock
@@ -397,9 +399,7 @@ func (b *Batcher) newestHolding(member string) *batch {
 
 // isClosed reports whether Close was called.
 func (b *Batcher) isClosed() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closed
+	return b.closed.Load()
 }
 
 // errAfterAlone is join's answer for a member with a submission on its own
@@ -429,7 +429,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	key := foldKey(sub.member, live)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.closed.Load() {
 		return nil, nil, nil, ErrClosed
 	}
 	if b.after[sub.member] != nil {
@@ -745,8 +745,7 @@ func (b *Batcher) Flush(ctx context.Context) error {
 // then). Closing twice is harmless.
 func (b *Batcher) Close(ctx context.Context) error {
 	b.mu.Lock()
-	b.closed = true
-	b.shut.Store(true)
+	b.closed.Store(true)
 	if b.cur != nil {
 		b.send(b.cur)
 	}

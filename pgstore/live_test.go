@@ -67,6 +67,16 @@ func (shiftWindow) Period(t time.Time) leaderboard.Period {
 	return leaderboard.Period{ID: start.Format("2006-01-02T15"), Start: start, End: start.Add(6 * time.Hour)}
 }
 
+// liveOpts is a board's options with store s, more, and shards at those
+// bounds when there are any (nil: unsharded).
+func liveOpts(s leaderboard.Store, shards []float64, more ...leaderboard.Option) []leaderboard.Option {
+	opts := append([]leaderboard.Option{leaderboard.WithStore(s)}, more...)
+	if shards != nil {
+		opts = append(opts, leaderboard.WithShards(shards...))
+	}
+	return opts
+}
+
 // TestLiveRetentionRebuild: windows with WithRetention(72h) (daily,
 // weekly, monthly, a custom 6-hour window, all-time) while the board's clock
 // moves across a month's end for six days, with late submissions WithTime
@@ -92,13 +102,10 @@ func TestLiveRetentionRebuild(t *testing.T) {
 				start := time.Date(y, mo+1, 1, 0, 0, 0, 0, time.UTC).Add(-50 * time.Hour)
 				clock := &smClock{now: start}
 				windows := []leaderboard.Window{leaderboard.Daily(), leaderboard.Weekly(), leaderboard.Monthly(), shiftWindow{}, leaderboard.AllTime()}
-				opts := []leaderboard.Option{leaderboard.WithStore(s), leaderboard.WithPolicy(policy),
-					leaderboard.WithWindows(windows...), leaderboard.WithClock(clock.Now)}
+				opts := liveOpts(s, c.shards, leaderboard.WithPolicy(policy),
+					leaderboard.WithWindows(windows...), leaderboard.WithClock(clock.Now))
 				if c.retention != 0 {
 					opts = append(opts, leaderboard.WithRetention(c.retention))
-				}
-				if c.shards != nil {
-					opts = append(opts, leaderboard.WithShards(c.shards...))
 				}
 				keep := func(p leaderboard.Period) time.Duration {
 					if c.retention != 0 {
@@ -360,10 +367,7 @@ func TestLivePresentEachMarker(t *testing.T) {
 				ctx := context.Background()
 				s := newStore(t)
 				name := b.BoardName(t)
-				opts := []leaderboard.Option{leaderboard.WithStore(s), leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily())}
-				if shards != nil {
-					opts = append(opts, leaderboard.WithShards(shards...))
-				}
+				opts := liveOpts(s, shards, leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily()))
 				board, err := leaderboard.New(b.Client, name, opts...)
 				require.NoError(t, err)
 				for i := 0; i < 50; i++ {
@@ -479,11 +483,8 @@ func TestLiveSealCompetitionTies(t *testing.T) {
 				name := b.BoardName(t)
 				day := smDay1.Truncate(24 * time.Hour)
 				clock := &smClock{now: day.Add(12 * time.Hour)}
-				opts := []leaderboard.Option{leaderboard.WithStore(s), leaderboard.WithRanking(leaderboard.Competition),
-					leaderboard.WithWindows(leaderboard.Daily()), leaderboard.WithClock(clock.Now)}
-				if shards != nil {
-					opts = append(opts, leaderboard.WithShards(shards...))
-				}
+				opts := liveOpts(s, shards, leaderboard.WithRanking(leaderboard.Competition),
+					leaderboard.WithWindows(leaderboard.Daily()), leaderboard.WithClock(clock.Now))
 				board, err := leaderboard.New(b.Client, name, opts...)
 				require.NoError(t, err)
 				_, err = board.Rebuild(ctx)
@@ -538,10 +539,7 @@ func TestLiveSubmitInsideRemove(t *testing.T) {
 				ctx := context.Background()
 				s := &afterRemoveStore{Store: newStore(t)}
 				name := b.BoardName(t)
-				opts := []leaderboard.Option{leaderboard.WithStore(s)}
-				if shards != nil {
-					opts = append(opts, leaderboard.WithShards(shards...))
-				}
+				opts := liveOpts(s, shards)
 				board, err := leaderboard.New(b.Client, name, opts...)
 				require.NoError(t, err)
 				_, err = board.Submit(ctx, "cheat", 50)
@@ -576,10 +574,7 @@ func TestLiveConcurrentRebuilds(t *testing.T) {
 				ctx := context.Background()
 				s := newStore(t)
 				name := b.BoardName(t)
-				opts := []leaderboard.Option{leaderboard.WithStore(s), leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily())}
-				if shards != nil {
-					opts = append(opts, leaderboard.WithShards(shards...))
-				}
+				opts := liveOpts(s, shards, leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily()))
 				board, err := leaderboard.New(b.Client, name, opts...)
 				require.NoError(t, err)
 				const n = 6000
