@@ -17,18 +17,18 @@ import (
 // ErrClosed is returned by a Batcher's Submit after Close.
 var ErrClosed = errors.New("leaderboard: batcher closed")
 
-// Batcher coalesces Submits that arrive within a short window into one
-// write: a member's submissions to the same window periods fold into one
-// by the board's policy (KeepBest: the best; Replace: the last; Accumulate:
-// the sum), a submission into its member's newest write only (one WithTime
-// into other periods between them starts a new write), and each batch goes to Redis as one script, in one round trip
-// on an unsharded board and on a sharded one whose keys share one node.
-// Every caller waits for the batch that carries its
-// submission and gets its own Result: the member's standings before and
-// after the folded write that applied it (so two callers folded together
-// see the same standings, and Changed says whether that write changed the
-// stored score). A hot board's players that submit several times a second
-// then cost Redis one write a batch, not one a submission.
+// Batcher coalesces Submits that arrive within a short window into one write: a
+// member's submissions to the same window periods fold into one by the board's
+// policy (KeepBest: the best; Replace: the last; Accumulate: the sum), a
+// submission into its member's newest write only (one WithTime into other
+// periods between them starts a new write), and each batch goes to Redis as one
+// script, in one round trip on an unsharded board and on a sharded one whose
+// keys share one node. Every caller waits for the batch that carries its
+// submission and gets its own Result: the member's standings before and after
+// the folded write that applied it (so two callers folded together see the same
+// standings, and Changed says whether that write changed the stored score). A
+// hot board's players that submit several times a second then cost Redis one
+// write a batch, not one a submission.
 //
 // A batch is sent when its window (WithBatchWindow) has passed since its
 // first submission, or when it holds WithBatchSize writes; batches reach
@@ -36,32 +36,31 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // submission is never applied before an earlier one. Close sends what is
 // pending and waits for it.
 //
-// Bad input returns its error at once and joins no batch. A submission
-// WithID is written on its own, as Submit writes it (its id is checked and
-// recorded with it), and is not folded: it waits for its member's
-// submissions before it to be written, and while it is in flight the
-// member's next submissions are written on their own after it, so that a
-// member's submissions apply in their order. A submission whose every
-// window period has closed joins no batch either: it is answered at once,
-// Closed, and recorded in a store as Submit records it. After Close,
-// Submit returns ErrClosed, whatever the submission, bad input included. Under Accumulate a submission
-// folds only into a write of the same sign (so a total in range at the end
-// of a fold was in range all along), and one whose sum would leave the
-// range starts a write of its own; and so that one submission's refusal is
-// never another's, a folded write Redis refuses (its sum out of range with
-// what is stored) is written again one submission at a time, after the
-// rest of its batch, each as a Submit (one round trip; a sharded Cluster
-// board's two steps). After any refused write its member's later writes in
-// the batch wait and are written after it the same way, so that a member's
-// submissions apply in their order. Without a tie-break only whole numbers
-// fold (a tie-break's scaled scores always do): float64 adds them exactly
-// in any order, where 0.1 + (0.2 + 0.3) is not (0.1 + 0.2) + 0.3, the
-// order a store adds them in; a member's other scores are each a write of
-// their own in the batch, in order (what a member's further writes in a
-// batch cost on each kind of board: doc.go). A whole-number fold added to
-// a total that is not a whole number (the member once scored a fraction)
-// may still differ from the store's in the last bit, which Verify names;
-// a tie-break with Decimals keeps every total exact.
+// Bad input returns its error at once and joins no batch. A submission WithID
+// is written on its own, as Submit writes it (its id is checked and recorded
+// with it), and is not folded: it waits for its member's submissions before it
+// to be written, and while it is in flight the member's next submissions are
+// written on their own after it, so that a member's submissions apply in their
+// order. A submission whose every window period has closed joins no batch
+// either: it is answered at once, Closed, and recorded in a store as Submit
+// records it. After Close, Submit returns ErrClosed, whatever the submission,
+// bad input included. Under Accumulate a submission folds only into a write of
+// the same sign (so a total in range at the end of a fold was in range all
+// along), and one whose sum would leave the range starts a write of its own;
+// and so that one submission's refusal is never another's, a folded write Redis
+// refuses (its sum out of range with what is stored) is written again one
+// submission at a time, after the rest of its batch, each as a Submit (one
+// round trip; a sharded Cluster board's two steps). After any refused write its
+// member's later writes in the batch wait and are written after it the same
+// way, so that a member's submissions apply in their order. Without a tie-break
+// only whole numbers fold (a tie-break's scaled scores always do): float64 adds
+// them exactly in any order, where 0.1 + (0.2 + 0.3) is not (0.1 + 0.2) + 0.3,
+// the order a store adds them in; a member's other scores are each a write of
+// their own in the batch, in order (what a member's further writes in a batch
+// cost on each kind of board: doc.go). A whole-number fold added to a total
+// that is not a whole number (the member once scored a fraction) may still
+// differ from the store's in the last bit, which Verify names; a tie-break with
+// Decimals keeps every total exact.
 //
 // With a store, every submission of a batch reaches the store (in one call
 // when it is a BatchAppender) before the batch reaches Redis: a store

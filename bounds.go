@@ -15,23 +15,23 @@ const MaxProposedShards = 256
 // where an exact quantile would put it.
 const boundSamples = 16
 
-// ProposeBounds proposes bounds for WithShards that split the members of
-// the current period of one window (the default, or In(w); At reads
-// another period) into shards (2..MaxProposedShards) of about equal size:
-// the plain scores at the quantiles 1/shards, 2/shards, ... of its members,
-// read from a sample of 16 members per shard spread evenly over the board's
-// order. Equal scores always share a shard (a bound belongs to the shard
-// above it), so a score many members share, such as a starting score of 0,
-// is never split; one held by at least half a shard's share of the sample
-// (a spike) gets a shard of its own, bounded by its score and the float64
-// just above it (math.Nextafter: 5e-324 above a spike at 0). Fewer than shards-1 bounds come back when the
-// board has too few distinct scores to fill them; none for an empty board.
-// A bound is a score that members hold, so with a tie-break it keeps the
-// tie-break's precision. Apply them to a live board with WithShadowShards
-// (README: "Changing bounds"), or to a board you rebuild from its store
-// with WithShards and Rebuild. It reads the period's
-// member count, then the sample: two round trips, three on a sharded board
-// (which reads its shards' counts to find the sample's positions).
+// ProposeBounds proposes bounds for WithShards that split the members of the
+// current period of one window (the default, or In(w); At reads another period)
+// into shards (2..MaxProposedShards) of about equal size: the plain scores at
+// the quantiles 1/shards, 2/shards, ... of its members, read from a sample of
+// 16 members per shard spread evenly over the board's order. Equal scores
+// always share a shard (a bound belongs to the shard above it), so a score many
+// members share, such as a starting score of 0, is never split; one held by at
+// least half a shard's share of the sample (a spike) gets a shard of its own,
+// bounded by its score and the float64 just above it (math.Nextafter: 5e-324
+// above a spike at 0). Fewer than shards-1 bounds come back when the board has
+// too few distinct scores to fill them; none for an empty board. A bound is a
+// score that members hold, so with a tie-break it keeps the tie-break's
+// precision. Apply them to a live board with WithShadowShards (README:
+// "Changing bounds"), or to a board you rebuild from its store with WithShards
+// and Rebuild. It reads the period's member count, then the sample: two round
+// trips, three on a sharded board (which reads its shards' counts to find the
+// sample's positions).
 func (lb *Leaderboard) ProposeBounds(ctx context.Context, shards int, q ...Query) ([]float64, error) {
 	if shards < 2 || shards > MaxProposedShards {
 		return nil, fmt.Errorf("%w: shards = %d, want 2..%d", ErrInvalidArgument, shards, MaxProposedShards)

@@ -9,82 +9,80 @@
 // # Round trips and atomicity
 //
 // On an unsharded board, Submit, SubmitMany, Set, Remove, SetData, Reset,
-// Delete and every read (Top, Rank, Ranks, Around, Page, Range, Among,
-// Cutoff, Between, CountBetween, AroundScore, Count, Periods) cost one round
-// trip to Redis (Around two with WithTwoStepAround): one Do or one DoMulti on the rueidis client you pass in;
-// All one a chunk of up to MaxN entries, RemoveBetween one a chunk of up to
-// MaxN members (two with a store that records removals). A script costs one more
-// the first time it runs on a Redis that has not loaded it (rueidis sends
-// EVALSHA, then EVAL on NOSCRIPT). A sharded board (WithShards) spends up to
-// two, more only where its doc comment says (on a Cluster: a Submit that
-// finds a copy a crashed write left behind or reaches a shard late, a read
-// that finds a member in two shards while it moves, a SubmitMany run dry
-// first, a chunk of RemoveBetween; with IncludeData, the reads IncludeData
-// names; on any sharded board ProposeBounds, three, and a read by position
-// that reads again when members crossed a bound between its two round
-// trips: see WithShards). With WithHotTop
-// the writes and reads of the mirror take what WithHotTop says (on a
-// sharded Cluster board, a write that deletes the mirror one more, a
-// rewrite three more).
-// Rebuild, Verify, Seal and Check take as many as their data needs. A
-// Batcher (NewBatcher) writes a batch of folded Submits as one script, in
-// one round trip on an unsharded board and on a sharded one whose keys
-// share one node, and in Submit's two steps, each one round trip for the
-// batch, on a sharded board on a Cluster (where a member's further writes
-// in the batch, to other periods, and the writes of a partition group's
-// call Redis refused take a Submit each after it); a folded Accumulate
-// write Redis refuses takes a Submit more for each submission in it.
+// Delete and every read (Top, Rank, Ranks, Around, Page, Range, Among, Cutoff,
+// Between, CountBetween, AroundScore, Count, Periods) cost one round trip to
+// Redis (Around two with WithTwoStepAround): one Do or one DoMulti on the
+// rueidis client you pass in; All one a chunk of up to MaxN entries,
+// RemoveBetween one a chunk of up to MaxN members (two with a store that
+// records removals). A script costs one more the first time it runs on a Redis
+// that has not loaded it (rueidis sends EVALSHA, then EVAL on NOSCRIPT). A
+// sharded board (WithShards) spends up to two, more only where its doc comment
+// says (on a Cluster: a Submit that finds a copy a crashed write left behind or
+// reaches a shard late, a read that finds a member in two shards while it
+// moves, a SubmitMany run dry first, a chunk of RemoveBetween; with
+// IncludeData, the reads IncludeData names; on any sharded board ProposeBounds,
+// three, and a read by position that reads again when members crossed a bound
+// between its two round trips: see WithShards). With WithHotTop the writes and
+// reads of the mirror take what WithHotTop says (on a sharded Cluster board, a
+// write that deletes the mirror one more, a rewrite three more). Rebuild,
+// Verify, Seal and Check take as many as their data needs. A Batcher
+// (NewBatcher) writes a batch of folded Submits as one script, in one round
+// trip on an unsharded board and on a sharded one whose keys share one node,
+// and in Submit's two steps, each one round trip for the batch, on a sharded
+// board on a Cluster (where a member's further writes in the batch, to other
+// periods, and the writes of a partition group's call Redis refused take a
+// Submit each after it); a folded Accumulate write Redis refuses takes a Submit
+// more for each submission in it.
 //
-// Submit applies the policy to every window in one MULTI/EXEC transaction
-// of plain commands, or in one Lua script where the write must branch on
-// what is stored: under Competition ranks (which count members by the
-// stored score), with WithID, for KeepBest under LaterFirst (which compares
-// plain scores, not composites), for Accumulate on a tie-broken board (the
-// total must stay within MaxScore) and for an Accumulate increment of 2^970
-// or more (the only ones that could overflow a float64 total, refused
-// before anything is written). Under Ordinal ranks, then, Replace, KeepBest
-// without a tie-break or under EarlierFirst, and Accumulate without a
-// tie-break (ZINCRBY) are transactions. Reads that combine several replies
-// (Rank, Ranks, Page, Range) read them in one transaction, or in one script
-// where the read needs what it reads first: Rank and Ranks under
-// Competition ranks, and with IncludeData for Top, Page and Range (the data
-// of exactly the members read). Under Competition ranks a page or range
-// past the first position is one MULTI of its plain ZRANGE beside a small
-// script that gives the members strictly better than its first entry (from
-// the entry before it; a count only when the two tie), so
-// that the entries never pass through Lua (from the first position the
-// first rank is 1, and the page reads as under Ordinal ranks); Cutoff is
-// one script (a count gives the position), Between one with IncludeData
-// or WithReplicaReads (else a MULTI of the count better than the range and
-// the range), AroundScore one under Competition ranks, with IncludeData or
-// WithReplicaReads (else a MULTI of the count better than the score and the
-// entries either side of it by score), and a chunk of All under Ordinal
-// ranks without IncludeData one MULTI by position beside the last entry's
-// score and rank (the first chunk a plain ZRANGE), the script when that
-// entry moved, under Competition ranks after the first chunk, or with
-// IncludeData. So a rank
-// and a total always come from the same moment. Around reads the member's rank and the slice around it in one
-// script, never rank-then-range, unless WithTwoStepAround asks for two steps. A sharded board's operations are atomic
-// per step; see WithShards. With WithReplicaReads no read sends a MULTI
-// (those reads run their script instead) and read scripts run as
-// EVALSHA_RO, so that a client may send every read to a replica.
+// Submit applies the policy to every window in one MULTI/EXEC transaction of
+// plain commands, or in one Lua script where the write must branch on what is
+// stored: under Competition ranks (which count members by the stored score),
+// with WithID, for KeepBest under LaterFirst (which compares plain scores, not
+// composites), for Accumulate on a tie-broken board (the total must stay within
+// MaxScore) and for an Accumulate increment of 2^970 or more (the only ones
+// that could overflow a float64 total, refused before anything is written).
+// Under Ordinal ranks, then, Replace, KeepBest without a tie-break or under
+// EarlierFirst, and Accumulate without a tie-break (ZINCRBY) are transactions.
+// Reads that combine several replies (Rank, Ranks, Page, Range) read them in
+// one transaction, or in one script where the read needs what it reads first:
+// Rank and Ranks under Competition ranks, and with IncludeData for Top, Page
+// and Range (the data of exactly the members read). Under Competition ranks a
+// page or range past the first position is one MULTI of its plain ZRANGE beside
+// a small script that gives the members strictly better than its first entry
+// (from the entry before it; a count only when the two tie), so that the
+// entries never pass through Lua (from the first position the first rank is 1,
+// and the page reads as under Ordinal ranks); Cutoff is one script (a count
+// gives the position), Between one with IncludeData or WithReplicaReads (else a
+// MULTI of the count better than the range and the range), AroundScore one
+// under Competition ranks, with IncludeData or WithReplicaReads (else a MULTI
+// of the count better than the score and the entries either side of it by
+// score), and a chunk of All under Ordinal ranks without IncludeData one MULTI
+// by position beside the last entry's score and rank (the first chunk a plain
+// ZRANGE), the script when that entry moved, under Competition ranks after the
+// first chunk, or with IncludeData. So a rank and a total always come from the
+// same moment. Around reads the member's rank and the slice around it in one
+// script, never rank-then-range, unless WithTwoStepAround asks for two steps. A
+// sharded board's operations are atomic per step; see WithShards. With
+// WithReplicaReads no read sends a MULTI (those reads run their script instead)
+// and read scripts run as EVALSHA_RO, so that a client may send every read to a
+// replica.
 //
 // # How it is built
 //
 // Every exported method is a thin front: it checks its arguments (bad input
 // returns a sentinel and writes nothing), encodes scores under a tie-break,
 // resolves the window periods it touches (period.go: each window's current
-// period is computed once per period), reaches the store first where there
-// is one (writethrough.go), and then makes one call to the board's backend.
-// The backend (backend.go) is chosen once, in New: plainBackend (plain.go),
-// one sorted set per window period; or shardedBackend (sharded.go,
+// period is computed once per period), reaches the store first where there is
+// one (writethrough.go), and then makes one call to the board's backend. The
+// backend (backend.go) is chosen once, in New: plainBackend (plain.go), one
+// sorted set per window period; or shardedBackend (sharded.go,
 // sharded_submit.go, sharded_batch.go, sharded_batch_cluster.go,
-// sharded_hot.go, check.go), shards beside partitions of the members'
-// stored values, which also decides once whether a write is one script
-// (every key on one node) or two steps (a Cluster), and which may hold a
-// second shardedBackend, the shadow layout every write also keeps while the
-// board moves to new bounds (shadow.go, WithShadowShards). No front branches on the kind of board, and every backend
-// must implement every operation.
+// sharded_hot.go, check.go), shards beside partitions of the members' stored
+// values, which also decides once whether a write is one script (every key on
+// one node) or two steps (a Cluster), and which may hold a second
+// shardedBackend, the shadow layout every write also keeps while the board
+// moves to new bounds (shadow.go, WithShadowShards). No front branches on the
+// kind of board, and every backend must implement every operation.
 //
 // Lua runs only where a transaction cannot do the job (see Round trips and
 // atomicity). The
@@ -132,12 +130,12 @@
 // With a tie-break (WithTieBreak, EarlierFirst, LaterFirst), equal scores are
 // ordered by when they were reached; see TieBreak for the encoding and its
 // limits. Without one, members with equal scores are ordered by their names
-// compared as bytes, in the board's direction: on a HighestFirst board the
-// name that sorts LAST ranks first ("bob" above "alice"), which is the order
-// of ZREVRANGE; on a LowestFirst board the name that sorts first ranks first.
-// Every read (Top, Page, Range, Around, Rank, Among, Between, AroundScore,
-// All) follows this order, so pages never skip or repeat a member. Under Competition ranks, equal scores share a
-// rank whatever their order.
+// compared as bytes, in the board's direction: on a HighestFirst board the name
+// that sorts LAST ranks first ("bob" above "alice"), which is the order of
+// ZREVRANGE; on a LowestFirst board the name that sorts first ranks first.
+// Every read (Top, Page, Range, Around, Rank, Among, Between, AroundScore, All)
+// follows this order, so pages never skip or repeat a member. Under Competition
+// ranks, equal scores share a rank whatever their order.
 //
 // # Requirements
 //

@@ -12,24 +12,23 @@ import (
 )
 
 // A hot top (WithHotTop) is a mirror of a period's best k members, a short
-// string beside the period's sorted set (mirror.lua), that Top and Range
-// read through rueidis's client-side caching. Redis invalidates a cached
-// read when its key changes; the period's key changes on every write, the
-// mirror only when a write reaches its top k, which is when the mirror is
-// rewritten: a copy of the period's first k sent after the write, in the
-// same round trip when this process expects the write to reach the top
-// (hotSnap) and in one more when the write's own reply shows that it did.
-// A rewrite copies what the period holds when it runs (hot_top.lua, one
-// script over the period's sorted set, or over its shards on one node),
-// so rewrites never undo one another; on a Cluster, where a sharded
-// board's shards lie in other slots than its mirror, the client reads the
-// shards and puts the mirror, and turns (hot_put.lua) refuse a put read
-// before a write that finished since. Every other write that may change the top (SubmitMany, Remove,
-// RemoveBetween, Reset, Delete, Rebuild, Check's repairs) deletes the
-// mirror after it, and the next read builds it again. The mirror expires
-// hotTTL after its last rewrite: a process that dies between a write and
-// its rewrite leaves it behind the period for that long at most, and so
-// does a rewrite that fails (hotLost).
+// string beside the period's sorted set (mirror.lua), that Top and Range read
+// through rueidis's client-side caching. Redis invalidates a cached read when
+// its key changes; the period's key changes on every write, the mirror only
+// when a write reaches its top k, which is when the mirror is rewritten: a copy
+// of the period's first k sent after the write, in the same round trip when
+// this process expects the write to reach the top (hotSnap) and in one more
+// when the write's own reply shows that it did. A rewrite copies what the
+// period holds when it runs (hot_top.lua, one script over the period's sorted
+// set, or over its shards on one node), so rewrites never undo one another; on
+// a Cluster, where a sharded board's shards lie in other slots than its mirror,
+// the client reads the shards and puts the mirror, and turns (hot_put.lua)
+// refuse a put read before a write that finished since. Every other write that
+// may change the top (SubmitMany, Remove, RemoveBetween, Reset, Delete,
+// Rebuild, Check's repairs) deletes the mirror after it, and the next read
+// builds it again. The mirror expires hotTTL after its last rewrite: a process
+// that dies between a write and its rewrite leaves it behind the period for
+// that long at most, and so does a rewrite that fails (hotLost).
 
 // hotTTL is how long a mirror lives after its last rewrite, and how long
 // this process keeps a read of it (rueidis's client-side cache): the bound

@@ -95,22 +95,21 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	return wrap("reset", lb.be.clear(ctx, []target{tg}, false))
 }
 
-// Delete removes the whole board: every readable period of every window,
-// and one starting within the clock skew (see WithClockSkew) (each shard
-// and partition of a sharded board, both layouts during a move), its remembered WithID ids, member data and Rebuild's markers (see
-// Present). With
-// a store that can delete a board (a BoardDeleter, as pgstore is), the store's records
+// Delete removes the whole board: every readable period of every window, and
+// one starting within the clock skew (see WithClockSkew) (each shard and
+// partition of a sharded board, both layouts during a move), its remembered
+// WithID ids, member data and Rebuild's markers (see Present). With a store
+// that can delete a board (a BoardDeleter, as pgstore is), the store's records
 // of the board go first, so that a Rebuild does not bring it back: a store
-// failure returns an error and leaves Redis untouched, a Redis failure
-// after it returns an error matching ErrPending (run Delete again). Writes
-// that run while it does may leave keys behind: stop them first. One round
-// trip: one UNLINK of the board's keys (all in its slot), or on a sharded
-// board one UNLINK a period (atomic) and one of the rest on one node, one
-// UNLINK a hash slot's keys on a Cluster, in one DoMulti, the top mirrors
-// (WithHotTop) last, so that one a read rebuilt meanwhile goes too; on a
-// Cluster, whose pipelines to different nodes keep no order, that takes
-// one more round trip, which leaves the mirrors' turn counters to expire
-// 10 seconds later.
+// failure returns an error and leaves Redis untouched, a Redis failure after it
+// returns an error matching ErrPending (run Delete again). Writes that run
+// while it does may leave keys behind: stop them first. One round trip: one
+// UNLINK of the board's keys (all in its slot), or on a sharded board one
+// UNLINK a period (atomic) and one of the rest on one node, one UNLINK a hash
+// slot's keys on a Cluster, in one DoMulti, the top mirrors (WithHotTop) last,
+// so that one a read rebuilt meanwhile goes too; on a Cluster, whose pipelines
+// to different nodes keep no order, that takes one more round trip, which
+// leaves the mirrors' turn counters to expire 10 seconds later.
 func (lb *Leaderboard) Delete(ctx context.Context) error {
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {

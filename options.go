@@ -330,10 +330,11 @@ func WithKeyPrefix(prefix string) Option {
 }
 
 // WithRetention sets how long a closed period stays readable (with At) after
-// its end; its key expires then, and a read At it returns ErrExpired. Default: one period length (a daily board's
-// day stays readable for one more day; under it, Periods, Remove and
-// Delete look back a century at most, for a window whose periods differ
-// in length). Zero expires a period at its end; negative is refused.
+// its end; its key expires then, and a read At it returns ErrExpired. Default:
+// one period length (a daily board's day stays readable for one more day; under
+// it, Periods, Remove and Delete look back a century at most, for a window
+// whose periods differ in length). Zero expires a period at its end; negative
+// is refused.
 func WithRetention(d time.Duration) Option {
 	return func(c *config) {
 		c.retention, c.hasRetention = d, true
@@ -616,30 +617,28 @@ func nilValue(x any) bool {
 // one member for that instant. Among's scores come from the partitions and
 // are exact.
 //
-// A read by position in two round trips (on a Cluster Cutoff, Around and
-// the locating of a member by Rank and Around; on any sharded board Page
-// and Range past the best shard) counts the shards, then reads by
-// position: members crossing a bound in between shift the positions. So
-// each checks what it read (a shard holding fewer than counted, an Around
-// without its member or short of entries, a member in no shard while its
-// partition holds it) and reads again, Around from the member's own
-// shard, at most five times in all, the last answer standing: two round
-// trips more a try, which only a storm of moves across one bound under
-// load needs. A process that dies between a write's two round trips on a
-// Cluster (or whose second step fails, as while the shard's slot migrates:
-// the write returns that error though its partition holds it) leaves the member's shard entry behind its partition (and Count
-// with it; a read that finds only that copy returns it) until the member's
-// next Submit (which
-// looks for stale copies in every shard and sweeps them, and, when it
-// changes nothing, as a WithID retry of a write whose first try died
-// between its steps, checks its own shard's copy against the partition;
-// at the cost of one round trip more when it finds one, three when the
-// Submit changed nothing), its next Remove (which sweeps every
-// shard in its second round trip) or a Check with repair. SubmitMany does
-// not sweep. A Reset (or Delete) that runs between a write's two steps
-// leaves the member in a shard and in no partition, or the other way
-// round, until a Check with repair (on one node a Reset is one UNLINK,
-// which no write straddles).
+// A read by position in two round trips (on a Cluster Cutoff, Around and the
+// locating of a member by Rank and Around; on any sharded board Page and Range
+// past the best shard) counts the shards, then reads by position: members
+// crossing a bound in between shift the positions. So each checks what it read
+// (a shard holding fewer than counted, an Around without its member or short of
+// entries, a member in no shard while its partition holds it) and reads again,
+// Around from the member's own shard, at most five times in all, the last
+// answer standing: two round trips more a try, which only a storm of moves
+// across one bound under load needs. A process that dies between a write's two
+// round trips on a Cluster (or whose second step fails, as while the shard's
+// slot migrates: the write returns that error though its partition holds it)
+// leaves the member's shard entry behind its partition (and Count with it; a
+// read that finds only that copy returns it) until the member's next Submit
+// (which looks for stale copies in every shard and sweeps them, and, when it
+// changes nothing, as a WithID retry of a write whose first try died between
+// its steps, checks its own shard's copy against the partition; at the cost of
+// one round trip more when it finds one, three when the Submit changed
+// nothing), its next Remove (which sweeps every shard in its second round trip)
+// or a Check with repair. SubmitMany does not sweep. A Reset (or Delete) that
+// runs between a write's two steps leaves the member in a shard and in no
+// partition, or the other way round, until a Check with repair (on one node a
+// Reset is one UNLINK, which no write straddles).
 //
 // A SubmitMany whose members span several partition groups (32 partitions
 // under one hash tag) is one script per group on a Cluster, each atomic: a

@@ -14,26 +14,25 @@ type SealedPeriod struct {
 	Entries []Entry
 }
 
-// Seal seals every closed period whose key still lives (the ones within
-// their retention) into the store, each exactly once, and runs hook once for
-// each period it seals first (rewards, notifications); periods sealed
-// before, and periods nobody played, are skipped. It returns what it sealed. Run it from a job shortly
-// after each reset: a period whose key expired before it was sealed is
-// gone. The hook runs after the seal is recorded, so a hook that fails is
-// not run again for that period: it returns the error, and the hook must
-// make its own retries. Without a store it returns ErrInvalidArgument.
-// Sealing is for good, so Seal first checks that Redis holds the board as
-// last rebuilt (Present, one round trip): after a wipe, before the Rebuild,
-// Redis may hold part of a period's standings, and Seal returns
-// ErrNotPresent and seals nothing (a board is rebuilt once to start: see
-// Present). With WithReplicaReads it reads the primaries, as a write
-// would: a replica may not yet hold the last submissions of the period.
-// It reads a period page by page (MaxN a page) and seals it only whole:
-// when a write lands in the closed period meanwhile (a replay WithTime, a
-// Remove) and shifts the pages (a member read twice, one missed, a count
-// that moved), it reads the period again, and after five tries returns an
-// error naming it, sealing nothing of it: run Seal again once the replays
-// are over.
+// Seal seals every closed period whose key still lives (the ones within their
+// retention) into the store, each exactly once, and runs hook once for each
+// period it seals first (rewards, notifications); periods sealed before, and
+// periods nobody played, are skipped. It returns what it sealed. Run it from a
+// job shortly after each reset: a period whose key expired before it was sealed
+// is gone. The hook runs after the seal is recorded, so a hook that fails is
+// not run again for that period: it returns the error, and the hook must make
+// its own retries. Without a store it returns ErrInvalidArgument. Sealing is
+// for good, so Seal first checks that Redis holds the board as last rebuilt
+// (Present, one round trip): after a wipe, before the Rebuild, Redis may hold
+// part of a period's standings, and Seal returns ErrNotPresent and seals
+// nothing (a board is rebuilt once to start: see Present). With
+// WithReplicaReads it reads the primaries, as a write would: a replica may not
+// yet hold the last submissions of the period. It reads a period page by page
+// (MaxN a page) and seals it only whole: when a write lands in the closed
+// period meanwhile (a replay WithTime, a Remove) and shifts the pages (a member
+// read twice, one missed, a count that moved), it reads the period again, and
+// after five tries returns an error naming it, sealing nothing of it: run Seal
+// again once the replays are over.
 func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) ([]SealedPeriod, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)

@@ -71,23 +71,23 @@ type ShadowReport struct {
 	Members int64
 }
 
-// FillShadow builds the shadow layout (WithShadowShards) of every live
-// period of every window (the current one, the closed ones within their
-// retention, and one starting within the clock skew) from the partitions, which hold every member's stored value:
-// it deletes the period's shadow shards, then reads the partitions' members
-// 32 partitions a round trip (from the primaries, with WithReplicaReads
-// too) and puts them into the shadow 1,000 at a time,
-// as Check repairs members (on a Cluster with new versions, so that a write
-// in flight never loses to the fill). Writes may go on meanwhile: they keep
-// the shadow current themselves, provided every process writing the board
-// runs with the same WithShadowShards before FillShadow starts (a process
-// without it leaves the shadow behind, which Check then reports). Its cost
-// is one partition read per member and one shard write per member; on one
-// node each member is also swept from the shadow's other shards. When every
-// period is filled it writes the shadow's shards' share of Rebuild's marker
-// (deleted with the shards first), so that Present covers them once reads
-// move to them. Run it from a maintenance job, then Check. Without
-// WithShadowShards it returns ErrInvalidArgument.
+// FillShadow builds the shadow layout (WithShadowShards) of every live period
+// of every window (the current one, the closed ones within their retention, and
+// one starting within the clock skew) from the partitions, which hold every
+// member's stored value: it deletes the period's shadow shards, then reads the
+// partitions' members 32 partitions a round trip (from the primaries, with
+// WithReplicaReads too) and puts them into the shadow 1,000 at a time, as Check
+// repairs members (on a Cluster with new versions, so that a write in flight
+// never loses to the fill). Writes may go on meanwhile: they keep the shadow
+// current themselves, provided every process writing the board runs with the
+// same WithShadowShards before FillShadow starts (a process without it leaves
+// the shadow behind, which Check then reports). Its cost is one partition read
+// per member and one shard write per member; on one node each member is also
+// swept from the shadow's other shards. When every period is filled it writes
+// the shadow's shards' share of Rebuild's marker (deleted with the shards
+// first), so that Present covers them once reads move to them. Run it from a
+// maintenance job, then Check. Without WithShadowShards it returns
+// ErrInvalidArgument.
 func (lb *Leaderboard) FillShadow(ctx context.Context) (ShadowReport, error) {
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {

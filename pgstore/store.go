@@ -34,20 +34,20 @@
 // submission's member in every period its Periods list (under its Policy
 // and Order), and Standings of such a period streams those rows instead.
 //
-// A period's kept standings are used only while they are complete: kept
-// from the period's first submission on, with every submission in it
-// since, under one policy, order and pair of bounds. A period whose first
-// kept submission finds earlier ones (appended before migration 2, or
-// without Periods), or a correction of the period, starts incomplete; a
-// later submission in the period that does not list it (no Periods,
-// another policy or order, other bounds, a window Redis had closed), or an
-// Accumulate total of 2^1022 or more, makes it incomplete for good.
-// Standings of an incomplete period aggregates, as for any other range, so
-// answers never change, only their cost. Completeness is decided under an advisory lock per board: every
-// Append holds it shared, the creation of a period's row exclusively, so
-// the row's first check sees every submission before it and every Append
-// after it sees the row. Remove, Correct, Retract, DeleteBoard,
-// DeletePeriod and CheckStandings with repair hold it exclusively too.
+// A period's kept standings are used only while they are complete: kept from
+// the period's first submission on, with every submission in it since, under
+// one policy, order and pair of bounds. A period whose first kept submission
+// finds earlier ones (appended before migration 2, or without Periods), or a
+// correction of the period, starts incomplete; a later submission in the period
+// that does not list it (no Periods, another policy or order, other bounds, a
+// window Redis had closed), or an Accumulate total of 2^1022 or more, makes it
+// incomplete for good. Standings of an incomplete period aggregates, as for any
+// other range, so answers never change, only their cost. Completeness is
+// decided under an advisory lock per board: every Append holds it shared, the
+// creation of a period's row exclusively, so the row's first check sees every
+// submission before it and every Append after it sees the row. Remove, Correct,
+// Retract, DeleteBoard, DeletePeriod and CheckStandings with repair hold it
+// exclusively too.
 //
 // Replace keeps a member's last submission and Accumulate the time of its
 // last one that is not 0, by seq, the log's order. Appends of one member run one after the other

@@ -68,10 +68,10 @@ type submitRequest struct {
 	Name string
 }
 
-// decodeSubmit reads {"userId": "...", "score": n, "name": "..."} strictly:
-// one object, userId and score once, name at most once, nothing else. It walks the tokens itself rather than
-// calling json.Unmarshal so that every error can name its field, including
-// a literal such as NaN that is not JSON at all.
+// decodeSubmit reads {"userId": "...", "score": n, "name": "..."} strictly: one
+// object, userId and score once, name at most once, nothing else. It walks the
+// tokens itself rather than calling json.Unmarshal so that every error can name
+// its field, including a literal such as NaN that is not JSON at all.
 func decodeSubmit(body []byte, minScore, maxScore float64) (submitRequest, *fieldError) {
 	var req submitRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
