@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
@@ -189,4 +191,52 @@ func TestEveryReadablePeriod(t *testing.T) {
 		require.ErrorIs(t, err, lb.ErrInvalidArgument)
 		require.ErrorIs(t, stuck.Remove(ctx, "m"), lb.ErrInvalidArgument)
 	})
+}
+
+// TestDeleteLongRetention deletes a sharded board kept for months: it
+// names every readable period's shards and partitions (on a Cluster each
+// shard's recent versions too), over a million keys on a Cluster, which it
+// sends in pipelines of about UnlinkChunk keys each. One pipeline of
+// them all missed the client's write timeout on a daily board kept for
+// three years on a Cluster, and held every key name in memory at once.
+// The keys of every period go, the oldest one's included.
+func TestDeleteLongRetention(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		name := shardName(t, b)
+		widest := &widestPipeline{Client: b.Client}
+		board, err := lb.New(widest, name, lb.WithWindows(lb.Daily()), lb.WithShards(0, 10), lb.WithShadowShards(5),
+			lb.WithRetention(60*24*time.Hour), lb.WithClock(fixed(future)))
+		require.NoError(t, err)
+		for i, at := range []time.Time{future, future.Add(-30 * 24 * time.Hour), future.Add(-59 * 24 * time.Hour)} {
+			_, err := board.Submit(ctx, fmt.Sprintf("m%d", i), float64(i*7), lb.WithTime(at))
+			require.NoError(t, err)
+		}
+		require.NotEmpty(t, b.Snapshot(t, name))
+		require.NoError(t, board.Delete(ctx))
+		require.Empty(t, b.Snapshot(t, name), "every key of the board is gone")
+		require.LessOrEqual(t, widest.args.Load(), int64(lb.UnlinkChunk+25_000),
+			"a pipeline names at most about UnlinkChunk keys (a period's keys are sent whole)")
+	})
+}
+
+// widestPipeline is a client that records the most arguments one DoMulti
+// sent.
+type widestPipeline struct {
+	rueidis.Client
+	args atomic.Int64
+}
+
+func (c *widestPipeline) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	var n int64
+	for _, cmd := range multi {
+		n += int64(len(cmd.Commands()))
+	}
+	for {
+		old := c.args.Load()
+		if n <= old || c.args.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	return c.Client.DoMulti(ctx, multi...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/redis/rueidis"
@@ -198,7 +199,7 @@ func (lb *shardedBackend) dropShadow(ctx context.Context, tg target) error {
 // recent versions too, and the shards' markers (see Present), in one round
 // trip.
 func (lb *shardedBackend) unlinkShards(ctx context.Context, tg target, recent bool) error {
-	return lb.unlink(ctx, [][]string{lb.shardMarkers(lb.shardKeys(nil, tg, recent))})
+	return lb.unlink(ctx, slices.Values([][]string{lb.shardMarkers(lb.shardKeys(nil, tg, recent))}))
 }
 
 // shardKeys appends to ks this layout's shards of tg, with recent their
@@ -215,28 +216,53 @@ func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []strin
 }
 
 // unlink deletes the keys of groups, then runs the commands of last, in
-// one DoMulti. On one node each group is one UNLINK, atomic: a write there
-// is one script over its partition and shards, and lands wholly before or
-// wholly after it, so a group of a period's shards and partitions leaves
-// them agreeing (a pipeline of UNLINKs let writes run between a
-// partition's and a shard's, leaving members in two shards or in no
-// partition); a group a period also bounds how long one UNLINK holds
-// Redis. A Cluster takes one UNLINK of each hash slot's keys (a shard's
-// 2,049 with its recent versions), spread over the nodes: no atomicity
-// across them.
-func (lb *shardedBackend) unlink(ctx context.Context, groups [][]string, last ...rueidis.Completed) error {
+// one DoMulti up to unlinkChunk keys, and one more for each unlinkChunk
+// keys after, one after another (last in the final one); it stops at the
+// first error. On one node each group is one UNLINK, atomic: a write
+// there is one script over its partition and shards, and lands wholly
+// before or wholly after it, so a group of a period's shards and
+// partitions leaves them agreeing (a pipeline of UNLINKs let writes run
+// between a partition's and a shard's, leaving members in two shards or in
+// no partition); a group a period also bounds how long one UNLINK holds
+// Redis. A Cluster takes one UNLINK of each hash slot's keys in a
+// DoMulti (a shard's 2,049 with its recent versions), spread over the
+// nodes: no atomicity across them. groups may reuse the slice it yields.
+func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string], last ...rueidis.Completed) error {
 	if !lb.cluster {
-		cmds := make(rueidis.Commands, 0, len(groups)+len(last))
-		for _, ks := range groups {
+		var cmds rueidis.Commands
+		n := 0
+		for ks := range groups {
+			if n >= unlinkChunk {
+				if err := firstErr(lb.client.DoMulti(ctx, cmds...)); err != nil {
+					return err
+				}
+				cmds, n = cmds[:0], 0
+			}
 			if len(ks) > 0 {
 				cmds = append(cmds, lb.client.B().Unlink().Key(ks...).Build())
+				n += len(ks)
 			}
 		}
 		return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
 	}
 	bySlot := map[int][]string{}
 	var slots []int // in the order their first key came
-	for _, ks := range groups {
+	n := 0
+	flush := func(last ...rueidis.Completed) error {
+		cmds := make(rueidis.Commands, len(slots), len(slots)+len(last))
+		for i, s := range slots {
+			cmds[i] = lb.client.B().Unlink().Key(bySlot[s]...).Build()
+		}
+		clear(bySlot)
+		slots, n = slots[:0], 0
+		return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
+	}
+	for ks := range groups {
+		if n >= unlinkChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
 		for _, k := range ks {
 			s := keys.Slot(k)
 			if _, ok := bySlot[s]; !ok {
@@ -244,13 +270,16 @@ func (lb *shardedBackend) unlink(ctx context.Context, groups [][]string, last ..
 			}
 			bySlot[s] = append(bySlot[s], k)
 		}
+		n += len(ks)
 	}
-	cmds := make(rueidis.Commands, len(slots), len(slots)+len(last))
-	for i, s := range slots {
-		cmds[i] = lb.client.B().Unlink().Key(bySlot[s]...).Build()
-	}
-	return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
+	return flush(last...)
 }
+
+// unlinkChunk is about the most keys one DoMulti of unlink names (it
+// sends a period's keys whole): a board kept for years names millions,
+// more than one pipeline can send within a client's write timeout
+// (rueidis's ConnWriteTimeout, 10 s by default).
+const unlinkChunk = 100_000
 
 // withShadowLocal appends to a one-node write's calls the shadow's share:
 // members put into their shadow shards from their partitions, after the

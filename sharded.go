@@ -1378,36 +1378,44 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 // clear deletes the periods' shards (the shadow's too) with their recent
 // versions (on a Cluster) and the periods' partitions; with board, also
 // every partition's clock, id set and data, and Rebuild's markers (the
-// shadow's too). One
-// round trip (on one node one UNLINK a period, atomic, and one of the
-// board's other keys: see unlink). With a hot
-// top the mirrors go after the rest, so that one a read rebuilt while the
-// shards went goes too: on one node last in the same pipeline; on a
-// Cluster, whose pipelines to different nodes keep no order, in one more
-// round trip, with a turn (which refuses a put read before); the turn
-// counters then expire with the mirrors' TTL, not an hour later.
+// shadow's too). One round trip up to unlinkChunk keys (on one node one
+// UNLINK a period, atomic, and one of the board's other keys: see unlink),
+// one more for each unlinkChunk keys after. With a hot top the mirrors go
+// after the rest, so that one a read rebuilt while the shards went goes
+// too: on one node last in the same pipeline; on a Cluster, whose
+// pipelines to different nodes keep no order, in one more round trip, with
+// a turn (which refuses a put read before); the turn counters then expire
+// with the mirrors' TTL, not an hour later.
 func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) error {
-	groups := make([][]string, 0, len(tgs)+1)
-	for _, tg := range tgs {
-		ks := lb.shardKeys(nil, tg, true)
-		if lb.shadow != nil {
-			ks = lb.shadow.shardKeys(ks, tg, true)
-		}
-		for p := range lb.parts.Len() {
-			ks = append(ks, lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID))
-		}
-		groups = append(groups, ks)
-	}
-	if board {
+	// The keys are named a period at a time as they are sent: a board kept
+	// for years names millions (a period's 4,096 partitions, and on a
+	// Cluster 2,048 recent versions a shard), more than memory or one
+	// pipeline holds.
+	groups := func(yield func([]string) bool) {
 		var ks []string
-		for p := range lb.parts.Len() {
-			part := lb.parts.Of(p)
-			ks = append(ks, part.IDs(), part.Data())
+		for _, tg := range tgs {
+			ks = lb.shardKeys(ks[:0], tg, true)
+			if lb.shadow != nil {
+				ks = lb.shadow.shardKeys(ks, tg, true)
+			}
+			for p := range lb.parts.Len() {
+				ks = append(ks, lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID))
+			}
+			if !yield(ks) {
+				return
+			}
 		}
-		for g := range keys.PartitionGroups {
-			ks = append(ks, lb.parts.GroupClock(g))
+		if board {
+			ks = ks[:0]
+			for p := range lb.parts.Len() {
+				part := lb.parts.Of(p)
+				ks = append(ks, part.IDs(), part.Data())
+			}
+			for g := range keys.PartitionGroups {
+				ks = append(ks, lb.parts.GroupClock(g))
+			}
+			yield(append(ks, lb.allMarkers()...))
 		}
-		groups = append(groups, append(ks, lb.allMarkers()...))
 	}
 	if !lb.cluster {
 		return lb.unlink(ctx, groups, lb.hotDrop(tgs)...)
