@@ -112,8 +112,8 @@
 // its members' stored values in 4096 partitions, 32 under each of 128 hash
 // tags one every 128 slots ("lb:{name#p~1234}:17:alltime"; see
 // WithShards). The prefix "lb" is set with WithKeyPrefix. A board name is
-// printable text without whitespace, braces or '#'; New refuses others
-// with ErrInvalidArgument.
+// printable UTF-8 of at most 200 bytes without whitespace, braces or '#';
+// New refuses others with ErrInvalidArgument.
 //
 // # Expiry
 //

@@ -171,8 +171,10 @@ type Page struct {
 // New returns the board called name on client. It makes no call to Redis.
 //
 // The name becomes the hash tag of every key of the board
-// ("lb:{name}:weekly:2026-W49"), so it must be non-empty, with no whitespace
-// and no braces. Every option is checked; a bad one returns ErrInvalidArgument.
+// ("lb:{name}:weekly:2026-W49"), so it must be non-empty printable UTF-8 of
+// at most 200 bytes, with no whitespace, no braces and no '#' (which
+// separates a shard's number). Every option is checked; a bad one returns
+// ErrInvalidArgument.
 func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, error) {
 	c := defaultConfig()
 	for _, opt := range opts {

@@ -92,6 +92,11 @@ func TestNewRefusesBadInput(t *testing.T) {
 		"NaN shard":          {"ok", []lb.Option{lb.WithShards(math.NaN())}},
 		"Inf shard":          {"ok", []lb.Option{lb.WithShards(1, math.Inf(1))}},
 		"# in name":          {"a#s1", nil},
+		"name not UTF-8":     {"race\xff\xfe", nil},
+		"name of 201 bytes":  {strings.Repeat("n", 201), nil},
+		"window not UTF-8":   {"ok", []lb.Option{lb.WithWindows(lb.Named("d\xff", lb.Daily()))}},
+		"long window name":   {"ok", []lb.Option{lb.WithWindows(lb.Named(strings.Repeat("w", 201), lb.Daily()))}},
+		"prefix not UTF-8":   {"ok", []lb.Option{lb.WithKeyPrefix("lb\xc3")}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

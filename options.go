@@ -324,7 +324,8 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithKeyPrefix sets the first segment of every key: "<prefix>:{<name>}:...".
-// Default "lb". It must be non-empty, with no whitespace and no braces.
+// Default "lb". It must be non-empty printable UTF-8 of at most 200 bytes,
+// with no whitespace and no braces.
 func WithKeyPrefix(prefix string) Option {
 	return func(c *config) { c.prefix = prefix }
 }
@@ -470,9 +471,9 @@ func (c *config) validate(client rueidis.Client, name string) error {
 	case nilValue(client):
 		return bad("nil client")
 	case !keys.ValidName(name) || strings.ContainsRune(name, '#'):
-		return bad("board name %q must be non-empty, without whitespace, braces or '#'", name)
+		return bad("board name %q must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or '#'", name, keys.MaxNameLen)
 	case !keys.ValidName(c.prefix):
-		return bad("key prefix %q must be non-empty, without whitespace or braces", c.prefix)
+		return bad("key prefix %q must be non-empty printable UTF-8 of at most %d bytes, without whitespace or braces", c.prefix, keys.MaxNameLen)
 	case c.order != HighestFirst && c.order != LowestFirst:
 		return bad("unknown order %v", c.order)
 	case c.policy != KeepBest && c.policy != Replace && c.policy != Accumulate:
@@ -492,7 +493,7 @@ func (c *config) validate(client rueidis.Client, name string) error {
 		}
 		n := w.Name()
 		if !keys.ValidSegment(n) {
-			return bad("window name %q must be non-empty, without whitespace, braces or ':'", n)
+			return bad("window name %q must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or ':'", n, keys.MaxNameLen)
 		}
 		if keys.Reserved(n) {
 			return bad("window name %q is the name of a key the board keeps beside its periods (ids, data, marker, clock)", n)

@@ -115,7 +115,7 @@ func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
 // resolvePeriod builds the target of p, the period w gave for t.
 func (lb *Leaderboard) resolvePeriod(w Window, p Period, t time.Time) (target, error) {
 	if !keys.ValidSegment(p.ID) {
-		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID)
+		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID, keys.MaxNameLen)
 	}
 	if !p.End.IsZero() {
 		if err := checkHolds(w, p, t); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/skiprank/leaderboard"
 )
@@ -190,7 +191,7 @@ func (c config) validate() []error {
 	// dialled, so that their errors name them; a listen address that is
 	// well formed can still fail at Listen (a port in use), which names it too.
 	check(validAddr(c.Addr), "listen address %q (ADDR, -addr): want host:port, the port a number from 0 to 65535", c.Addr)
-	check(validBoard(c.Board), "board name %q (BOARD, -board): want printable characters without whitespace, braces or '#'", c.Board)
+	check(validBoard(c.Board), "board name %q (BOARD, -board): want at most 200 bytes of printable UTF-8 without whitespace, braces or '#'", c.Board)
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -210,10 +211,10 @@ func validAddr(addr string) bool {
 
 // validBoard reports whether the SDK takes name as a board's name: it is
 // the hash tag of the board's keys, so no braces, and no '#', whitespace or
-// unprintable characters. leaderboard.New checks the same, but only once
-// Redis has been dialled.
+// unprintable characters, in valid UTF-8 of at most 200 bytes.
+// leaderboard.New checks the same, but only once Redis has been dialled.
 func validBoard(name string) bool {
-	if name == "" {
+	if name == "" || len(name) > 200 || !utf8.ValidString(name) {
 		return false
 	}
 	for _, r := range name {

@@ -315,6 +315,8 @@ func TestBadAddrOrBoardNamesSetting(t *testing.T) {
 		{"BOARD", "BOARD", "-board", "x{y}"},
 		{"BOARD", "BOARD", "-board", "h#1"},
 		{"BOARD", "BOARD", "-board", "nul\x00"},
+		{"BOARD", "BOARD", "-board", "bad\xffutf8"},
+		{"BOARD", "BOARD", "-board", strings.Repeat("b", 201)},
 	} {
 		for _, byFlag := range []bool{false, true} {
 			env := map[string]string{"REDIS_URL": "redis://" + redis.Addr().String(), "SIGNING_KEYS": "k:" + strings.Repeat("s", 32)}

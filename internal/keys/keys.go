@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Board is the hash-tagged base of every key of one board: "lb:{weekly-race}".
@@ -117,10 +118,17 @@ func (b Board) HotTurn(window, period string) string {
 	return b.base + "::turn" + strings.TrimPrefix(b.Period(window, period), b.base)
 }
 
-// ValidName reports whether s may appear in a key: non-empty, printable, with
-// no whitespace and no braces (a brace would move the hash tag).
+// MaxNameLen is the most bytes ValidName takes: a store keeps a board's
+// name, its windows' names and their periods' IDs beside a member of up to
+// 512 bytes in one index entry (PostgreSQL's btree holds at most 2,704
+// bytes an entry), and a shorter name keeps every key short.
+const MaxNameLen = 200
+
+// ValidName reports whether s may appear in a key: non-empty, at most
+// MaxNameLen bytes of valid UTF-8, printable, with no whitespace and no
+// braces (a brace would move the hash tag).
 func ValidName(s string) bool {
-	if s == "" {
+	if s == "" || len(s) > MaxNameLen || !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {

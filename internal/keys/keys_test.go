@@ -115,10 +115,10 @@ func TestMarkers(t *testing.T) {
 }
 
 func TestValidName(t *testing.T) {
-	for _, s := range []string{"race", "a:b", "üben", "player-42"} {
+	for _, s := range []string{"race", "a:b", "üben", "player-42", strings.Repeat("ü", MaxNameLen/2)} {
 		require.True(t, ValidName(s), s)
 	}
-	for _, s := range []string{"", "a b", "a{b", "a}b", "a\tb", "a\nb", "a\x00b"} {
+	for _, s := range []string{"", "a b", "a{b", "a}b", "a\tb", "a\nb", "a\x00b", "a\xffb", "\xc3", strings.Repeat("n", MaxNameLen+1)} {
 		require.False(t, ValidName(s), "%q", s)
 	}
 	require.False(t, ValidSegment("a:b"))
