@@ -52,8 +52,14 @@ func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (
 // store failure, storeErr, leaves Redis untouched); then Redis, whose
 // error afterStore turns into the write's answer.
 
-// storeErr is a write's error when its store step failed.
+// storeErr is a write's error when its store step failed. A store call
+// its ctx cut short (cancelled, past its deadline) may have committed
+// before its answer was lost, so the error says the store may hold the
+// write: only a retry with the same WithID is sure to count it once.
 func storeErr(op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("leaderboard: %s: store: %w (Redis was not written; the store may hold it: retry with the same WithID)", op, err)
+	}
 	return fmt.Errorf("leaderboard: %s: store: %w (Redis was not written)", op, err)
 }
 

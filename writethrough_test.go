@@ -367,3 +367,47 @@ func removeBetweenRace(t *testing.T, b *testredis.Backend, opts []lb.Option, rec
 	require.NoError(t, err)
 	require.Equal(t, want, top, "after a Rebuild")
 }
+
+// lostAnswerStore takes every submission and then answers as a store call
+// whose ctx ran out after its commit does: the write is stored, the caller
+// hears context.DeadlineExceeded.
+type lostAnswerStore struct{ *memStore }
+
+func (s lostAnswerStore) Append(ctx context.Context, sub lb.Submission) (bool, error) {
+	if _, err := s.memStore.Append(ctx, sub); err != nil {
+		return false, err
+	}
+	return false, fmt.Errorf("store: append: %w", context.DeadlineExceeded)
+}
+
+// TestStoreAnswerLost: a store call cut short by its ctx may have stored
+// the write, so its error says so (not ErrPending, which says it is
+// stored; not a bare "Redis was not written"), Redis stays untouched, and
+// the retry with the same WithID that the error advises counts it once,
+// in Redis and at the next Rebuild.
+func TestStoreAnswerLost(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		mem := newMemStore()
+		lost, name := newBoard(t, b, lb.WithPolicy(lb.Accumulate), lb.WithStore(lostAnswerStore{mem}))
+		before := b.Snapshot(t, name)
+		_, err := lost.Submit(ctx, "p", 5, lb.WithID("match-1"))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.NotErrorIs(t, err, lb.ErrPending)
+		require.ErrorContains(t, err, "the store may hold it: retry with the same WithID")
+		require.Equal(t, before, b.Snapshot(t, name), "Redis must be untouched")
+		require.Equal(t, 1, mem.count(), "the store took it")
+
+		board, err := lb.New(b.Client, name, lb.WithPolicy(lb.Accumulate), lb.WithStore(mem))
+		require.NoError(t, err)
+		res, err := board.Submit(ctx, "p", 5, lb.WithID("match-1"))
+		require.NoError(t, err)
+		require.Equal(t, 5.0, res.Score)
+		b.Wipe(t, name)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		st, err := board.Rank(ctx, "p")
+		require.NoError(t, err)
+		require.Equal(t, 5.0, st.Score, "counted once")
+	})
+}
