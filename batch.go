@@ -44,7 +44,8 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // order. A submission whose every window period has closed joins no batch
 // either: it is answered at once, Closed, and recorded in a store as Submit
 // records it. After Close, Submit returns ErrClosed, whatever the submission,
-// bad input included. Under Accumulate a submission folds only into a write of
+// bad input included; a Batcher not made by NewBatcher (its zero value) is
+// closed. Under Accumulate a submission folds only into a write of
 // the same sign (so a total in range at the end of a fold was in range all
 // along), and one whose sum would leave the range starts a write of its own;
 // and so that one submission's refusal is never another's, a folded write Redis
@@ -246,7 +247,7 @@ type batchJoin struct {
 // Submit submits as the board's Submit does, through the next batch; it
 // returns when that batch is written (see Batcher).
 func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (Result, error) {
-	if b.closed.Load() {
+	if b.closed.Load() || b.lb == nil { // a zero Batcher is closed
 		return Result{}, ErrClosed
 	}
 	lb := b.lb

@@ -811,6 +811,21 @@ func TestBatcherSubmitAfterClose(t *testing.T) {
 	require.ErrorIs(t, err, lb.ErrClosed, "an empty member WithID")
 }
 
+// TestBatcherZeroValue: a Batcher not made by NewBatcher is closed: Submit
+// returns ErrClosed (it panicked on a nil board), Flush and Close return
+// nil.
+func TestBatcherZeroValue(t *testing.T) {
+	ctx := context.Background()
+	var bt lb.Batcher
+	_, err := bt.Submit(ctx, "m", 1)
+	require.ErrorIs(t, err, lb.ErrClosed)
+	require.NoError(t, bt.Flush(ctx))
+	require.NoError(t, bt.Close(ctx))
+	require.NoError(t, bt.Close(ctx), "twice")
+	_, err = bt.Submit(ctx, "m", 1)
+	require.ErrorIs(t, err, lb.ErrClosed)
+}
+
 // TestBatcherClosedWindowsReachStore: a submission whose every window
 // period has closed reaches the store through a Batcher as through Submit
 // (the store keeps every submission), and Redis in neither.

@@ -204,10 +204,12 @@ func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot [
 // trip when that can be done (the next read builds them), else they trail
 // the period until they expire (hotTTL), as after a crash between the
 // write and their upkeep; this process forgets what it saw of them, so
-// its next write expects the top.
+// its next write expects the top. The delete is sent even when ctx has
+// ended, which is how a ctx ending between the write and its upkeep
+// would otherwise leave the mirror showing the top before the write.
 func (lb *Leaderboard) hotLost(ctx context.Context, tgs []target) {
 	lb.hotForget(tgs)
-	_ = lb.be.dropHot(ctx, tgs) // best effort: see above
+	_ = lb.be.dropHot(context.WithoutCancel(ctx), tgs) // best effort: see above
 }
 
 // hotForget drops this process's snapshots of tgs' mirrors.

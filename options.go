@@ -127,39 +127,36 @@ func defaultConfig() config {
 // client-side caching (1 <= k <= MaxN, else ErrInvalidArgument in New).
 // Default: off.
 //
-// Each window period gets a mirror of its best k members, a short string
-// beside it ("lb:{name}::topk:weekly:2026-W49", in the board's slot on
-// every kind of board), which those reads read with DoCache (a GET): Redis
-// invalidates the cached copy when the mirror changes, and the mirror
-// changes only when a write reaches the top k (a Submit that does not
-// sends what it sends without WithHotTop). A Submit that reaches the top
-// rewrites the mirror after its write: on an unsharded board, and on a
-// sharded one whose keys share one node, in the same round trip when the
-// board expects it to (by what this process last saw of the mirror), else
-// in one more; on a sharded board on a Cluster, whose shards lie in other
-// slots than the mirror, in three more (a turn on the mirror, the shards'
-// first k, the put; see hot_put.lua). A Batcher's batch rewrites the
-// mirrors of the periods it wrote, in its round trip where the batch is
-// one script (an unsharded board, a sharded one on one node), and on a
-// sharded Cluster board once for the batch, in the three more round trips
-// (a rewrite that would not change a mirror writes nothing). SubmitMany, Remove,
-// RemoveBetween, Reset, Delete, Rebuild and Check's repairs delete the
-// mirrors they may change, in the write's own round trip (Rebuild and
-// Check's repairs in one more; on a sharded Cluster board each in one
-// more after the write, with a turn), and the next read builds them
-// again: one script, or on a sharded Cluster board the three round trips
-// above. A cached answer
-// can trail a write that another process, or this one, made a moment
-// before: Redis invalidates it after the write's reply, within
-// milliseconds (BENCHMARKS.md); a mirror a crashed process left behind a
-// write expires 10 seconds after its last rewrite, and no copy is kept
-// longer: the bound on how old a cached Top can be. A mirror's rewrite or
-// delete that fails after its write (the network, a ctx that ends between
-// the write and a round trip after it) is not the write's failure: the
-// write's answer is returned, and the mirror is deleted in one more round
-// trip, or where that fails too trails the period as after a crash.
-// Never rely on reading your own write; Rank, Around and the other reads
-// read the board itself.
+// Each window period gets a mirror of its best k members, a short string beside
+// it ("lb:{name}::topk:weekly:2026-W49", in the board's slot on every kind of
+// board), which those reads read with DoCache (a GET): Redis invalidates the
+// cached copy when the mirror changes, and the mirror changes only when a write
+// reaches the top k (a Submit that does not sends what it sends without
+// WithHotTop). A Submit that reaches the top rewrites the mirror after its
+// write: on an unsharded board, and on a sharded one whose keys share one node,
+// in the same round trip when the board expects it to (by what this process
+// last saw of the mirror), else in one more; on a sharded board on a Cluster,
+// whose shards lie in other slots than the mirror, in three more (a turn on the
+// mirror, the shards' first k, the put; see hot_put.lua). A Batcher's batch
+// rewrites the mirrors of the periods it wrote, in its round trip where the
+// batch is one script (an unsharded board, a sharded one on one node), and on a
+// sharded Cluster board once for the batch, in the three more round trips (a
+// rewrite that would not change a mirror writes nothing). SubmitMany, Remove,
+// RemoveBetween, Reset, Delete, Rebuild and Check's repairs delete the mirrors
+// they may change, in the write's own round trip (Rebuild and Check's repairs
+// in one more; on a sharded Cluster board each in one more after the write,
+// with a turn), and the next read builds them again: one script, or on a
+// sharded Cluster board the three round trips above. A cached answer can trail
+// a write that another process, or this one, made a moment before: Redis
+// invalidates it after the write's reply, within milliseconds (BENCHMARKS.md);
+// a mirror a crashed process left behind a write expires 10 seconds after its
+// last rewrite, and no copy is kept longer: the bound on how old a cached Top
+// can be. A mirror's rewrite or delete that fails after its write (the network,
+// a ctx that ends between the write and a round trip after it) is not the
+// write's failure: the write's answer is returned, and the mirror is deleted in
+// one more round trip (sent even when the ctx has ended), or where that fails
+// too trails the period as after a crash. Never rely on reading your own write;
+// Rank, Around and the other reads read the board itself.
 //
 // The client must track keys for the cache to serve (rueidis's default;
 // with DisableCache every read reaches Redis, still exact). Page still

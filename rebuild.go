@@ -334,6 +334,9 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	// none).
 	gone, err := lb.swapAll(ctx, fresh, all, tg.expire)
 	if err != nil {
+		// The keys not swapped yet keep their copies: they go too (a copy
+		// swapped in is gone already, and its UNLINK finds nothing).
+		lb.dropCopies(ctx, fresh, all)
 		return members, false, wrap("rebuild", err)
 	}
 	// The period's top mirror (WithHotTop) goes with the old period; the

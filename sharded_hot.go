@@ -161,15 +161,18 @@ func (lb *shardedBackend) dropHotFor(ctx context.Context, tgs []target, life tim
 	return err
 }
 
-// afterWrite is a write's error; when it wrote, it drops the mirrors of
-// tgs it may have changed (dropHot), a failure of which is not the
-// write's: the mirrors then trail as after a crash (see hotLost).
+// afterWrite is a write's error; it drops the mirrors of tgs the write may
+// have changed (dropHot), a failure of which is not the write's: hotLost
+// tries once more, even when ctx has ended. A write that failed may have
+// applied all the same (its ctx ended while its last step was in flight),
+// so its mirrors go too (hotLost).
 func (lb *shardedBackend) afterWrite(ctx context.Context, tgs []target, err error) error {
 	if err != nil {
+		lb.hotLost(ctx, tgs)
 		return err
 	}
 	if lb.dropHot(ctx, tgs) != nil {
-		lb.hotForget(tgs)
+		lb.hotLost(ctx, tgs)
 	}
 	return nil
 }
