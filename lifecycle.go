@@ -114,9 +114,8 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // each readable period's 4,096 partitions and its shards (on a Cluster each
 // with its 2,048 recent versions) and sends them in DoMultis of about 100,000
 // keys, one after another, a round trip each: a daily board with 8 shards kept
-// for a year takes 15 on one node and about 75 on a Cluster (1 and 8 seconds on
-// the machine of BENCHMARKS.md). A failure returns its error and leaves the
-// periods after it: run Delete again.
+// for a year takes 15 on one node and about 75 on a Cluster. A failure returns
+// its error and leaves the periods after it: run Delete again.
 func (lb *Leaderboard) Delete(ctx context.Context) error {
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {
