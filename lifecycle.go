@@ -104,7 +104,7 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // failure returns an error and leaves Redis untouched, a Redis failure after it
 // returns an error matching ErrPending (run Delete again). Writes that run
 // while it does may leave keys behind: stop them first. One round trip (a
-// sharded board's keys past the first 100,000 take more: see below): one UNLINK
+// sharded board's keys past the first 500,000 take more: see below): one UNLINK
 // of the board's keys (all in its slot), or on a sharded board one UNLINK a
 // period (atomic) and one of the rest on one node, one UNLINK a hash slot's
 // keys on a Cluster, in one DoMulti, the top mirrors (WithHotTop) last, so that
@@ -112,9 +112,9 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // different nodes keep no order, that takes one more round trip, which leaves
 // the mirrors' turn counters to expire 10 seconds later. A sharded board names
 // each readable period's 4,096 partitions and its shards (on a Cluster each
-// with its 2,048 recent versions) and sends them in DoMultis of about 100,000
+// with its 2,048 recent versions) and sends them in DoMultis of about 500,000
 // keys, one after another, a round trip each: a daily board with 8 shards kept
-// for a year takes 15 on one node and about 75 on a Cluster. A failure returns
+// for a year takes 4 on one node and 15 on a Cluster. A failure returns
 // its error and leaves the periods after it: run Delete again.
 func (lb *Leaderboard) Delete(ctx context.Context) error {
 	live, err := lb.livePeriods(lb.now())

@@ -278,8 +278,9 @@ func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string],
 // unlinkChunk is about the most keys one DoMulti of unlink names (it
 // sends a period's keys whole): a board kept for years names millions,
 // more than one pipeline can send within a client's write timeout
-// (rueidis's ConnWriteTimeout, 10 s by default).
-const unlinkChunk = 100_000
+// (rueidis's ConnWriteTimeout, 10 s by default: 22 million keys missed it
+// here, 1.2 million did not), and more than memory should hold at once.
+const unlinkChunk = 500_000
 
 // withShadowLocal appends to a one-node write's calls the shadow's share:
 // members put into their shadow shards from their partitions, after the

@@ -168,7 +168,9 @@ func (lb *shardedBackend) dropHotFor(ctx context.Context, tgs []target, life tim
 // so its mirrors go too (hotLost).
 func (lb *shardedBackend) afterWrite(ctx context.Context, tgs []target, err error) error {
 	if err != nil {
-		lb.hotLost(ctx, tgs)
+		if lb.hot != nil {
+			lb.hotLost(ctx, tgs)
+		}
 		return err
 	}
 	if lb.dropHot(ctx, tgs) != nil {
