@@ -154,9 +154,10 @@ func (b *bench) drawPools() {
 		}
 	}
 	b.batches = make([]map[string]float64, 16)
+	n := min(batchSize, cfg.members)
 	for i := range b.batches {
-		m := make(map[string]float64, batchSize)
-		for len(m) < batchSize && len(m) < cfg.members {
+		m := make(map[string]float64, n)
+		for len(m) < n {
 			m[member(r.IntN(cfg.members))] = b.scores[r.IntN(poolSize)]
 		}
 		b.batches[i] = m

@@ -180,8 +180,7 @@ func (b *bench) burst(ctx context.Context, w *worker, submit func(context.Contex
 func writeCoalesce(out io.Writer, b *bench, env environment, ld loadReport, conc int, batched, plain []coalescePhase) {
 	var w strings.Builder
 	cfg := b.cfg
-	fmt.Fprintf(&w, "**Coalescing** %s: `%s -c %d -burst %d -batch-members %d -batch-window %v -batch-size %d -d %v`\n\n",
-		env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(cfg, "-batch"), conc, cfg.burst, cfg.batchMembers, cfg.batchWindow, cfg.batchSize, cfg.duration)
+	fmt.Fprintf(&w, "**Coalescing** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), cfg.commandLine())
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n- Board: %s\n", env.cpus, env.procs, env.goVersion, env.redis, b.describe())
 	(&report{cfg: cfg, load: ld}).writeLoad(&w, true)
 	fmt.Fprintf(&w, "- Each round: %d goroutines, each sending bursts of %d Submits at once to %s members and waiting for them, for %v through a Batcher, then %v as plain Submits, each phase after %v of the same bursts not measured\n\n",
@@ -193,13 +192,23 @@ func writeCoalesce(out io.Writer, b *bench, env environment, ld loadReport, conc
 			name string
 			p    coalescePhase
 		}{{"Batcher", batched[i]}, {"Submit", plain[i]}} {
+			if ph.p.subs == 0 {
+				fmt.Fprintf(&w, "| %d | %s | no data | | | | |\n", i+1, ph.name)
+				continue
+			}
 			fmt.Fprintf(&w, "| %d | %s | %s | %s | %s | %.4f | %.1f |\n", i+1, ph.name, thousands(ph.p.rate()),
 				dur(percentile(ph.p.lat, 0.50)), dur(percentile(ph.p.lat, 0.99)),
 				float64(ph.p.commands)/float64(ph.p.subs), ph.p.cpu*1e6/float64(ph.p.subs))
 		}
-		ratios = append(ratios, batched[i].rate()/plain[i].rate())
-		cmds = append(cmds, float64(batched[i].commands)/float64(batched[i].subs))
-		p99s = append(p99s, percentile(batched[i].lat, 0.99).Seconds())
+		// A phase that finished no submission has no figure: its round
+		// counts towards no target.
+		if batched[i].subs > 0 {
+			cmds = append(cmds, float64(batched[i].commands)/float64(batched[i].subs))
+			p99s = append(p99s, percentile(batched[i].lat, 0.99).Seconds())
+			if plain[i].subs > 0 {
+				ratios = append(ratios, batched[i].rate()/plain[i].rate())
+			}
+		}
 	}
 	limit := cfg.batchWindow + 2*time.Millisecond
 	ts := []target{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -49,7 +50,16 @@ func runDelete(ctx context.Context, b *bench, env environment, out io.Writer, pr
 			return fmt.Errorf("delete: %w", err)
 		}
 		rd.raw, err = sw.phase(ctx, func(ctx context.Context) (int64, error) {
-			return b.c.rue.Do(ctx, b.c.rue.B().Del().Key(rawKey).Build()).AsInt64()
+			// The members the DEL frees, counted first as the Delete
+			// phase counts the board's: DEL's own reply is the one key.
+			n, err := b.c.rue.Do(ctx, b.c.rue.B().Zcard().Key(rawKey).Build()).AsInt64()
+			if err != nil {
+				return 0, err
+			}
+			if deleted, err := b.c.rue.Do(ctx, b.c.rue.B().Del().Key(rawKey).Build()).AsInt64(); err != nil || deleted != 1 {
+				return n, cmp.Or(err, fmt.Errorf("%w: DEL deleted %d keys, not the raw set", errCheck, deleted))
+			}
+			return n, nil
 		}, func(arg string) bool { return arg == rawKey })
 		if err != nil {
 			return fmt.Errorf("DEL: %w", err)
@@ -64,10 +74,10 @@ func runDelete(ctx context.Context, b *bench, env environment, out io.Writer, pr
 // target.
 func writeDelete(out io.Writer, b *bench, env environment, ld loadReport, rounds []stallRound) {
 	var w strings.Builder
-	fmt.Fprintf(&w, "**Delete** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(b.cfg, "-delete"))
+	fmt.Fprintf(&w, "**Delete** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), b.cfg.commandLine())
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n- Board: %s\n", env.cpus, env.procs, env.goVersion, env.redis, b.describe())
 	(&report{cfg: b.cfg, load: ld}).writeLoad(&w, true)
-	fmt.Fprintf(&w, "- Each round: Delete of the whole board (its count first), then one DEL of the raw set holding the same members; both loaded again between rounds. "+
+	fmt.Fprintf(&w, "- Each round: Delete of the whole board (its count first), then one DEL of the raw set holding the same members (its ZCARD first); both loaded again between rounds. "+
 		"Stalls measured as in -remove-between: a PING every %v to each node, the latency monitor, SLOWLOG\n\n", pingEvery)
 	w.WriteString("| round | phase | members | time | longest PING (PINGs, over 10 ms) | latency monitor | longest command on its keys (SLOWLOG, logged) |\n|---|---|---|---|---|---|---|\n")
 	var pings []float64

@@ -4,12 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 )
 
 // config is what the flags ask for.
@@ -70,11 +72,31 @@ type config struct {
 	// replicas asks for the replica report (replicas.go): the addresses
 	// of the standalone replicas of REDIS_URL's server.
 	replicas []string
+	// args are the flags that reproduce the run (see reproducing): every
+	// flag whose value is not its default, but those that pick only where
+	// the output goes or what is left after the run.
+	args []string
 }
+
+// commandLine is the command that reproduces the run, as every report
+// prints it.
+func (c config) commandLine() string {
+	return strings.Join(append([]string{"go run ./examples/bench"}, c.args...), " ")
+}
+
+// outputOnly are the flags a report's command line leaves out: they pick
+// the report's format, a profile's file or whether the keys stay, and the
+// figures do not depend on them.
+var outputOnly = map[string]bool{"format": true, "cpuprofile": true, "keep": true}
 
 // allOps is every operation the tool knows, in the order it measures them.
 var allOps = []string{"submit", "submit-many", "top", "rank", "around", "page", "page-deep", "among", "count",
 	"range", "between", "count-between", "around-score", "cutoff", "set", "top-data", "rank-data"}
+
+// minDuration is the shortest -d: a call on a big board under load can
+// take tens of milliseconds, and a round that finishes no call has no
+// figure.
+const minDuration = 100 * time.Millisecond
 
 // Without REDIS_URL the tool runs on miniredis, whose figures mean nothing:
 // smaller defaults make that run a check that the tool works, in seconds.
@@ -90,6 +112,33 @@ const minVerdictRounds = 3
 // listFlags are the flags given as text and checked after parsing.
 type listFlags struct {
 	windows, policy, order, ranking, conc, ops, tieBreak string
+}
+
+// replicasFlag is -replicas: host:port addresses, comma-separated.
+type replicasFlag struct{ addrs *[]string }
+
+func (f replicasFlag) String() string {
+	if f.addrs == nil {
+		return ""
+	}
+	return strings.Join(*f.addrs, ",")
+}
+
+func (f replicasFlag) Set(v string) error {
+	var addrs []string
+	for _, a := range strings.Split(v, ",") {
+		a = strings.TrimSpace(a)
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" || port == "" {
+			return fmt.Errorf("%q is not a host:port address", a)
+		}
+		if slices.Contains(addrs, a) {
+			return fmt.Errorf("%q twice", a)
+		}
+		addrs = append(addrs, a)
+	}
+	*f.addrs = addrs
+	return nil
 }
 
 // parseFlags reads the command line, and REDIS_URL through getenv. It
@@ -123,7 +172,51 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 			return cfg, err
 		}
 	}
+	cfg.args = reproducing(fs, &lists, cfg)
 	return cfg, nil
+}
+
+// reproducing lists the flags that reproduce the run: every flag whose
+// value, once the defaults without REDIS_URL are applied, is not its
+// default, but the outputOnly ones and a -remove left to follow -members;
+// the lists as read (-windows 4 as its four windows).
+func reproducing(fs *flag.FlagSet, lists *listFlags, cfg config) []string {
+	join := func(xs []int) string {
+		s := make([]string, len(xs))
+		for i, x := range xs {
+			s[i] = strconv.Itoa(x)
+		}
+		return strings.Join(s, ",")
+	}
+	lists.windows, lists.conc = strings.Join(cfg.windows, ","), join(cfg.concurrency)
+	if lists.ops != "all" {
+		lists.ops = strings.Join(cfg.ops, ",")
+	}
+	var args []string
+	fs.VisitAll(func(f *flag.Flag) {
+		v := f.Value.String()
+		if outputOnly[f.Name] || v == f.DefValue || f.Name == "remove" && !isSet(fs, "remove") {
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if v == "true" {
+				args = append(args, "-"+f.Name)
+			} else {
+				args = append(args, "-"+f.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "-"+f.Name, shellQuote(v))
+	})
+	return args
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.:/_+=@%-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
@@ -141,7 +234,7 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.duration, "d", 2*time.Second, fmt.Sprintf("how long each implementation is measured in each round (without REDIS_URL: %v)", miniDuration))
 	fs.IntVar(&cfg.rounds, "rounds", minVerdictRounds, fmt.Sprintf("rounds per figure: each round measures every implementation of an operation once, one after the other; a target's verdict needs %d or more", minVerdictRounds))
 	fs.StringVar(&lists.ops, "ops", "all", "operations, comma-separated: "+strings.Join(allOps, ", ")+"; or all")
-	fs.StringVar(&cfg.format, "format", "text", "text or md (Markdown tables for BENCHMARKS.md)")
+	fs.StringVar(&cfg.format, "format", "text", "text or md (Markdown tables for BENCHMARKS.md), for the operations; the reports of -layout, -walk, -remove-between, -delete, -batch, -hot and -replicas are Markdown only")
 	fs.StringVar(&cfg.prefix, "prefix", "lbbench", "key prefix of the boards it writes")
 	fs.IntVar(&cfg.scoreMax, "score-max", 1_000_000, "scores are whole numbers in [0, score-max)")
 	fs.IntVar(&cfg.loadConcurrency, "load-c", 4, "SubmitMany or ZADD calls in flight while loading")
@@ -164,10 +257,7 @@ func flagSet(cfg *config, lists *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.hot, "hot", false, "instead of the operations, the hot top report: Top(10) at the highest -c without and with WithHotTop(10) (a client of its own with client-side caching) while a writer submits -hot-rate random scores a second, Submits below the top without and with it, and -hot-trials staleness trials a round")
 	fs.IntVar(&cfg.hotRate, "hot-rate", 2000, "submissions a second the writer of -hot sends")
 	fs.IntVar(&cfg.hotTrials, "hot-trials", 200, "staleness trials a round in -hot")
-	fs.Func("replicas", "instead of the operations, the replica report: the board read with WithReplicaReads through a client that sends read-only commands to these standalone replicas of REDIS_URL's server (comma-separated host:port), and the primary's share of the Redis CPU", func(v string) error {
-		cfg.replicas = strings.Split(v, ",")
-		return nil
-	})
+	fs.Var(replicasFlag{&cfg.replicas}, "replicas", "instead of the operations, the replica report: the board read with WithReplicaReads through a client that sends read-only commands to these standalone replicas of REDIS_URL's server (comma-separated host:port), and the primary's share of the Redis CPU")
 	fs.IntVar(&cfg.remove, "remove", defaultRemove, "members -remove-between removes a round (default a tenth of -members when that is fewer)")
 	fs.IntVar(&cfg.data, "data", 0, "bytes of member data (SetData) each loaded member gets, for top-data and rank-data and the -layout report's member data; 0: none")
 	return fs
@@ -189,9 +279,15 @@ Environment:
 
 It writes only keys under -prefix and a board name of its own, deletes them
 at the end (unless -keep), and loads Redis hard for minutes: point it at a
-Redis you may load. -remove-between also sets latency-monitor-threshold,
-slowlog-log-slower-than and slowlog-max-len on every node for its run and
-sets them back at the end. -h connects to nothing.
+Redis you may load. -remove-between and -delete also set
+latency-monitor-threshold, slowlog-log-slower-than and slowlog-max-len on
+every node for their run and set them back at the end. -h connects to
+nothing.
+
+-format picks the operations' report's format; the reports of -layout,
+-walk, -remove-between, -delete, -batch, -hot and -replicas are Markdown
+whatever it says. Every report's command line (in Markdown) reproduces the
+run: the flags not at their defaults, but -format, -cpuprofile and -keep.
 
 Flags:
 `)
@@ -254,8 +350,8 @@ func checkRun(cfg *config, l listFlags) error {
 	if cfg.rounds < 1 || cfg.rounds > 100 {
 		return fmt.Errorf("-rounds %d: want 1..100", cfg.rounds)
 	}
-	if cfg.duration <= 0 {
-		return fmt.Errorf("-d %v: want a positive duration", cfg.duration)
+	if cfg.duration < minDuration {
+		return fmt.Errorf("-d %v: want at least %v", cfg.duration, minDuration)
 	}
 	if l.ops == "all" {
 		// The data operations need data: with -data only.
@@ -266,6 +362,9 @@ func checkRun(cfg *config, l listFlags) error {
 		o = strings.TrimSpace(o)
 		if !slices.Contains(allOps, o) {
 			return fmt.Errorf("-ops: unknown operation %q (known: %s)", o, strings.Join(allOps, ", "))
+		}
+		if slices.Contains(cfg.ops, o) {
+			return fmt.Errorf("-ops: %q twice", o)
 		}
 		cfg.ops = append(cfg.ops, o)
 	}
@@ -282,6 +381,15 @@ func checkLimits(cfg *config, _ listFlags) error {
 	}
 	if cfg.loadConcurrency < 1 || cfg.loadConcurrency > 256 {
 		return fmt.Errorf("-load-c %d: want 1..256", cfg.loadConcurrency)
+	}
+	if !keys.ValidName(cfg.prefix) {
+		// leaderboard.New's rule for WithKeyPrefix.
+		return fmt.Errorf("-prefix %q: want a non-empty prefix without whitespace, braces or control characters", cfg.prefix)
+	}
+	if cfg.tieBreak != "none" {
+		if _, err := tieBreakOf(*cfg); err != nil {
+			return err
+		}
 	}
 	if cfg.layout && cfg.shards < 2 {
 		return fmt.Errorf("-layout compares a sharded board with an unsharded one: give -shards 2 or more")
@@ -309,11 +417,20 @@ func checkModes(cfg *config) error {
 	if cfg.burst < 1 || cfg.batchMembers < 1 || cfg.batchMembers > poolSize {
 		return fmt.Errorf("-burst %d, -batch-members %d: want at least 1, and -batch-members at most %d", cfg.burst, cfg.batchMembers, poolSize)
 	}
+	if cfg.batchWindow <= 0 || cfg.batchWindow > maxBatchWindow {
+		return fmt.Errorf("-batch-window %v: want over 0 and at most %v (WithBatchWindow)", cfg.batchWindow, maxBatchWindow)
+	}
+	if cfg.batchSize < 1 || cfg.batchSize > leaderboard.MaxN {
+		return fmt.Errorf("-batch-size %d: want 1..%d (WithBatchSize)", cfg.batchSize, leaderboard.MaxN)
+	}
 	if cfg.remove < 1 || cfg.remove > cfg.members {
 		return fmt.Errorf("-remove %d: want 1..-members (%d)", cfg.remove, cfg.members)
 	}
 	return nil
 }
+
+// maxBatchWindow is the longest window WithBatchWindow takes.
+const maxBatchWindow = time.Minute
 
 // defaultRemove is how many members -remove-between removes a round,
 // unless -members is under ten times as many.

@@ -235,8 +235,7 @@ func (b *bench) staleness(ctx context.Context, hot *leaderboard.Leaderboard, rou
 func writeHot(out io.Writer, b *bench, env environment, ld loadReport, conc int, rounds []hotRound) {
 	var w strings.Builder
 	cfg := b.cfg
-	fmt.Fprintf(&w, "**Hot top** %s: `%s -c %d -hot-rate %d -hot-trials %d -d %v`\n\n",
-		env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(cfg, "-hot"), conc, cfg.hotRate, cfg.hotTrials, cfg.duration)
+	fmt.Fprintf(&w, "**Hot top** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), cfg.commandLine())
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n- Board: %s; WithHotTop(%d) on a client that tracks keys\n", env.cpus, env.procs, env.goVersion, env.redis, b.describe(), hotK)
 	(&report{cfg: cfg, load: ld}).writeLoad(&w, true)
 	fmt.Fprintf(&w, "- Each round, %v a phase: a writer submitting %d random scores a second to the hot board alone; Top(%d) at c=%d without the hot top, then with it, the writer on; "+
@@ -255,9 +254,15 @@ func writeHot(out io.Writer, b *bench, env environment, ld loadReport, conc int,
 			rd.submit.cpu*1e6/float64(max(rd.submit.calls, 1)), rd.hotSubmit.cpu*1e6/float64(max(rd.hotSubmit.calls, 1)),
 			dur(percentile(rd.stale, 0.5)), dur(percentile(rd.stale, 0.99)), dur(percentile(rd.stale, 1)))
 		stale = append(stale, percentile(rd.stale, 0.99).Seconds())
-		speed = append(speed, rd.cachedTop.rate()/rd.top.rate())
-		cpuShare = append(cpuShare, per(rd.cachedTop)/max(per(rd.top), 1e-9))
-		submit = append(submit, (rd.hotSubmit.cpu/float64(max(rd.hotSubmit.calls, 1)))/(rd.submit.cpu/float64(max(rd.submit.calls, 1))))
+		// A phase that finished no call has no figure: its round counts
+		// towards no target it enters.
+		if rd.top.calls > 0 && rd.cachedTop.calls > 0 {
+			speed = append(speed, rd.cachedTop.rate()/rd.top.rate())
+			cpuShare = append(cpuShare, per(rd.cachedTop)/max(per(rd.top), 1e-9))
+		}
+		if rd.submit.calls > 0 && rd.hotSubmit.calls > 0 {
+			submit = append(submit, (rd.hotSubmit.cpu/float64(rd.hotSubmit.calls))/(rd.submit.cpu/float64(rd.submit.calls)))
+		}
 	}
 	fmt.Fprintf(&w, "\nStaleness: %d trials a round (a Submit entering the top, then Top(%d) from the same process until it shows it; the time from the Submit's return)\n", cfg.hotTrials, hotK)
 	ts := []target{

@@ -298,7 +298,7 @@ func (c *conn) nodeCPU(ctx context.Context) ([]float64, error) {
 func writeLayout(out io.Writer, b *bench, env environment, plain, sharded *layoutBoard) {
 	n := float64(b.cfg.members)
 	var w strings.Builder
-	fmt.Fprintf(&w, "**Layout** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), layoutCommand(b.cfg))
+	fmt.Fprintf(&w, "**Layout** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), b.cfg.commandLine())
 	fmt.Fprintf(&w, "- Machine: %d CPUs, %s; %s\n- Board: %s; the same members unsharded beside it\n\n", env.cpus, env.goVersion, env.redis, b.describe())
 	w.WriteString("| structure | keys | bytes per member | share of the board |\n|---|---|---|---|\n")
 	for _, lb := range []*layoutBoard{plain, sharded} {
@@ -374,10 +374,4 @@ func sharef(xs []float64, i int) float64 {
 		return 100 * xs[i] / t
 	}
 	return 0
-}
-
-// layoutCommand is the command line that reproduces the report.
-func layoutCommand(cfg config) string {
-	return fmt.Sprintf("go run ./examples/bench -layout -members %d -shards %d -layout-submits %d -c %d -policy %s -rounds %d -seed %d",
-		cfg.members, cfg.shards, cfg.layoutSubmits, slices.Max(cfg.concurrency), strings.ToLower(policyName(cfg.policy)), cfg.rounds, cfg.seed)
 }

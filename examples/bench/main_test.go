@@ -94,11 +94,11 @@ func reachable(t *testing.T, url string) string {
 func TestRun(t *testing.T) {
 	for _, backend := range []string{"miniredis", "redis", "cluster"} {
 		for _, args := range [][]string{
-			{"-members", "500", "-d", "50ms", "-c", "1,3", "-format", "md", "-commandstats"},
-			{"-members", "300", "-d", "30ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later",
+			{"-members", "500", "-d", "100ms", "-c", "1,3", "-format", "md", "-commandstats"},
+			{"-members", "300", "-d", "100ms", "-c", "2", "-windows", "4", "-policy", "accumulate", "-order", "lowest", "-tiebreak", "later",
 				"-ops", "submit,submit-many,around,among,range,between,count-between,around-score,cutoff,set", "-rounds", "1"},
-			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count,range,between,count-between,around-score,cutoff,set", "-rounds", "2", "-no-auto-pipelining"},
-			{"-members", "300", "-d", "30ms", "-c", "2", "-shards", "4", "-ranking", "competition", "-score-max", "50", "-ops", "top,rank,range,between,around-score,cutoff", "-rounds", "1"},
+			{"-members", "300", "-d", "100ms", "-c", "2", "-shards", "4", "-ops", "submit,rank,top,page-deep,count,range,between,count-between,around-score,cutoff,set", "-rounds", "2", "-no-auto-pipelining"},
+			{"-members", "300", "-d", "100ms", "-c", "2", "-shards", "4", "-ranking", "competition", "-score-max", "50", "-ops", "top,rank,range,between,around-score,cutoff", "-rounds", "1"},
 		} {
 			t.Run(backend+" "+strings.Join(args, " "), func(t *testing.T) {
 				cfg, err := parseFlags(args, noEnv, io.Discard)
@@ -114,6 +114,9 @@ func TestRun(t *testing.T) {
 					} else {
 						require.Contains(t, report, "== "+op+":", report)
 					}
+				}
+				if cfg.format == "md" {
+					require.Contains(t, report, "`"+cfg.commandLine()+"`", "the report's command line is the one that reproduces the run")
 				}
 				require.Contains(t, report, "sdk")
 				require.Contains(t, report, "rueidis")
@@ -209,6 +212,7 @@ func TestModes(t *testing.T) {
 				report := out.String()
 				require.NotContains(t, report, "NaN")
 				require.Contains(t, report, fmt.Sprintf("median of %d round(s)", cfg.rounds), report)
+				require.Contains(t, report, "`"+cfg.commandLine()+"`", "the report's command line is the one that reproduces the run")
 				if cfg.walk {
 					require.Contains(t, report, "**All walk**", report)
 					require.Contains(t, report, fmt.Sprintf("| %d | ", cfg.rounds), report)
@@ -231,7 +235,8 @@ func TestModes(t *testing.T) {
 				} else if cfg.delete {
 					require.Contains(t, report, "**Delete**", report)
 					require.Contains(t, report, fmt.Sprintf("| %d | Delete | %s |", cfg.rounds, thousands(float64(cfg.members))), report)
-					require.Contains(t, report, fmt.Sprintf("| %d | one DEL of the raw set | 1 |", cfg.rounds), report)
+					// The raw set's members, not DEL's reply (one key).
+					require.Contains(t, report, fmt.Sprintf("| %d | one DEL of the raw set | %s |", cfg.rounds, thousands(float64(cfg.members))), report)
 				} else {
 					require.Contains(t, report, "**RemoveBetween**", report)
 					removed := thousands(float64(cfg.remove))
@@ -326,6 +331,26 @@ func TestParseFlags(t *testing.T) {
 		{"-remove-between", "-remove", "0"},
 		{"-remove-between", "-members", "1000", "-remove", "1001"},
 		{"extra"},
+		// Flags that once failed only after connecting and loading.
+		{"-batch", "-batch-window", "0"},
+		{"-batch", "-batch-window", "-1s"},
+		{"-batch", "-batch-window", "61s"},
+		{"-batch", "-batch-size", "0"},
+		{"-batch", "-batch-size", "1001"},
+		{"-replicas", ""},
+		{"-replicas", ","},
+		{"-replicas", "127.0.0.1:6380,"},
+		{"-replicas", "127.0.0.1"},
+		{"-replicas", "127.0.0.1:6380,127.0.0.1:6380"},
+		{"-prefix", ""},
+		{"-prefix", "lb bench"},
+		{"-prefix", "lb{x}"},
+		{"-tiebreak", "earlier", "-score-max", "1099511627776"},
+		// An operation measured twice.
+		{"-ops", "top,top"},
+		{"-ops", "rank, top,rank"},
+		// No call may finish in so short a -d.
+		{"-d", "99ms"},
 	} {
 		_, err := parseFlags(bad, realEnv, io.Discard)
 		require.Error(t, err, "%v", bad)
@@ -475,7 +500,7 @@ func TestTargetsFromRounds(t *testing.T) {
 	fig := func(impl string, ops ...float64) figure {
 		f := figure{op: "top", impl: impl, conc: 64, calls: 1, elapsed: time.Second}
 		for _, o := range ops {
-			f.rounds = append(f.rounds, roundFigure{opsPerSec: o, p50: time.Millisecond, p99: time.Millisecond})
+			f.rounds = append(f.rounds, roundFigure{calls: 1, opsPerSec: o, p50: time.Millisecond, p99: time.Millisecond})
 		}
 		return f
 	}

@@ -42,8 +42,10 @@ type figure struct {
 	rounds []roundFigure
 }
 
-// roundFigure is one round's measurement of one implementation.
+// roundFigure is one round's measurement of one implementation; a round
+// that finished no call (calls 0) has no figure.
 type roundFigure struct {
+	calls     int64
 	opsPerSec float64
 	p50, p99  time.Duration
 }
@@ -156,8 +158,19 @@ func combine(units int, samples []sample) figure {
 		f.redisCPU += s.redisCPU
 	}
 	f.calls = int64(len(lat))
+	for _, s := range samples {
+		f.rounds = append(f.rounds, roundFigure{calls: int64(len(s.lat))})
+		if len(s.lat) > 0 {
+			sorted := slices.Sorted(slices.Values(s.lat))
+			r := &f.rounds[len(f.rounds)-1]
+			r.opsPerSec, r.p50, r.p99 = float64(len(s.lat))/s.elapsed.Seconds(), percentile(sorted, 0.50), percentile(sorted, 0.99)
+		}
+	}
 	if f.calls == 0 {
-		f.calls = 1 // a call slower than the whole figure: no percentiles
+		// A call slower than the whole figure: no figure (the report
+		// shows no data), not one made up of a call that never ended.
+		f.allocs, f.bytes, f.redisCPU = math.NaN(), math.NaN(), math.NaN()
+		return f
 	}
 	f.allocs = float64(mallocs) / float64(f.calls)
 	f.bytes = float64(bytes) / float64(f.calls)
@@ -173,11 +186,6 @@ func combine(units int, samples []sample) figure {
 	}
 	slices.Sort(lat)
 	f.p50, f.p99, f.p999 = percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 0.999)
-	for _, s := range samples {
-		sorted := slices.Sorted(slices.Values(s.lat))
-		f.rounds = append(f.rounds, roundFigure{opsPerSec: float64(len(s.lat)) / s.elapsed.Seconds(),
-			p50: percentile(sorted, 0.50), p99: percentile(sorted, 0.99)})
-	}
 	return f
 }
 

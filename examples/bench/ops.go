@@ -243,11 +243,14 @@ func (b *bench) goRange(ctx context.Context, p redis.Cmdable, key string, start,
 }
 
 func (b *bench) submitManyOp() operation {
-	op := operation{name: "submit-many", desc: fmt.Sprintf("SubmitMany of %d members to %d window(s); the baseline: one ZADD of them per window, pipelined", batchSize, len(b.windows))}
-	op.impls = append(op.impls, impl{name: "sdk", units: batchSize, call: func(ctx context.Context, w *worker) error {
+	// A batch holds batchSize members, or every member of a smaller board
+	// (drawPools): members/s counts what a call carries.
+	units := len(b.batches[0])
+	op := operation{name: "submit-many", desc: fmt.Sprintf("SubmitMany of %d members to %d window(s); the baseline: one ZADD of them per window, pipelined", units, len(b.windows))}
+	op.impls = append(op.impls, impl{name: "sdk", units: units, call: func(ctx context.Context, w *worker) error {
 		return b.board.SubmitMany(ctx, b.batches[w.pick(len(b.batches))])
 	}})
-	op.impls = append(op.impls, impl{name: "rueidis", units: batchSize, call: func(ctx context.Context, w *worker) error {
+	op.impls = append(op.impls, impl{name: "rueidis", units: units, call: func(ctx context.Context, w *worker) error {
 		batch := b.batches[w.pick(len(b.batches))]
 		bd := b.c.rue.B()
 		cmds := make(rueidis.Commands, 0, len(b.raw))
@@ -271,7 +274,7 @@ func (b *bench) submitManyOp() operation {
 	}})
 	if b.cfg.policy == leaderboard.Accumulate {
 		// What Accumulate needs by hand: ZADD cannot add many at once.
-		op.impls = append(op.impls, impl{name: "rueidis ZINCRBY", units: batchSize, call: func(ctx context.Context, w *worker) error {
+		op.impls = append(op.impls, impl{name: "rueidis ZINCRBY", units: units, call: func(ctx context.Context, w *worker) error {
 			batch := b.batches[w.pick(len(b.batches))]
 			bd := b.c.rue.B()
 			cmds := make(rueidis.Commands, 0, len(b.raw)*len(batch))

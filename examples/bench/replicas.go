@@ -182,8 +182,7 @@ func (b *bench) replicaRead(ctx context.Context, board *leaderboard.Leaderboard,
 func writeReplicas(out io.Writer, b *bench, env environment, ld loadReport, conc int, rounds []replicaRound) {
 	var w strings.Builder
 	cfg := b.cfg
-	fmt.Fprintf(&w, "**Replica reads** %s: `%s -replicas %s -c %d -d %v`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"),
-		modeCommand(cfg, "-replicas"), strings.Join(cfg.replicas, ","), conc, cfg.duration)
+	fmt.Fprintf(&w, "**Replica reads** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), cfg.commandLine())
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s, %d replica(s)\n- Board: %s; read with WithReplicaReads through a client with SendToReplicas(IsReadOnly)\n",
 		env.cpus, env.procs, env.goVersion, env.redis, len(cfg.replicas), b.describe())
 	(&report{cfg: cfg, load: ld}).writeLoad(&w, true)

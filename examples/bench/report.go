@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/skiprank/leaderboard"
 )
 
 // report is everything one run measured.
@@ -26,7 +24,7 @@ func (r *report) write(out io.Writer) error {
 	md := r.cfg.format == "md"
 	var b strings.Builder
 	if md {
-		fmt.Fprintf(&b, "**Run** %s: `%s`\n\n", r.env.when.Format(time.DateTime+" MST"), r.commandLine())
+		fmt.Fprintf(&b, "**Run** %s: `%s`\n\n", r.env.when.Format(time.DateTime+" MST"), r.cfg.commandLine())
 		fmt.Fprintf(&b, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n", r.env.cpus, r.env.procs, r.env.goVersion, r.env.redis)
 		fmt.Fprintf(&b, "- Board: %s\n", r.board)
 	} else {
@@ -41,41 +39,6 @@ func (r *report) write(out io.Writer) error {
 	r.writeTargets(&b, md)
 	_, err := io.WriteString(out, b.String())
 	return err
-}
-
-// boardFlags are the flags that shape the board, as a command line gives
-// them: every report's command line holds them.
-func boardFlags(c config) string {
-	s := fmt.Sprintf(" -members %d -windows %s -policy %s -order %s", c.members, strings.Join(c.windows, ","),
-		strings.ToLower(policyName(c.policy)), strings.ToLower(strings.TrimSuffix(orderName(c.order), "First")))
-	if c.ranking == leaderboard.Competition {
-		s += " -ranking competition"
-	}
-	if c.shards > 0 {
-		s += fmt.Sprintf(" -shards %d", c.shards)
-	}
-	if c.tieBreak != "none" {
-		s += " -tiebreak " + c.tieBreak
-	}
-	return s
-}
-
-func (r *report) commandLine() string {
-	s := "go run ./examples/bench"
-	c := r.cfg
-	s += boardFlags(c)
-	if c.noAutoPipelining {
-		s += " -no-auto-pipelining"
-	}
-	if c.commandStats {
-		s += " -commandstats"
-	}
-	conc := make([]string, len(c.concurrency))
-	for i, n := range c.concurrency {
-		conc[i] = fmt.Sprint(n)
-	}
-	s += fmt.Sprintf(" -c %s -d %v -rounds %d -ops %s -format %s", strings.Join(conc, ","), c.duration, c.rounds, strings.Join(c.ops, ","), c.format)
-	return s
 }
 
 func (r *report) writeLoad(b *strings.Builder, md bool) {
@@ -93,8 +56,8 @@ func (r *report) writeLoad(b *strings.Builder, md bool) {
 		prefix = "- Load: "
 	}
 	fmt.Fprintf(b, "%s%s; %s; SDK/ceiling speed %.2fx\n", prefix,
-		line(fmt.Sprintf("SubmitMany of %d a call, %d in flight:", batchSize, r.cfg.loadConcurrency), r.load.SDK, r.load.SDKBytes),
-		line("ceiling (plain pipelined ZADD of 1,000 a command, same concurrency):", r.load.Raw, r.load.RawBytes),
+		line(fmt.Sprintf("SubmitMany of %d a call, %d in flight:", min(batchSize, r.cfg.members), r.cfg.loadConcurrency), r.load.SDK, r.load.SDKBytes),
+		line(fmt.Sprintf("ceiling (plain pipelined ZADD of %s a command, same concurrency):", thousands(float64(min(batchSize, r.cfg.members)))), r.load.Raw, r.load.RawBytes),
 		r.load.Raw.Seconds()/r.load.SDK.Seconds())
 }
 
@@ -124,6 +87,11 @@ func (r *report) writeOp(b *strings.Builder, op operation, md bool) {
 		if f.op != op.name {
 			continue
 		}
+		if f.calls == 0 {
+			// No call finished within -d: no figure, no ratio.
+			rows = append(rows, []string{fmt.Sprint(f.conc), f.impl, "no data", "", "", "", "", "", "", "", "", ""})
+			continue
+		}
 		row := []string{fmt.Sprint(f.conc), f.impl, thousands(f.opsPerSec()), "", dur(f.p50), dur(f.p99), dur(f.p999),
 			fmt.Sprintf("%.1f", f.allocs), fmt.Sprintf("%.0f", f.bytes), "", "", ""}
 		if f.units > 1 {
@@ -132,7 +100,7 @@ func (r *report) writeOp(b *strings.Builder, op operation, md bool) {
 		if !math.IsNaN(f.redisCPU) {
 			row[9] = fmt.Sprintf("%.1f", f.redisCPU)
 		}
-		if s, ok := r.sdkFigure(f); ok && f.impl != "sdk" {
+		if s, ok := r.sdkFigure(f); ok && f.impl != "sdk" && s.calls > 0 {
 			row[10] = fmt.Sprintf("%.2fx", s.opsPerSec()/f.opsPerSec())
 			row[11] = fmt.Sprintf("%.2fx", s.p50.Seconds()/f.p50.Seconds())
 		}

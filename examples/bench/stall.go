@@ -428,7 +428,7 @@ func (pg *pinging) stop() (time.Duration, int, int) {
 // writeStall prints the RemoveBetween stall report.
 func writeStall(out io.Writer, b *bench, env environment, ld loadReport, lo float64, removed int, rounds []stallRound) {
 	var w strings.Builder
-	fmt.Fprintf(&w, "**RemoveBetween** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(b.cfg, "-remove-between"))
+	fmt.Fprintf(&w, "**RemoveBetween** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), b.cfg.commandLine())
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n- Board: %s\n", env.cpus, env.procs, env.goVersion, env.redis, b.describe())
 	(&report{cfg: b.cfg, load: ld}).writeLoad(&w, true)
 	fmt.Fprintf(&w, "- Removed each round: the %s members scored %s or more, with RemoveBetween(%s, +Inf) from the board and one ZREMRANGEBYSCORE %s +inf from the raw set holding the same members; put back between rounds\n",

@@ -182,7 +182,7 @@ func (b *bench) walkRaw(ctx context.Context) (int64, error) {
 // writeWalk prints the walk report.
 func writeWalk(out io.Writer, b *bench, env environment, ld loadReport, sdk, raw []walkFigure) {
 	var w strings.Builder
-	fmt.Fprintf(&w, "**All walk** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), modeCommand(b.cfg, "-walk"))
+	fmt.Fprintf(&w, "**All walk** %s: `%s`\n\n", env.when.Format("2006-01-02 15:04:05 UTC"), b.cfg.commandLine())
 	fmt.Fprintf(&w, "- Machine: %d CPUs (GOMAXPROCS %d), %s; %s\n- Board: %s\n", env.cpus, env.procs, env.goVersion, env.redis, b.describe())
 	(&report{cfg: b.cfg, load: ld}).writeLoad(&w, true)
 	fmt.Fprintf(&w, "\n| round | All: entries/s | raw ZRANGE walk of %s: entries/s | All ÷ raw | Go heap in use before (after a GC) | peak during All | peak during the raw walk |\n|---|---|---|---|---|---|---|\n", thousands(walkChunk))
@@ -210,16 +210,3 @@ func writeWalk(out io.Writer, b *bench, env environment, ld loadReport, sdk, raw
 }
 
 func mib(x uint64) string { return fmt.Sprintf("%.1f MiB", float64(x)/(1<<20)) }
-
-// modeCommand is the command line that reproduces a -walk or
-// -remove-between report.
-func modeCommand(cfg config, mode string) string {
-	s := "go run ./examples/bench " + mode + boardFlags(cfg)
-	if cfg.removeBetween {
-		s += fmt.Sprintf(" -remove %d", cfg.remove)
-	}
-	if cfg.commandStats && cfg.walk {
-		s += " -commandstats"
-	}
-	return s + fmt.Sprintf(" -rounds %d -seed %d", cfg.rounds, cfg.seed)
-}
