@@ -107,13 +107,11 @@ func (p program) run(ctx context.Context, args []string) (err error) {
 	}
 	defer r.close()
 	fmt.Fprintln(p.stdout, "Redis:", r.where)
-	if r.real {
-		defer func() {
-			if cerr := p.cleanUp(r.client, keep); err == nil {
-				err = cerr
-			}
-		}()
-	}
+	defer func() {
+		if cerr := p.cleanUp(r, keep); err == nil {
+			err = cerr
+		}
+	}()
 	board, err := leaderboard.New(r.client, p.board,
 		leaderboard.WithPolicy(leaderboard.KeepBest), // a player's best run counts
 		leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily(), leaderboard.Weekly(), leaderboard.Monthly()),
@@ -291,6 +289,10 @@ type redis struct {
 	where  string // for people: the URL without its password
 	real   bool   // REDIS_URL, not the embedded miniredis
 	close  func()
+	// opt is what REDIS_URL parsed to, and unix whether it names a
+	// socket: the cleanup hint names the same server (cleanup.go).
+	opt  rueidis.ClientOption
+	unix bool
 }
 
 // connect uses REDIS_URL when set and an embedded miniredis otherwise.
@@ -307,7 +309,7 @@ func connect(url string) (*redis, error) {
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s: %w", redisurl.Redact(url), err)
 		}
-		return &redis{client: c, where: redisurl.Redact(url), real: true, close: c.Close}, nil
+		return &redis{client: c, where: redisurl.Redact(url), real: true, close: c.Close, opt: opt, unix: isUnix(url)}, nil
 	}
 	mr, err := miniredis.Run()
 	if err != nil {
