@@ -27,10 +27,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/skiprank/leaderboard/internal/keys"
 )
 
 // defaultDatabaseURL is the local PostgreSQL the repository's tests use.
@@ -154,10 +156,13 @@ const (
 func (c config) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Board == "" || !utf8.ValidString(c.Board) || strings.ContainsFunc(c.Board, func(r rune) bool {
-		return unicode.IsSpace(r) || r == '{' || r == '}' || r == '#'
-	}) {
-		bad("-board %q: want a non-empty name without whitespace, braces or '#'", c.Board)
+	// leaderboard.New's rule for a board's name (keys.ValidName, and no
+	// '#'), which also keeps it text pgstore can store (valid UTF-8).
+	if !keys.ValidName(c.Board) || strings.ContainsRune(c.Board, '#') || !utf8.ValidString(c.Board) {
+		bad("-board %q: want a non-empty name of printable UTF-8 of at most %d bytes, without whitespace, braces or '#'", c.Board, keys.MaxNameLen)
+	}
+	if !validTablePrefix(c.TablePrefix) {
+		bad("-table-prefix %q: want empty, or [a-z_][a-z0-9_]* of at most %d bytes", c.TablePrefix, maxTablePrefix)
 	}
 	if c.Players < 1 || c.Players > maxPlayers {
 		bad("-players %d: want 1..%d", c.Players, maxPlayers)
@@ -175,4 +180,16 @@ func (c config) check() error {
 		bad("-workers %d: want 1..%d", c.Workers, maxWorkers)
 	}
 	return errors.Join(errs...)
+}
+
+// maxTablePrefix and tablePrefixRE are pgstore.WithTablePrefix's rule
+// (pgstore.New refuses any other prefix): every table and index name
+// within PostgreSQL's 63 bytes.
+const maxTablePrefix = 30
+
+var tablePrefixRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// validTablePrefix reports whether pgstore takes prefix.
+func validTablePrefix(prefix string) bool {
+	return prefix == "" || len(prefix) <= maxTablePrefix && tablePrefixRE.MatchString(prefix)
 }

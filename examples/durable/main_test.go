@@ -155,6 +155,12 @@ func TestBadSettings(t *testing.T) {
 		{[]string{"-workers", "0"}, "-workers 0"},
 		{[]string{"-players", "-1"}, "-players -1"},
 		{[]string{"-board", "a b"}, "-board"},
+		// Refused by pgstore.New and leaderboard.New after connecting,
+		// with exit 1, until config.check applied their rules.
+		{[]string{"-table-prefix", "Bad-"}, "-table-prefix"},
+		{[]string{"-table-prefix", strings.Repeat("p", 31)}, "-table-prefix"},
+		{[]string{"-board", "a\x01b"}, "-board"},
+		{[]string{"-board", "a\x7fb"}, "-board"},
 		{[]string{"-players", "x"}, "invalid value"},
 		{[]string{"extra"}, "unexpected argument"},
 	} {
@@ -237,6 +243,9 @@ func TestRedisURLTrailingSlash(t *testing.T) {
 		}
 		if r.opt.SelectDB != 0 || len(r.opt.InitAddress) != 1 || r.opt.InitAddress[0] != "127.0.0.1:6379" {
 			t.Errorf("%s: db %d, addresses %v", raw, r.opt.SelectDB, r.opt.InitAddress)
+		}
+		if r.shown != raw { // as the README's sample says: printed as given
+			t.Errorf("%s: shown as %s", raw, r.shown)
 		}
 	}
 	url := os.Getenv("REDIS_URL")
