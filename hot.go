@@ -205,8 +205,8 @@ func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot [
 // the period until they expire (hotTTL), as after a crash between the
 // write and their upkeep; this process forgets what it saw of them, so
 // its next write expects the top. The delete is sent even when ctx has
-// ended, which is how a ctx ending between the write and its upkeep
-// would otherwise leave the mirror showing the top before the write.
+// ended: a ctx that ends between the write and its upkeep is one of the
+// failures this answers, and would stop the delete too.
 func (lb *Leaderboard) hotLost(ctx context.Context, tgs []target) {
 	lb.hotForget(tgs)
 	_ = lb.be.dropHot(context.WithoutCancel(ctx), tgs) // best effort: see above
