@@ -151,7 +151,7 @@ func (lb *shardedBackend) refuseLegacy(ctx context.Context, tg target, strays in
 	for i, p := range old {
 		cmds[i] = lb.client.B().Exists().Key(p.Period(tg.window.Name(), tg.period.ID)).Build()
 	}
-	for _, r := range lb.client.DoMulti(ctx, cmds...) {
+	for _, r := range lb.fromPrimaries(ctx, cmds) {
 		n, err := r.AsInt64()
 		if err != nil {
 			return wrap("check", err)
@@ -244,7 +244,10 @@ func sameValue(a, b string) bool {
 
 // partitions reads every member's stored value from the period's
 // partitions, 256 HGETALLs a round trip (a partition holds a few hundred
-// members at most, Partitions being sized for it).
+// members at most, Partitions being sized for it). Check reads from the
+// primaries (fromPrimaries): a replica's partitions and shards may trail
+// theirs, and differ from each other, where a repair writes the
+// primaries' (a clean Check after FillShadow says the shadow is ready).
 func (lb *shardedBackend) partitions(ctx context.Context, tg target) (map[string]string, error) {
 	truth := map[string]string{}
 	for first := 0; first < lb.parts.Len(); first += 256 {
@@ -252,7 +255,7 @@ func (lb *shardedBackend) partitions(ctx context.Context, tg target) (map[string
 		for p := first; p < min(first+256, lb.parts.Len()); p++ {
 			cmds = append(cmds, lb.client.B().Hgetall().Key(lb.parts.Of(p).Period(tg.window.Name(), tg.period.ID)).Build())
 		}
-		for _, r := range lb.client.DoMulti(ctx, cmds...) {
+		for _, r := range lb.fromPrimaries(ctx, cmds) {
 			m, err := r.AsStrMap()
 			if err != nil {
 				return nil, wrap("check", err)
@@ -276,7 +279,7 @@ func (lb *shardedBackend) scanPairs(ctx context.Context, cmd func(cursor uint64)
 	out := map[string]string{}
 	var cursor uint64
 	for {
-		e, err := lb.client.Do(ctx, cmd(cursor)).AsScanEntry()
+		e, err := lb.fromPrimaries(ctx, rueidis.Commands{cmd(cursor)})[0].AsScanEntry()
 		if err != nil {
 			return nil, wrap("check", err)
 		}

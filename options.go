@@ -195,7 +195,8 @@ func WithHotTop(k int) Option {
 // and the data in one pipeline, two moments. Writes always reach the
 // primary, and so do the reads a write is built on (the members
 // RemoveBetween removes, the partitions FillShadow copies, the standings
-// Seal seals, a sharded hot top's mirror), each in a MULTI of its own. It
+// Seal seals, a sharded hot top's mirror, the partitions and shards Check
+// compares), each in a MULTI of its own. It
 // takes Redis 7.0 or newer (EVALSHA_RO; an older server
 // refuses the first read). A replica trails its primary: a read may not
 // show a write that returned moments before (see README, "Read

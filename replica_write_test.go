@@ -120,6 +120,34 @@ func TestFillShadowReadsPrimaries(t *testing.T) {
 	})
 }
 
+// TestCheckReadsPrimaries: with WithReplicaReads, Check compares the
+// partitions and shards of the primaries, so a member written moments
+// before, not yet on a replica, counts (it read the replicas: a member
+// short, or, one command at a time, a difference that is none).
+func TestCheckReadsPrimaries(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		ctx := context.Background()
+		name := fmt.Sprintf("checkprimary-%d", time.Now().UnixNano())
+		board, err := lb.New(r.Reader, name, lb.WithReplicaReads(), lb.WithPolicy(lb.Replace), lb.WithShards(0, 100))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = board.Delete(context.Background()) })
+		scores := map[string]float64{}
+		for i := range 20 {
+			scores[fmt.Sprintf("m%02d", i)] = float64(10 * i)
+		}
+		require.NoError(t, board.SubmitMany(ctx, scores))
+		time.Sleep(100 * time.Millisecond)
+		lagNodes(t, r)
+		_, err = board.Submit(ctx, "late", 75)
+		require.NoError(t, err)
+		reports, err := board.Check(ctx, false)
+		require.NoError(t, err)
+		require.Len(t, reports, 1)
+		require.True(t, reports[0].Clean(), "%+v", reports[0])
+		require.Equal(t, int64(21), reports[0].Members, "the member written before Check counts")
+	})
+}
+
 // lagNodes holds every replica behind its primary for a moment: a large
 // write on each primary (a key in a slot it serves, on a Cluster).
 func lagNodes(t *testing.T, r *testredis.Replicated) {
