@@ -701,15 +701,6 @@ func (r *comboRun) batch() {
 	if r.batcher == nil {
 		return
 	}
-	// Known bug, skipped on miniredis until fixed: when a node lacks
-	// shard_batch.lua (a fresh miniredis, a restarted Redis),
-	// scripts.ExecMulti sends it again after the batch's shadow share has
-	// run, so that share copies nothing and the batch's new members are
-	// missing from the shadow layout. Real servers here hold the script
-	// from earlier runs.
-	if r.b.Mini != nil && r.c.shadow != nil {
-		return
-	}
 	subs := r.drawBatch()
 	// A batch the model would refuse in part is not sent: which of its
 	// submissions the board refuses would depend on the order.

@@ -290,7 +290,9 @@ func (lb *shardedBackend) withShadowLocal(calls []scripts.Call, live []target, m
 	if lb.shadow == nil {
 		return calls
 	}
-	return append(calls, lb.shadow.manyLocalCall("repair", live, members, nil, 0))
+	repair := lb.shadow.manyLocalCall("repair", live, members, nil, 0)
+	repair.Follows = true // it copies what the write wrote: see scripts.Call
+	return append(calls, repair)
 }
 
 // addShadow queues the shadow's share of a Cluster write: the partitions'

@@ -319,3 +319,49 @@ func runShadowConcurrent(t *testing.T, b *testredis.Backend, writers, rounds int
 		}
 	}
 }
+
+// TestShadowFollowsAReloadedWrite: on one node a write's shadow share (a
+// repair that copies into the shadow what the write put in the
+// partitions) rides in the write's pipeline after it. When the server has
+// the repair's script but not the write's (a restart or a failover, then
+// a SubmitMany; a fresh server's first Batcher batch), the write fails
+// with NOSCRIPT and is sent again after the repair has run: the repair
+// then copied nothing, and the member was missing from the shadow until
+// its next write. The repair now runs again after the reloaded write.
+func TestShadowFollowsAReloadedWrite(t *testing.T) {
+	for _, b := range []*testredis.Backend{testredis.Mini(t), testredis.Real(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			name := shardName(t, b)
+			board, err := lb.New(b.Client, name, lb.WithShards(10), lb.WithShadowShards(5))
+			require.NoError(t, err)
+			moved, err := lb.New(b.Client, name, lb.WithShards(5))
+			require.NoError(t, err)
+			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 20}))
+			_, err = board.FillShadow(ctx)
+			require.NoError(t, err)
+			writes := map[string]func(member string) error{
+				"Submit": func(m string) error { _, err := board.Submit(ctx, m, 7); return err },
+				"Batcher": func(m string) error {
+					bt, err := board.NewBatcher()
+					require.NoError(t, err)
+					defer bt.Close(ctx)
+					_, err = bt.Submit(ctx, m, 7)
+					return err
+				},
+			}
+			for _, kind := range slices.Sorted(maps.Keys(writes)) {
+				t.Run(kind, func(t *testing.T) {
+					flushScripts(t, b)
+					// Loads the repair's script, not the write's.
+					require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 2}))
+					m := "new-" + kind
+					require.NoError(t, writes[kind](m))
+					st, err := moved.Rank(ctx, m)
+					require.NoError(t, err, "the member is in the shadow layout")
+					require.Equal(t, 7.0, st.Score)
+				})
+			}
+		})
+	}
+}

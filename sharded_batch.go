@@ -91,6 +91,7 @@ func (lb *shardedBackend) batchShadow(ws []*batchWrite) []scripts.Call {
 	calls := make([]scripts.Call, len(lives))
 	for g, live := range lives {
 		calls[g] = lb.shadow.manyLocalCall("repair", live, members[g], nil, 0)
+		calls[g].Follows = true // it copies what the batch wrote: see scripts.Call
 	}
 	return calls
 }

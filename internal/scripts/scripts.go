@@ -17,6 +17,7 @@ import (
 	"crypto/sha1"
 	_ "embed"
 	"encoding/hex"
+	"slices"
 
 	"github.com/redis/rueidis"
 )
@@ -171,12 +172,18 @@ type Call struct {
 	// because a built command is recycled once sent, and a call may be sent
 	// twice (see ExecMulti).
 	Cmd func() rueidis.Completed
+	// Follows marks a call that reads what the calls before it on its node
+	// write (a shadow layout's repair, copying the partitions a write just
+	// wrote): when one of those had to be loaded, and so ran after it (see
+	// ExecMulti), it runs again after that. It must be safe to run twice.
+	Follows bool
 }
 
 // ExecMulti runs calls in one DoMulti, which rueidis fans out to the nodes
 // that own their slots, in parallel. Scripts run by EVALSHA; those a node
 // does not have yet are sent again with EVAL in one more DoMulti, which
-// happens once per script and node. No calls make no round trip.
+// happens once per script and node, with the calls after the first of them
+// that follow it (Follows), in their order. No calls make no round trip.
 func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.RedisResult {
 	res, _ := ExecMultiAgain(ctx, c, calls)
 	return res
@@ -205,6 +212,14 @@ func ExecMultiAgain(ctx context.Context, c rueidis.Client, calls []Call) ([]ruei
 	if len(again) == 0 {
 		return res, nil
 	}
+	// A follower ran before the write it reads was loaded and run: it runs
+	// again, after it (again in call order).
+	for i := again[0] + 1; i < len(calls); i++ {
+		if calls[i].Follows && !slices.Contains(again, i) {
+			again = append(again, i)
+		}
+	}
+	slices.Sort(again)
 	cmds = cmds[:0]
 	for _, i := range again {
 		cmds = append(cmds, calls[i].build(c, true))
