@@ -168,28 +168,26 @@ func (lb *Leaderboard) hotRewritten(tgs []target, res []rueidis.RedisResult) ([]
 	return es, nil
 }
 
-// execThen runs a write's calls, then the calls after builds (the
-// rewrites or the deletes of top mirrors), in one round trip, and returns
-// the results of each. A write the server had to load ran after them
-// (ExecMultiAgain): they run again after it, in one more.
-func (lb *Leaderboard) execThen(ctx context.Context, writes []scripts.Call, after func() []scripts.Call) (w, a []rueidis.RedisResult) {
-	then := after()
+// execThen runs a write's calls, then the calls of then (the rewrites or
+// the deletes of top mirrors), in one round trip, and returns the results
+// of each. The calls of then follow the write (scripts.Call.Follows): when
+// the server had to load the write's script, they run again after it.
+func (lb *Leaderboard) execThen(ctx context.Context, writes, then []scripts.Call) (w, a []rueidis.RedisResult) {
 	if len(then) == 0 && len(writes) == 1 {
 		return []rueidis.RedisResult{writes[0].Exec(ctx, lb.client)}, nil
 	}
-	res, again := scripts.ExecMultiAgain(ctx, lb.client, slices.Concat(writes, then))
-	w, a = res[:len(writes)], res[len(writes):]
-	if len(then) > 0 && len(again) > 0 && again[0] < len(writes) {
-		a = scripts.ExecMulti(ctx, lb.client, after())
+	for i := range then {
+		then[i].Follows = true
 	}
-	return w, a
+	res := scripts.ExecMulti(ctx, lb.client, slices.Concat(writes, then))
+	return res[:len(writes)], res[len(writes):]
 }
 
 // withHot runs a write's calls and then the rewrites of the mirrors of hot,
 // in one round trip (see execThen), and returns the write's results; a
 // rewrite that failed is not the write's failure (hotLost).
 func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot []target) []rueidis.RedisResult {
-	res, rewrites := lb.execThen(ctx, writes, func() []scripts.Call { return lb.hotCalls(hot) })
+	res, rewrites := lb.execThen(ctx, writes, lb.hotCalls(hot))
 	if _, err := lb.hotRewritten(hot, rewrites); err != nil {
 		lb.hotLost(ctx, hot)
 	}
@@ -208,6 +206,9 @@ func (lb *Leaderboard) withHot(ctx context.Context, writes []scripts.Call, hot [
 // ended: a ctx that ends between the write and its upkeep is one of the
 // failures this answers, and would stop the delete too.
 func (lb *Leaderboard) hotLost(ctx context.Context, tgs []target) {
+	if lb.hot == nil {
+		return
+	}
 	lb.hotForget(tgs)
 	_ = lb.be.dropHot(context.WithoutCancel(ctx), tgs) // best effort: see above
 }
@@ -234,13 +235,13 @@ func (lb *Leaderboard) hotRewriteAfter(ctx context.Context, tgs []target) {
 // node, where a rewrite reads the period in one script: a rewrite then
 // ran wholly before the write, and its mirror goes, or wholly after it.
 func (lb *Leaderboard) execThenDrop(ctx context.Context, writes []scripts.Call, tgs []target) []rueidis.RedisResult {
-	res, _ := lb.execThen(ctx, writes, func() []scripts.Call {
-		drop := lb.hotDrop(tgs)
-		if len(drop) == 0 {
-			return nil
-		}
-		return []scripts.Call{{Cmd: func() rueidis.Completed { return drop[0] }}}
-	})
+	var then []scripts.Call
+	if lb.hot != nil && len(tgs) > 0 {
+		// Built at each send: a command is recycled once sent, and a
+		// follower may be sent twice.
+		then = []scripts.Call{{Cmd: func() rueidis.Completed { return lb.hotDrop(tgs)[0] }}}
+	}
+	res, _ := lb.execThen(ctx, writes, then)
 	return res
 }
 

@@ -570,3 +570,33 @@ func TestHotTopUpkeepFails(t *testing.T) {
 		mended("b", 302)
 	})
 }
+
+// TestHotTopFollowsAReloadedWrite: a write that reaches the top carries
+// the mirror's rewrite in its round trip, after it. When the server has
+// the rewrite's script but not the write's (a restart, then a read that
+// rebuilt the mirror), the write fails with NOSCRIPT and is sent again
+// after the rewrite ran: the rewrite runs again after it, so the mirror
+// shows the write.
+func TestHotTopFollowsAReloadedWrite(t *testing.T) {
+	for _, b := range []*testredis.Backend{testredis.Mini(t), testredis.Real(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			board, _ := newBoard(t, b, lb.WithHotTop(3))
+			for i, m := range []string{"a", "b", "c", "d"} {
+				_, err := board.Submit(ctx, m, float64(10*(i+1)))
+				require.NoError(t, err)
+			}
+			flushScripts(t, b)
+			c := b.Client.Client
+			require.NoError(t, c.Do(ctx, c.B().Unlink().Key(lb.HotKey(board)).Build()).Error())
+			top, err := board.Top(ctx, 1) // rebuilds the mirror: loads its script
+			require.NoError(t, err)
+			require.Equal(t, "d", top[0].Member)
+			_, err = board.Submit(ctx, "best", 1000, lb.WithID("first")) // a script: not loaded
+			require.NoError(t, err)
+			top, err = board.Top(ctx, 1)
+			require.NoError(t, err)
+			require.Equal(t, "best", top[0].Member, "the mirror after the reloaded write")
+		})
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/skiprank/leaderboard/internal/keys"
 )
 
 // rebuildBatch is how many members one ZADD of a rebuild carries,
@@ -285,20 +283,11 @@ const freshLife = 24 * time.Hour
 // pipelines (2,000 commands or more take a dedicated connection of their
 // own, one a restarted server may have closed under the pool).
 func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, all []string) {
-	bySlot := map[int][]string{}
-	var slots []int
-	for _, k := range all {
-		s := keys.Slot(k)
-		if _, ok := bySlot[s]; !ok {
-			slots = append(slots, s)
-		}
-		bySlot[s] = append(bySlot[s], fresh.of(k))
+	copies := make([]string, len(all))
+	for i, k := range all {
+		copies[i] = fresh.of(k)
 	}
-	cmds := make(rueidis.Commands, len(slots))
-	for i, s := range slots {
-		cmds[i] = lb.client.B().Unlink().Key(bySlot[s]...).Build()
-	}
-	lb.client.DoMulti(context.WithoutCancel(ctx), cmds...)
+	lb.client.DoMulti(context.WithoutCancel(ctx), unlinkBySlot(lb.client.B(), copies)...)
 }
 
 // rebuildPeriod rebuilds tg's period and reports how many members it

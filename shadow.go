@@ -245,34 +245,38 @@ func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string],
 		}
 		return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
 	}
-	bySlot := map[int][]string{}
-	var slots []int // in the order their first key came
-	n := 0
-	flush := func(last ...rueidis.Completed) error {
-		cmds := make(rueidis.Commands, len(slots), len(slots)+len(last))
-		for i, s := range slots {
-			cmds[i] = lb.client.B().Unlink().Key(bySlot[s]...).Build()
-		}
-		clear(bySlot)
-		slots, n = slots[:0], 0
-		return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
-	}
+	var pending []string
 	for ks := range groups {
-		if n >= unlinkChunk {
-			if err := flush(); err != nil {
+		if len(pending) >= unlinkChunk {
+			if err := firstErr(lb.client.DoMulti(ctx, unlinkBySlot(lb.client.B(), pending)...)); err != nil {
 				return err
 			}
+			pending = pending[:0]
 		}
-		for _, k := range ks {
-			s := keys.Slot(k)
-			if _, ok := bySlot[s]; !ok {
-				slots = append(slots, s)
-			}
-			bySlot[s] = append(bySlot[s], k)
-		}
-		n += len(ks)
+		pending = append(pending, ks...)
 	}
-	return flush(last...)
+	return firstErr(lb.client.DoMulti(ctx, append(unlinkBySlot(lb.client.B(), pending), last...)...))
+}
+
+// unlinkBySlot is one UNLINK of each hash slot's keys of ks, the slots in
+// the order their first key came: what a Cluster takes, and a pipeline of
+// fewer commands on one node (rueidis gives a pipeline of 2,000 commands
+// or more a dedicated connection).
+func unlinkBySlot(b rueidis.Builder, ks []string) rueidis.Commands {
+	bySlot := map[int][]string{}
+	var slots []int
+	for _, k := range ks {
+		s := keys.Slot(k)
+		if _, ok := bySlot[s]; !ok {
+			slots = append(slots, s)
+		}
+		bySlot[s] = append(bySlot[s], k)
+	}
+	cmds := make(rueidis.Commands, len(slots))
+	for i, s := range slots {
+		cmds[i] = b.Unlink().Key(bySlot[s]...).Build()
+	}
+	return cmds
 }
 
 // unlinkChunk is about the most keys one DoMulti of unlink names (it

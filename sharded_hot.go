@@ -168,9 +168,7 @@ func (lb *shardedBackend) dropHotFor(ctx context.Context, tgs []target, life tim
 // so its mirrors go too (hotLost).
 func (lb *shardedBackend) afterWrite(ctx context.Context, tgs []target, err error) error {
 	if err != nil {
-		if lb.hot != nil {
-			lb.hotLost(ctx, tgs)
-		}
+		lb.hotLost(ctx, tgs)
 		return err
 	}
 	if lb.dropHot(ctx, tgs) != nil {

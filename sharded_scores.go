@@ -258,16 +258,14 @@ func (lb *shardedBackend) evict(ctx context.Context, tg target, r scoreRange, me
 	var n int64
 	for piece := range slices.Chunk(members, evictPiece) {
 		rows, err := lb.partWrite(ctx, "evict", live, piece, bounds, 0)
-		if rows == nil {
-			return n, err
-		}
 		for _, row := range rows[0] {
 			if row.had && !row.has {
 				n++
 			}
 		}
 		if aerr := lb.applyRows(ctx, "evict", live, piece, rows, true); aerr != nil || err != nil {
-			return n, cmp.Or(err, aerr)
+			// What applied may have changed the top: its mirrors go too.
+			return n, lb.afterWrite(ctx, live, cmp.Or(err, aerr))
 		}
 	}
 	return n, lb.afterWrite(ctx, live, nil)

@@ -71,7 +71,8 @@ func groupBy[T any](items []T, key func(T) int) (ids []int, at [][]int) {
 // calls failed (a timeout, TRYAGAIN while a slot migrates) it returns the
 // first error with the rows of the groups that applied (the others' rows
 // zero, version 0: nothing to apply), so that a caller can still take
-// those to the shards; rows are nil when nothing was written.
+// those to the shards; rows are nil only when the dry run of a SubmitMany
+// refused it, and nothing was written.
 func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []target, members, values []string, slot int64) ([][]indexRow, error) {
 	groups, at := byGroup(members)
 	calls := make([]scripts.Call, len(groups))

@@ -172,10 +172,11 @@ type Call struct {
 	// because a built command is recycled once sent, and a call may be sent
 	// twice (see ExecMulti).
 	Cmd func() rueidis.Completed
-	// Follows marks a call that reads what the calls before it on its node
-	// write (a shadow layout's repair, copying the partitions a write just
-	// wrote): when one of those had to be loaded, and so ran after it (see
-	// ExecMulti), it runs again after that. It must be safe to run twice.
+	// Follows marks a call that must come after what the calls before it
+	// on its node write (a shadow layout's repair, copying the partitions
+	// a write just wrote; a top mirror's rewrite or delete): when one of
+	// those had to be loaded, and so ran after it (see ExecMulti), it runs
+	// again after that. It must be safe to run twice.
 	Follows bool
 }
 
@@ -185,15 +186,8 @@ type Call struct {
 // happens once per script and node, with the calls after the first of them
 // that follow it (Follows), in their order. No calls make no round trip.
 func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.RedisResult {
-	res, _ := ExecMultiAgain(ctx, c, calls)
-	return res
-}
-
-// ExecMultiAgain is ExecMulti that also reports which calls it sent again
-// (scripts a node had to load): the calls after them ran before them.
-func ExecMultiAgain(ctx context.Context, c rueidis.Client, calls []Call) ([]rueidis.RedisResult, []int) {
 	if len(calls) == 0 {
-		return nil, nil
+		return nil
 	}
 	cmds := make(rueidis.Commands, len(calls))
 	for i, call := range calls {
@@ -210,7 +204,7 @@ func ExecMultiAgain(ctx context.Context, c rueidis.Client, calls []Call) ([]ruei
 		}
 	}
 	if len(again) == 0 {
-		return res, nil
+		return res
 	}
 	// A follower ran before the write it reads was loaded and run: it runs
 	// again, after it (again in call order).
@@ -227,7 +221,7 @@ func ExecMultiAgain(ctx context.Context, c rueidis.Client, calls []Call) ([]ruei
 	for j, r := range c.DoMulti(ctx, cmds...) {
 		res[again[j]] = r
 	}
-	return res, again
+	return res
 }
 
 // ExecTx runs calls, plain commands and scripts whose keys share one slot,
