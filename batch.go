@@ -283,36 +283,44 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 			// submission); it counts in no period a board reads.
 			return lb.submitChecked(ctx, sub)
 		}
-	} else {
-		bt, w, j, err := b.join(ctx, &c.join, live, where)
+	} else if err := b.joinAndWait(ctx, c, live, where, res.Windows); err != nil {
 		if errors.Is(err, errAfterAlone) {
 			return b.submitAlone(ctx, sub)
 		}
-		if err != nil {
-			return Result{}, err
-		}
-		if err := waitFor(ctx, bt.done); err != nil {
-			return Result{}, err
-		}
-		err = w.err
-		switch {
-		case j.alone:
-			err = j.err // written alone: into res.Windows itself
-		case j.err != nil:
-			return Result{}, j.err // stored before the store failed
-		}
-		if bt.err != nil || err != nil {
-			return Result{}, cmp.Or(bt.err, err)
-		}
-		if !j.alone {
-			for _, i := range where {
-				res.Windows[i] = w.out[i]
-			}
-		}
+		return Result{}, err
 	}
 	first := res.Windows[0]
 	res.Standing, res.Previous, res.Changed = first.Standing, first.Previous, first.Changed
 	return res, nil
+}
+
+// joinAndWait joins c's submission to a batch's writes (live, at where in
+// the board's windows), waits for the batch, and puts the submission's
+// standings into out. errAfterAlone: the submission must be written alone.
+func (b *Batcher) joinAndWait(ctx context.Context, c *batchCall, live []target, where []int, out []WindowResult) error {
+	bt, w, j, err := b.join(ctx, &c.join, live, where)
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, bt.done); err != nil {
+		return err
+	}
+	err = w.err
+	switch {
+	case j.alone:
+		err = j.err // written alone: into out itself
+	case j.err != nil:
+		return j.err // stored before the store failed
+	}
+	if bt.err != nil || err != nil {
+		return cmp.Or(bt.err, err)
+	}
+	if !j.alone {
+		for _, i := range where {
+			out[i] = w.out[i]
+		}
+	}
+	return nil
 }
 
 // submitAlone writes sub on its own, as the board's Submit writes it (a

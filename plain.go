@@ -262,6 +262,12 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 		}
 		return p, nil
 	}
+	return lb.pageTx(ctx, key, start, size)
+}
+
+// pageTx reads a page by position and the total in one MULTI of ZRANGE and
+// ZCARD (ranks by position: Ordinal ranks, or the first page).
+func (lb *plainBackend) pageTx(ctx context.Context, key string, start int64, size int) (Page, error) {
 	b := lb.client.B()
 	replies, err := execResult(lb.client.DoMulti(ctx,
 		b.Multi().Build(),
@@ -276,6 +282,7 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 	if err != nil {
 		return Page{}, err
 	}
+	p := Page{Entries: []Entry{}}
 	if p.Total, err = replies[1].AsInt64(); err != nil {
 		return Page{}, err
 	}

@@ -118,7 +118,26 @@ func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRa
 			cmds, kinds = append(cmds, b.Zcard().Key(key).Build()), append(kinds, 'c')
 		}
 	}
-	res := lb.doApart(ctx, cmds, 4)
+	es, better, parts, err := lb.betweenReplies(lb.doApart(ctx, cmds, 4), kinds)
+	if err != nil {
+		return nil, err
+	}
+	if parts > 1 { // entries from two shards may hold a member twice
+		if es, err = lb.keepOnce(ctx, tg, es); err != nil {
+			return nil, err
+		}
+	}
+	if len(es) > n {
+		es = es[:n]
+	}
+	lb.rankEntries(es, better, better+1)
+	return es, nil
+}
+
+// betweenReplies reads betweenPlain's replies, one kind a shard read (see
+// kinds there): the entries in board order, the members of the shards
+// better than those spanned, and how many shards gave entries.
+func (lb *shardedBackend) betweenReplies(res []rueidis.RedisResult, kinds []byte) ([]Entry, int64, int, error) {
 	var better int64
 	es := []Entry{}
 	parts := 0 // shards that gave entries
@@ -145,7 +164,7 @@ func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRa
 			res = res[1:]
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		switch {
 		case len(got) == 0:
@@ -155,17 +174,7 @@ func (lb *shardedBackend) betweenPlain(ctx context.Context, tg target, r scoreRa
 			es, parts = append(es, got...), parts+1
 		}
 	}
-	if parts > 1 { // entries from two shards may hold a member twice
-		var err error
-		if es, err = lb.keepOnce(ctx, tg, es); err != nil {
-			return nil, err
-		}
-	}
-	if len(es) > n {
-		es = es[:n]
-	}
-	lb.rankEntries(es, better, better+1)
-	return es, nil
+	return es, better, parts, nil
 }
 
 // countAndStretch decodes a shard_read.lua reply of a count, then one
@@ -498,32 +507,10 @@ func (lb *shardedBackend) walkChunk(ctx context.Context, tg target, at walkCurso
 // cursor's entry moved (its value or place is not the one the cursor
 // knows): then walk's scripts read the chunk by value instead.
 func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, bool, error) {
-	sk := lb.periodShardKeys(tg)
 	shards := len(lb.bestFirst)
-	b := lb.client.B()
 	asked := lb.walkPlan(at, n)
 	resume := at.value != "" // the chunk starts after the cursor's entry
-	// The MULTI on the cursor's shard, when the chunk resumes in it,
-	// goes first (walkTxCalls of them), the others after it.
-	ntx := 0
-	for _, a := range asked {
-		if a.shard == at.shard && resume {
-			ntx = walkTxCalls
-		}
-	}
-	cmds := make(rueidis.Commands, ntx, ntx+2*shards)
-	for _, i := range lb.bestFirst {
-		cmds = append(cmds, b.Zcard().Key(sk[i]).Build())
-	}
-	for _, a := range asked {
-		key := sk[lb.bestFirst[a.shard]]
-		if a.shard == at.shard && resume {
-			cmds[0], cmds[1], cmds[2] = b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member)
-			cmds[3], cmds[4] = lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build()
-			continue
-		}
-		cmds = append(cmds, lb.rangeCmd(key, 0, int64(a.limit)-1))
-	}
+	cmds, ntx := lb.walkTxCmds(lb.periodShardKeys(tg), at, asked, resume)
 	res := lb.doApart(ctx, cmds, ntx)
 	txRes, res := res[:ntx], res[ntx:]
 	cards, err := int64s(res[:shards])
@@ -565,6 +552,33 @@ func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, 
 	next := walkCursor{shard: asked[len(asked)-1].shard + 1, cards: cards}
 	next.done = next.shard >= shards
 	return out, next, true, nil
+}
+
+// walkTxCmds builds walkTx's commands: the MULTI on the cursor's shard
+// when the chunk resumes in it first (ntx commands, walkTxCalls or none),
+// then every shard's count, then a ZRANGE of each other shard asked.
+func (lb *shardedBackend) walkTxCmds(sk []string, at walkCursor, asked []walkAsk, resume bool) (rueidis.Commands, int) {
+	b := lb.client.B()
+	ntx := 0
+	for _, a := range asked {
+		if a.shard == at.shard && resume {
+			ntx = walkTxCalls
+		}
+	}
+	cmds := make(rueidis.Commands, ntx, ntx+2*len(lb.bestFirst))
+	for _, i := range lb.bestFirst {
+		cmds = append(cmds, b.Zcard().Key(sk[i]).Build())
+	}
+	for _, a := range asked {
+		key := sk[lb.bestFirst[a.shard]]
+		if a.shard == at.shard && resume {
+			cmds[0], cmds[1], cmds[2] = b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member)
+			cmds[3], cmds[4] = lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build()
+			continue
+		}
+		cmds = append(cmds, lb.rangeCmd(key, 0, int64(a.limit)-1))
+	}
+	return cmds, ntx
 }
 
 // walkAsk is what a chunk asks of one shard (its index in bestFirst).
