@@ -796,7 +796,7 @@ func (lb *Leaderboard) batchRefusal(code string, w *batchWrite) error {
 	case strings.HasPrefix(code, "LBOVERFLOW"):
 		return fmt.Errorf("%w: %s would overflow (%s)", ErrInvalidScore, what, code)
 	case strings.HasPrefix(code, "LBRANGE"):
-		return fmt.Errorf("%w: %s would pass MaxScore %v (%s)", ErrPrecision, what, lb.tb.order.MaxScore, code)
+		return beyondMax(fmt.Sprintf("%s would pass MaxScore %v (%s)", what, lb.tb.order.MaxScore, code))
 	}
 	return fmt.Errorf("leaderboard: batch submit: %s: %s", what, code)
 }

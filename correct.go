@@ -15,7 +15,8 @@ import (
 // after it returns an error matching ErrPending. With a store that does
 // not, a Rebuild undoes it, and a Redis failure is a plain error (nothing
 // durable is pending). A bad member is ErrInvalidMember, a NaN or ±Inf
-// score ErrInvalidScore, a score a tie-break cannot hold ErrPrecision, At
+// score ErrInvalidScore, a score a tie-break cannot hold ErrPrecision (one
+// beyond MaxScore ErrInvalidScore too), At
 // ErrInvalidArgument; nothing is written then. A period Redis's own clock
 // has passed (a board clock behind the server's, see WithClock) returns
 // ErrExpired, with a store too (not ErrPending: no Rebuild brings that

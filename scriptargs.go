@@ -96,7 +96,7 @@ func (lb *Leaderboard) scriptErr(op string, err error, what string) error {
 	case scriptRefusal(err, "LBOVERFLOW"):
 		return fmt.Errorf("%w: %s would overflow (%v)", ErrInvalidScore, what, err)
 	case scriptRefusal(err, "LBRANGE"):
-		return fmt.Errorf("%w: %s would pass MaxScore %v (%v)", ErrPrecision, what, lb.tb.order.MaxScore, err)
+		return beyondMax(fmt.Sprintf("%s would pass MaxScore %v (%v)", what, lb.tb.order.MaxScore, err))
 	}
 	return wrap(op, err)
 }

@@ -21,7 +21,8 @@ import (
 // ErrInvalidScore; a bad member ErrInvalidMember; a time more than the
 // board's WithClockSkew after the clock's now ErrInvalidArgument. On a
 // tie-broken board, a score or time the encoding cannot hold exactly, or an
-// Accumulate total beyond MaxScore, returns ErrPrecision. Nothing is written
+// Accumulate total beyond MaxScore, returns ErrPrecision (a score or total
+// beyond MaxScore matches ErrInvalidScore too). Nothing is written
 // then: not in Redis, and not in a store that is a Retractor (Redis alone
 // finds a total out of range, after the store has appended it; Submit then
 // retracts it). What Redis refuses only it finds, in the round trip that

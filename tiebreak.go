@@ -34,7 +34,8 @@ import (
 // Horizon. A submission stamped before Epoch or at or after the horizon is
 // refused with ErrPrecision, and so is a score above MaxScore, a score with
 // more fraction digits than Decimals, or an Accumulate total beyond
-// MaxScore. The constructors refuse settings that leave under one year.
+// MaxScore (the last two beyond MaxScore match ErrInvalidScore too). The
+// constructors refuse settings that leave under one year.
 //
 // Every added decimal or digit of MaxScore divides the horizon by ten:
 //
@@ -163,18 +164,27 @@ func (c *composite) String() string {
 		c.order.Epoch.UTC().Format(time.RFC3339), c.horizon.UTC().Format(time.RFC3339))
 }
 
+// beyondMax is the error of a score or total beyond MaxScore, which msg
+// tells: both ErrPrecision (the composite could not hold it) and
+// ErrInvalidScore (outside what the board can hold), so that a caller
+// checking either sentinel finds it.
+func beyondMax(msg string) error {
+	return fmt.Errorf("%w: %s (%w)", ErrPrecision, msg, ErrInvalidScore)
+}
+
 // scaled returns S for a score, or ErrPrecision when the score is out of
-// range or has more fraction digits than the encoding keeps.
+// range (ErrInvalidScore too: beyondMax) or has more fraction digits than
+// the encoding keeps.
 func (c *composite) scaled(score float64) (int64, error) {
 	if math.Abs(score) > c.order.MaxScore {
-		return 0, fmt.Errorf("%w: score %v is beyond MaxScore %v", ErrPrecision, score, c.order.MaxScore)
+		return 0, beyondMax(fmt.Sprintf("score %v is beyond MaxScore %v", score, c.order.MaxScore))
 	}
 	s := math.Round(score * c.scale)
 	if s/c.scale != score {
 		return 0, fmt.Errorf("%w: score %v has more than %d fraction digits", ErrPrecision, score, c.order.Decimals)
 	}
 	if math.Abs(s) > float64(c.maxS) {
-		return 0, fmt.Errorf("%w: score %v is beyond MaxScore %v", ErrPrecision, score, c.order.MaxScore)
+		return 0, beyondMax(fmt.Sprintf("score %v is beyond MaxScore %v", score, c.order.MaxScore))
 	}
 	return int64(s), nil
 }
