@@ -32,3 +32,14 @@ func HotPut(ctx context.Context, lb *Leaderboard, turn int64, members, values []
 // UnlinkChunk is about the most keys one DoMulti of a sharded board's
 // Delete or Reset names.
 const UnlinkChunk = unlinkChunk
+
+// HotSnaps is how many snapshots of top mirrors the board's process keeps
+// (WithHotTop; 0 without one).
+func HotSnaps(lb *Leaderboard) int {
+	if lb.hot == nil {
+		return 0
+	}
+	n := 0
+	lb.hot.snaps.Range(func(_, _ any) bool { n++; return true })
+	return n
+}

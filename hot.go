@@ -47,6 +47,7 @@ type hotSnap struct {
 	full    bool    // the mirror held k members
 	text    string  // the mirror as a cached read gave it; "" from a rewrite
 	es      []Entry // text's entries, ranked
+	expire  int64   // the period's expiry (target.expire): dropped after it
 }
 
 // sameText reports whether text is the mirror s was decoded from (a
@@ -56,7 +57,10 @@ func (s *hotSnap) sameText(text string) bool {
 }
 
 // hotTop is a board's mirror state: k, and the last snapshot of each
-// period's mirror, by mirror key.
+// readable period's mirror, by mirror key: a snapshot of a period past its
+// expiry is dropped when another period's is first stored (hotSeenText),
+// so a process that runs for years keeps a few a window, not one a
+// period it ever wrote or read.
 type hotTop struct {
 	k     int
 	snaps sync.Map // string -> *hotSnap
@@ -130,7 +134,7 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 		es[i].Score = lb.plain(es[i].Score)
 	}
 	lb.rankEntries(es, 0, 1)
-	lb.hotSeenText(key, es, text)
+	lb.hotSeenText(tg, es, text)
 	return es, true, nil
 }
 
@@ -163,7 +167,7 @@ func (lb *Leaderboard) hotRewritten(tgs []target, res []rueidis.RedisResult) ([]
 		if es, err = lb.entries(v); err != nil {
 			return nil, err
 		}
-		lb.hotSeen(lb.hotKey(tg), es)
+		lb.hotSeen(tg, es)
 	}
 	return es, nil
 }
@@ -286,15 +290,16 @@ func (lb *Leaderboard) hotExpected(live []target, sub submission) []target {
 	return out
 }
 
-// hotSeen records what a rewrite saw of a mirror.
-func (lb *Leaderboard) hotSeen(key string, es []Entry) {
-	lb.hotSeenText(key, es, "")
+// hotSeen records what a rewrite saw of tg's mirror.
+func (lb *Leaderboard) hotSeen(tg target, es []Entry) {
+	lb.hotSeenText(tg, es, "")
 }
 
 // hotSeenText is hotSeen of a cached read's text and its ranked entries
-// es ("" and es for a rewrite's, which keeps no entries).
-func (lb *Leaderboard) hotSeenText(key string, es []Entry, text string) {
-	s := &hotSnap{members: make(map[string]bool, len(es)), full: len(es) >= lb.hot.k}
+// es ("" and es for a rewrite's, which keeps no entries). The first
+// snapshot of a period's mirror drops those of periods past their expiry.
+func (lb *Leaderboard) hotSeenText(tg target, es []Entry, text string) {
+	s := &hotSnap{members: make(map[string]bool, len(es)), full: len(es) >= lb.hot.k, expire: tg.expire}
 	if text != "" {
 		s.text, s.es = text, es // read only: hotFirst and hotPage copy
 	}
@@ -304,7 +309,23 @@ func (lb *Leaderboard) hotSeenText(key string, es []Entry, text string) {
 	if s.full {
 		s.floor = es[len(es)-1].Score
 	}
-	lb.hot.snaps.Store(key, s)
+	if _, had := lb.hot.snaps.Swap(lb.hotKey(tg), s); !had {
+		lb.hotSweep()
+	}
+}
+
+// hotSweep drops the snapshots of periods past their expiry on the
+// board's clock: nothing reads or writes them any more (a read At one is
+// ErrExpired). It runs once a period a window, as its first snapshot is
+// stored.
+func (lb *Leaderboard) hotSweep() {
+	now := lb.now().UnixMilli()
+	lb.hot.snaps.Range(func(key, v any) bool {
+		if e := v.(*hotSnap).expire; e != 0 && e <= now {
+			lb.hot.snaps.CompareAndDelete(key, v)
+		}
+		return true
+	})
 }
 
 // hotLikely guesses, before a write is sent, whether it reaches tg's top

@@ -600,3 +600,36 @@ func TestHotTopFollowsAReloadedWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestHotSnapshotsBounded: a process keeps its snapshots of top mirrors
+// for the periods still readable only. A board of two windows run through
+// 40 days, every day's mirror written and read, keeps a few snapshots,
+// not one a period it ever saw (it kept 46 before); a retained period read
+// At keeps its own until its expiry.
+func TestHotSnapshotsBounded(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		clock := future
+		board, _ := newHotBoard(t, b, kind, 5, lb.WithWindows(lb.Daily(), lb.Weekly()),
+			lb.WithRetention(24*time.Hour), lb.WithClock(func() time.Time { return clock }))
+		const days = 40
+		for d := range days {
+			for i := range 8 {
+				_, err := board.Submit(ctx, fmt.Sprintf("p%d", i), float64(10*i+d))
+				require.NoError(t, err)
+			}
+			for _, w := range []lb.Window{lb.Daily(), lb.Weekly()} {
+				_, err := board.Top(ctx, 5, lb.In(w))
+				require.NoError(t, err)
+			}
+			if d > 0 { // yesterday's, still readable
+				es, err := board.Top(ctx, 5, lb.At(clock.Add(-24*time.Hour)))
+				require.NoError(t, err)
+				require.Len(t, es, 5)
+			}
+			// Today's and yesterday's of each window, at most.
+			require.LessOrEqual(t, lb.HotSnaps(board), 4, "day %d", d)
+			clock = clock.Add(24 * time.Hour)
+		}
+	})
+}

@@ -64,8 +64,10 @@ var ErrNotPresent = errors.New("leaderboard: board not present in Redis (Rebuild
 
 // Leaderboard is one named board: a sorted set per window period in Redis.
 // Build one with New; the zero value is not usable.
-// It holds no state of its own beyond its configuration (and each window's
-// current period, computed once per period) and is safe for concurrent use.
+// It holds no state of its own beyond its configuration, each window's
+// current period (computed once per period), a sharded board's hints of
+// where positions lie (a few counts a window) and WithHotTop's snapshots of
+// the top mirrors of periods still readable; it is safe for concurrent use.
 type Leaderboard struct {
 	client       rueidis.Client
 	be           backend // the kind of board, chosen once in New

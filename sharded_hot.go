@@ -68,7 +68,7 @@ func (lb *shardedBackend) hotRewrite(ctx context.Context, tgs []target) ([]Entry
 			es[j] = Entry{Member: e.Member, Score: lb.plain(e.Score)}
 		}
 		puts[i] = scripts.HotPutCall(lb.readHeader(), lb.hotKey(tg), lb.hotTurnKey(tg), turns[i], hotTTL.Milliseconds(), lb.hot.k, members, values)
-		lb.hotSeen(lb.hotKey(tg), es)
+		lb.hotSeen(tg, es)
 	}
 	// A refused put (0) leaves the mirror to the later turn's holder; its
 	// reader's entries are still what the period held when it read.
