@@ -1172,7 +1172,8 @@ func TestTieBreakConstructors(t *testing.T) {
 				require.NoError(t, err, "%+v", c.o)
 				slots := uint64(1<<53) / (c.m + 1)
 				slots = min(slots, uint64(math.MaxInt64/int64(c.o.Resolution)))
-				require.Equal(t, c.o.Epoch.Add(time.Duration(slots)*c.o.Resolution), tb.Horizon(), "%+v: %d slots", c.o, slots)
+				// Slots count from the Epoch's microsecond (stamps are cut to it).
+				require.Equal(t, c.o.Epoch.Truncate(time.Microsecond).Add(time.Duration(slots)*c.o.Resolution), tb.Horizon(), "%+v: %d slots", c.o, slots)
 				require.False(t, tb.Horizon().Before(c.o.Epoch.AddDate(1, 0, 0)), "%+v", c.o)
 			}
 
@@ -1269,4 +1270,41 @@ func requireBeyondMax(t require.TestingT, err error, msgAndArgs ...any) {
 func requireOnlyPrecision(t require.TestingT, err error, msgAndArgs ...any) {
 	require.ErrorIs(t, err, lb.ErrPrecision, msgAndArgs...)
 	require.NotErrorIs(t, err, lb.ErrInvalidScore, msgAndArgs...)
+}
+
+// TestTieBreakEpochInsideMicrosecond: an Epoch inside a microsecond (an
+// Epoch taken from a clock with nanoseconds) refused every submission
+// stamped at it, from WithTime or from the board's clock, as both are cut
+// to the microsecond before the Epoch. A time in the Epoch's microsecond
+// counts as the Epoch now, in the first slot; a microsecond before it is
+// still refused and writes nothing.
+func TestTieBreakEpochInsideMicrosecond(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		epoch := tieEpoch.Add(500 * time.Nanosecond)
+		tb := tieNew(t, false, lb.TimeOrder{Epoch: epoch, Resolution: time.Second, MaxScore: 1e6, Decimals: 2})
+		now := epoch
+		board, name := newBoard(t, b, lb.WithTieBreak(tb), lb.WithClock(func() time.Time { return now }))
+		_, err := board.Submit(ctx, "clock", 10)
+		require.NoError(t, err, "the board's clock at the Epoch")
+		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"many": 10}), "SubmitMany at the Epoch")
+		now = epoch.Add(time.Hour)
+		_, err = board.Submit(ctx, "stamped", 10, lb.WithTime(epoch))
+		require.NoError(t, err, "WithTime(Epoch)")
+		_, err = board.Submit(ctx, "later", 10, lb.WithTime(epoch.Add(time.Second)))
+		require.NoError(t, err)
+
+		before := b.Snapshot(t, name)
+		_, err = board.Submit(ctx, "early", 10, lb.WithTime(epoch.Add(-time.Microsecond)))
+		require.ErrorIs(t, err, lb.ErrPrecision, "a microsecond before the Epoch's")
+		require.Equal(t, before, b.Snapshot(t, name), "a refused time wrote something")
+
+		es, err := board.Top(ctx, 4)
+		require.NoError(t, err)
+		require.Len(t, es, 4)
+		require.Equal(t, "later", es[3].Member, "the three at the Epoch share its slot, before a second later: %+v", es)
+		for _, e := range es {
+			require.Equal(t, 10.0, e.Score)
+		}
+	})
 }
