@@ -458,7 +458,7 @@ func (lb *shardedBackend) walkChunk(ctx context.Context, tg target, at walkCurso
 	for _, i := range lb.bestFirst {
 		calls = append(calls, lb.zcardCall(sk[i]))
 	}
-	asked := lb.walkPlan(at, n)
+	asked := lb.walkPlan(tg, at, n)
 	for _, a := range asked {
 		value, member := "", ""
 		if a.shard == at.shard {
@@ -471,6 +471,7 @@ func (lb *shardedBackend) walkChunk(ctx context.Context, tg target, at walkCurso
 	if err != nil {
 		return nil, at, err
 	}
+	lb.seenWalked(tg, cards)
 	var out []Entry
 	for j, a := range asked {
 		k := a.shard
@@ -508,7 +509,7 @@ func (lb *shardedBackend) walkChunk(ctx context.Context, tg target, at walkCurso
 // knows): then walk's scripts read the chunk by value instead.
 func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, bool, error) {
 	shards := len(lb.bestFirst)
-	asked := lb.walkPlan(at, n)
+	asked := lb.walkPlan(tg, at, n)
 	resume := at.value != "" // the chunk starts after the cursor's entry
 	cmds, ntx := lb.walkTxCmds(lb.periodShardKeys(tg), at, asked, resume)
 	res := lb.doApart(ctx, cmds, ntx)
@@ -517,6 +518,7 @@ func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, 
 	if err != nil {
 		return nil, at, false, err
 	}
+	lb.seenWalked(tg, cards)
 	var out []Entry
 	j := shards
 	for _, a := range asked {
@@ -587,13 +589,18 @@ type walkAsk struct {
 }
 
 // walkPlan is how many entries a chunk asks of the cursor's shard and the
-// shards after it: n of the first while the counts are unknown; else each
-// one more than it held by the last chunk's counts (the cursor's shard
-// than what was left of it), until n are asked, the last shard the rest
-// of n.
-func (lb *shardedBackend) walkPlan(at walkCursor, n int) []walkAsk {
+// shards after it: each one more than it held by the last chunk's counts
+// (the cursor's shard than what was left of it), until n are asked, the
+// last shard the rest of n. The first chunk plans by the counts the last
+// read of the window saw (seenCards), or asks n of the best shard when
+// none did. A plan decides round trips, never answers: the counts read
+// with the chunk rank it, and a shard that answers all it was asked ends
+// the chunk.
+func (lb *shardedBackend) walkPlan(tg target, at walkCursor, n int) []walkAsk {
 	if at.cards == nil {
-		return []walkAsk{{at.shard, n}}
+		if at.cards = lb.seenBestFirst(tg); at.cards == nil {
+			return []walkAsk{{at.shard, n}}
+		}
 	}
 	var asked []walkAsk
 	left := int64(n)
@@ -614,6 +621,31 @@ func (lb *shardedBackend) walkPlan(at walkCursor, n int) []walkAsk {
 		left -= take
 	}
 	return asked
+}
+
+// seenBestFirst is the counts the last read of tg's window saw (seen), in
+// bestFirst's order as a walk's cursor keeps them; nil when none did.
+func (lb *shardedBackend) seenBestFirst(tg target) []int64 {
+	p := lb.seenCards[tg.window.Name()]
+	if p == nil || p.Load() == nil {
+		return nil
+	}
+	hint := *p.Load()
+	cards := make([]int64, len(lb.bestFirst))
+	for k, i := range lb.bestFirst {
+		cards[k] = hint[i]
+	}
+	return cards
+}
+
+// seenWalked records the counts a walk's chunk read (in bestFirst's order)
+// as the counts the last read of tg's window saw.
+func (lb *shardedBackend) seenWalked(tg target, cards []int64) {
+	byShard := make([]int64, len(cards))
+	for k, i := range lb.bestFirst {
+		byShard[i] = cards[k]
+	}
+	lb.seen(tg, byShard)
 }
 
 // set is Set on a sharded board: a Submit of the one window whose policy

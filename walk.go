@@ -17,7 +17,8 @@ type walkCursor struct {
 	done          bool
 	// pos is the position right after the cursor's entry (in its shard, on
 	// a sharded board); cards every shard's count when the last chunk was
-	// read (nil before): what a sharded board plans the next chunk by.
+	// read (nil before; the first chunk plans by the counts a read last
+	// saw): what a sharded board plans the next chunk by.
 	pos   int64
 	cards []int64
 }
@@ -25,7 +26,9 @@ type walkCursor struct {
 // All walks every entry of the period best first, each with its rank at
 // the time its chunk was read, fetching up to MaxN entries a round trip
 // (on a sharded board too, from the shards the chunk spans by the counts
-// the last chunk saw; with IncludeData two round trips a chunk there).
+// the last chunk saw, the first chunk by those the board's last read of
+// the window saw, or the best shard alone when none did; with IncludeData
+// two round trips a chunk there).
 // Each chunk resumes after the last entry the previous one yielded, by
 // its score and member (keyset continuation, not an offset): an entry
 // whose score does not change during the walk is yielded exactly once,
