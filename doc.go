@@ -17,8 +17,8 @@
 // records removals). A script costs one more the first time it runs on a Redis
 // that has not loaded it (rueidis sends EVALSHA, then EVAL on NOSCRIPT). A
 // sharded board (WithShards) spends up to two, more only where its doc comment
-// says (on a Cluster: a Submit that finds a copy a crashed write left behind or
-// reaches a shard late, a read that finds a member in two shards while it
+// says (on a Cluster: a Submit that finds a member's copy in another shard,
+// which a crashed or racing write left, or reaches a shard late, a read that finds a member in two shards while it
 // moves, a SubmitMany run dry first, a chunk of RemoveBetween; with
 // IncludeData, the reads IncludeData names; on any sharded board ProposeBounds,
 // three, and a read by position that reads again when members crossed a bound

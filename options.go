@@ -596,7 +596,11 @@ func nilValue(x any) bool {
 // than 10 seconds after its version was given is refused by the shard and
 // sent again with a new version (two round trips more, and a Submit a
 // third to read its standing afresh, for a process that paused between its
-// steps). This needs the Cluster nodes' clocks to agree
+// steps). A write that changes nothing (a KeepBest score below the best, an
+// Accumulate of 0) tells what a crashed write left behind (a shard behind
+// the partition, a copy in another shard) from what a write racing it
+// brought, by the versions: it repairs or drops the first, and leaves the
+// second, newer, to its write. This needs the Cluster nodes' clocks to agree
 // within 15 seconds (NTP does far better).
 //
 // Each shard is read atomically, but a read that spans shards is not a

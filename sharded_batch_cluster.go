@@ -260,7 +260,7 @@ func (lb *shardedBackend) shardStep(written []*batchWrite, wrows [][]indexRow) s
 				op := shardOp{member: w.sub.member, version: row.version}
 				switch {
 				case row.version == 0 && i == mv.to:
-					op.op, op.value = "keep", row.now
+					op.op, op.version, op.value = "keep", row.floor, row.now
 				case row.version == 0:
 					continue // nothing changed: nothing to sweep with
 				case i == mv.to:

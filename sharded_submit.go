@@ -19,6 +19,9 @@ type indexRow struct {
 	had, has  bool   // the member was, is in the partition
 	prev, now string // stored values before and after
 	version   int64  // of the change; 0: nothing changed
+	// floor is the group clock's last version as the write left it: a
+	// later write to the member takes a newer one (a keep's version).
+	floor int64
 	// gone: Redis deleted the period's partition as the write set its
 	// expiry (its clock had passed it): the period is over, nothing is
 	// left of the write, and the shards have nothing to do.
@@ -172,6 +175,14 @@ func partRows(r rueidis.RedisResult, windows, members int, id bool) ([][]indexRo
 	if err != nil {
 		return nil, false, err
 	}
+	if len(v) == 0 {
+		return nil, false, fmt.Errorf("partition script returned no values")
+	}
+	floor, err := v[len(v)-1].AsInt64()
+	if err != nil {
+		return nil, false, err
+	}
+	v = v[:len(v)-1]
 	dup := false
 	if id && len(v) > 0 {
 		flag, err := v[len(v)-1].AsInt64()
@@ -200,6 +211,7 @@ func partRows(r rueidis.RedisResult, windows, members int, id bool) ([][]indexRo
 			if row.version < 0 {
 				row.version, row.gone = 0, true
 			}
+			row.floor = floor
 		}
 	}
 	return rows, dup, nil
@@ -207,7 +219,7 @@ func partRows(r rueidis.RedisResult, windows, members int, id bool) ([][]indexRo
 
 // shardOp is one versioned write for shard_write.lua.
 type shardOp struct {
-	op      string // "put", "del", "keep" (report only, the copy checked), "sweep"
+	op      string // "put", "del", "keep" (report only, the copy checked), "sweep", "drop"
 	member  string
 	version int64
 	value   string
@@ -310,10 +322,14 @@ func closeGone(member string, live []target, where []int, rows [][]indexRow, out
 	return l, wh, rs
 }
 
-// redoLate gives a write that reached a shard too late (see versions.lua)
-// a new version and sends it again, as Check repairs a member, then reads
-// the member's standing afresh: a Submit whose two steps lay more than
-// some seconds apart (a paused process) takes three round trips more.
+// redoLate gives a write that reached a shard too late (see versions.lua),
+// or found its shard behind its partition, a new version and sends it
+// again, as Check repairs a member, then reads the member's standing
+// afresh: a Submit whose two steps lay more than some seconds apart (a
+// paused process) takes three round trips more. wr keeps the write's own
+// score, which its Previous and Changed describe: a fresh read that finds
+// another (a write racing this one came after it, or removed the member)
+// leaves wr's ranks as the write's own step saw them.
 func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string, wr *WindowResult) error {
 	if err := lb.repairShards(ctx, tg, []string{member}, map[string][]int{member: lb.allShards()}); err != nil {
 		return err
@@ -322,8 +338,7 @@ func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string
 	if err != nil {
 		return err
 	}
-	wr.Standing = Standing{Entry: Entry{Member: member}, Total: st.total}
-	if st.found {
+	if st.found && lb.plain(st.stored) == wr.Standing.Score {
 		wr.Standing = lb.standingOf(member, st)
 	}
 	return nil
@@ -362,8 +377,9 @@ func (lb *shardedBackend) shardCalls(member string, live []target, rows [][]inde
 		if row.version == 0 {
 			// Nothing changed; the shard's copy is checked against the
 			// partition (a retried WithID write whose first try died
-			// after its first step finds it behind).
-			put = shardOp{op: "keep", member: member, value: row.now}
+			// after its first step finds it behind), unless a newer
+			// write has reached the shard since (a version past floor).
+			put = shardOp{op: "keep", member: member, version: row.floor, value: row.now}
 		}
 		for i := 0; i < n; i++ {
 			switch {
@@ -382,10 +398,10 @@ func (lb *shardedBackend) shardCalls(member string, live []target, rows [][]inde
 // shardReplies sorts the second step's results into replies[window][shard],
 // and sweeps every stale copy it found in a third round trip (rare: only
 // after a crashed or racing write), reporting the swept shards' counts
-// after the sweep in swept[window][shard]. late[window] reports that the
-// window's write must be redone (see redoLate): a shard refused it as
-// late, or a stale copy was found where nothing changed, which has no
-// version to sweep it with.
+// after the sweep in swept[window][shard] (where nothing changed, the
+// sweep drops only a copy no newer write put there). late[window] reports
+// that the window's write must be redone (see redoLate): a shard refused
+// it as late.
 func (lb *shardedBackend) shardReplies(ctx context.Context, member string, live []target, rows [][]indexRow, moves []shardMove,
 	results []rueidis.RedisResult) (replies [][]rueidis.RedisResult, swept []map[int]int64, late []bool, err error) {
 	n := len(lb.bounds) + 1
@@ -404,10 +420,14 @@ func (lb *shardedBackend) shardReplies(ctx context.Context, member string, live 
 			err := results[at].Error()
 			at++
 			switch {
-			case err == nil && rows[w][0].version == 0:
-				late[w] = true
 			case err == nil:
-				sweeps = append(sweeps, lb.shardWriteCall(i, tg, false, []shardOp{{op: "sweep", member: member, version: rows[w][0].version}}))
+				// A write that changed nothing drops a copy no newer
+				// write put there (one racing it may have).
+				op := shardOp{op: "sweep", member: member, version: rows[w][0].version}
+				if op.version == 0 {
+					op = shardOp{op: "drop", member: member, version: rows[w][0].floor}
+				}
+				sweeps = append(sweeps, lb.shardWriteCall(i, tg, false, []shardOp{op}))
 				where = append(where, [2]int{w, i})
 			case !rueidis.IsRedisNil(err):
 				return nil, nil, nil, err

@@ -34,7 +34,9 @@
 -- 'touch' always take one, so that the shards may sweep copies; -1: Redis
 -- deleted the period's partition as the write set its expiry, and the
 -- period is over: see expire_gone in writes.lua); then,
--- with an id, 1 when it was seen before and nothing was written, else 0.
+-- with an id, 1 when it was seen before and nothing was written, else 0;
+-- then the group clock's last version as the call left it (a 'keep' in
+-- shard_write.lua tells a later write from a lost one by it).
 -- 'check' returns an empty array, or the refusal.
 write_header()
 local mode = ARGV[REST]
@@ -131,4 +133,7 @@ end
 if ID ~= '' then
   if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end
 end
+-- The group's last version: any later write to these members takes a
+-- newer one (0 when the clock has expired: nothing is known then).
+out[#out + 1] = tonumber(redis.call('GET', clock) or '0')
 return out

@@ -15,9 +15,14 @@
 --          then op, member, version, value ('' unless put or keep), ...;
 --          op is 'put', 'del', 'keep' (nothing to write: the member's
 --          value did not change; only its ranks are reported, and the
---          shard's copy is checked against value), or 'sweep': a delete
---          of a copy a crashed write left behind, which remembers nothing
---          where there is no copy (and never reports ranks)
+--          shard's copy is checked against value; its version is the
+--          partition clock's last as the write's first step left it),
+--          'sweep': a delete of a copy a crashed write left behind, which
+--          remembers nothing where there is no copy (and never reports
+--          ranks), or 'drop': the sweep of a write that changed nothing,
+--          which has no version of its own: it deletes a copy no write
+--          newer than its version (a keep's) has reached, and remembers
+--          nothing (and never reports ranks)
 --
 -- Returns per op: 1 when it came too late and was refused (the caller
 -- gives it a new version and sends it again), or for a keep when the
@@ -53,22 +58,33 @@ for j = REST + 2, #ARGV, 4 do
   local k = 2 * ((j - REST - 2) / 4 + 1)
   local r0, r1 = KEYS[k], KEYS[k + 1]
   local cur = KEYS[k + bucket % 2]
-  local reports = report and op ~= 'sweep'
+  local reports = report and op ~= 'sweep' and op ~= 'drop'
   local before = 0
   if reports then
     before = rank(member)
-  elseif op == 'sweep' and redis.call('ZSCORE', key, member) then
+  elseif (op == 'sweep' or op == 'drop') and redis.call('ZSCORE', key, member) then
     before = 1
   end
   local late
-  if op == 'keep' then
+  if op == 'drop' then
+    -- A copy a newer write put here is that write's; an older one was
+    -- left behind, and no late write brings it back: a write older than
+    -- the one that moved the member away is refused here by its version
+    -- or its lateness.
+    late = false
+    if before > 0 and recent_of(r0, r1, member) <= version then redis.call('ZREM', key, member) end
+  elseif op == 'keep' then
+    -- A copy not at value was left behind by a write that died between
+    -- its steps, unless a newer write to the member (a version past the
+    -- keep's) has reached the shard since: a write racing this one, whose
+    -- copy is the newer.
     local v = redis.call('ZSCORE', key, member)
-    late = value ~= '' and (not v or tonumber(v) ~= tonumber(value))
+    late = value ~= '' and (not v or tonumber(v) ~= tonumber(value)) and recent_of(r0, r1, member) <= version
   else
     late = now - math.floor(version / TICKS) > LATE
   end
   -- A sweep where there is no copy reads no versions.
-  if op ~= 'keep' and not late and (op ~= 'sweep' or before > 0) and version > recent_of(r0, r1, member) then
+  if op ~= 'keep' and op ~= 'drop' and not late and (op ~= 'sweep' or before > 0) and version > recent_of(r0, r1, member) then
     if op == 'put' then
       redis.call('ZADD', key, value, member)
     else
