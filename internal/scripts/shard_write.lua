@@ -21,8 +21,8 @@
 --          remembers nothing where there is no copy (and never reports
 --          ranks), or 'drop': the sweep of a write that changed nothing,
 --          which has no version of its own: it deletes a copy no write
---          newer than its version (a keep's) has reached, and remembers
---          nothing (and never reports ranks)
+--          newer than its version (a keep's) has reached, remembering
+--          that version (and never reports ranks)
 --
 -- Returns per op: 1 when it came too late and was refused (the caller
 -- gives it a new version and sends it again), or for a keep when the
@@ -68,11 +68,15 @@ for j = REST + 2, #ARGV, 4 do
   local late
   if op == 'drop' then
     -- A copy a newer write put here is that write's; an older one was
-    -- left behind, and no late write brings it back: a write older than
-    -- the one that moved the member away is refused here by its version
-    -- or its lateness.
+    -- left behind. Its version remembered, no write older than this
+    -- one's first step (whose partition had moved the member away) can
+    -- put it back.
     late = false
-    if before > 0 and recent_of(r0, r1, member) <= version then redis.call('ZREM', key, member) end
+    if before > 0 and recent_of(r0, r1, member) <= version then
+      redis.call('ZREM', key, member)
+      redis.call('HSET', cur, member, version)
+      remembered[cur] = true
+    end
   elseif op == 'keep' then
     -- A copy not at value was left behind by a write that died between
     -- its steps, unless a newer write to the member (a version past the
