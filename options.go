@@ -196,7 +196,10 @@ func WithHotTop(k int) Option {
 // primary, and so do the reads a write is built on (the members
 // RemoveBetween removes, the partitions FillShadow copies, the standings
 // Seal seals, a sharded hot top's mirror, the partitions and shards Check
-// compares), each in a MULTI of its own. It
+// compares, the other shards' counts a sharded Cluster Submit or batch
+// ranks its Result by), each in a MULTI of its own; a Submit's Result is
+// the primary's. WithTwoStepAround's steps are not taken (Around reads
+// by its one script). It
 // takes Redis 7.0 or newer (EVALSHA_RO; an older server
 // refuses the first read). A replica trails its primary: a read may not
 // show a write that returned moments before (see README, "Read
@@ -215,7 +218,9 @@ func WithReplicaReads() Option {
 // between them so that the slice no longer holds the member where the
 // rank put it, Around reads again (the script after three tries). Other
 // boards and reads (Competition ranks, IncludeData, WithShards) keep
-// their one-step reads. Default: off (one script, one round trip).
+// their one-step reads, and so does a board with WithReplicaReads (the
+// first step's MULTI would reach the primary). Default: off (one script,
+// one round trip).
 func WithTwoStepAround() Option {
 	return func(c *config) { c.aroundSteps = true }
 }

@@ -155,7 +155,9 @@ func splitData(replies []rueidis.RedisMessage, n int, hmget bool) (data, rest []
 // around reads the rank and the slice in one script (range.lua), or with
 // WithTwoStepAround in two steps (aroundSteps).
 func (lb *plainBackend) around(ctx context.Context, tg target, member string, radius int) ([]Entry, error) {
-	if lb.aroundSteps && lb.ranking == Ordinal && !tg.data {
+	// Not with replica reads: the first step is a MULTI, which goes to
+	// the primary.
+	if lb.aroundSteps && lb.ranking == Ordinal && !tg.data && !lb.replicaReads {
 		for range 3 {
 			es, ok, err := lb.aroundSteps2(ctx, tg, member, radius)
 			if err != nil || ok {

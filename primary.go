@@ -79,6 +79,18 @@ func (lb *shardedBackend) membersBetween(ctx context.Context, tg target, r score
 	return members, false, nil
 }
 
+// writeClient is the client of a write's round trip that also reads what
+// the write answers with (a sharded Cluster Submit's second step counts
+// the other shards and looks for the member's copies there): with
+// WithReplicaReads primaryOnly, so that those reads see the write, as the
+// script beside them does; else the board's client.
+func (lb *Leaderboard) writeClient() rueidis.Client {
+	if !lb.replicaReads {
+		return lb.client
+	}
+	return primaryOnly{lb.client}
+}
+
 // primaryView is the board as a write built on its reads sees it (Seal's
 // standings): with WithReplicaReads, a board of the same configuration
 // whose every read reaches the primaries (primaryOnly), without the hot

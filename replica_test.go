@@ -72,6 +72,8 @@ func TestReplicaReads(t *testing.T) {
 		}{
 			{"plain", nil},
 			{"plain/competition", []lb.Option{lb.WithRanking(lb.Competition)}},
+			// Around's two steps would send a MULTI: it keeps its script.
+			{"plain/twostep", []lb.Option{lb.WithTwoStepAround()}},
 			{"sharded", []lb.Option{lb.WithShards(300, 600)}},
 			{"sharded/competition", []lb.Option{lb.WithShards(300, 600), lb.WithRanking(lb.Competition)}},
 		} {

@@ -236,3 +236,65 @@ func sealReadsPrimaries(t *testing.T, r *testredis.Replicated, shards []float64)
 	require.Contains(t, names(sealed[0].Entries), "late", "the sealed standings")
 	require.Len(t, sealed[0].Entries, 21)
 }
+
+// TestSubmitResultFromPrimaries: with WithReplicaReads, the standing a
+// Submit or a Batcher's Submit returns is the primaries' (the README
+// tells a player to read their own new standing from it, as reads may
+// trail). On a sharded Cluster board a Submit's second step counted the
+// other shards with plain ZCARDs, which a replica-reading client sends to
+// the replicas: with the best shard's replica behind, 50 members written
+// just before were missing from the rank (rank 1 of 2 where the primaries
+// had 51 of 52).
+func TestSubmitResultFromPrimaries(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		for _, batch := range []bool{false, true} {
+			for _, unchanged := range []bool{false, true} {
+				t.Run(fmt.Sprintf("batch=%v/unchanged=%v", batch, unchanged), func(t *testing.T) {
+					submitResultFromPrimaries(t, r, batch, unchanged)
+				})
+			}
+		}
+	})
+}
+
+func submitResultFromPrimaries(t *testing.T, r *testredis.Replicated, batch, unchanged bool) {
+	ctx := context.Background()
+	name := fmt.Sprintf("resultprimary-%d", time.Now().UnixNano())
+	// KeepBest: an unchanged write (a score below the best) changes no
+	// shard, and its Result is the member's standing as it was.
+	opts := []lb.Option{lb.WithPolicy(lb.KeepBest), lb.WithShards(100)}
+	board, err := lb.New(r.Reader, name, append([]lb.Option{lb.WithReplicaReads()}, opts...)...)
+	require.NoError(t, err)
+	truth, err := lb.New(primaryClient(t, r), name, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = truth.Delete(context.Background()) })
+	bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
+	require.NoError(t, err)
+	defer bt.Close(ctx)
+	submit := board.Submit
+	if batch {
+		submit = bt.Submit
+	}
+	// The scripts loaded on every node; x's best, for an unchanged write.
+	_, err = submit(ctx, "warm", 1)
+	require.NoError(t, err)
+	score := 50.0
+	if unchanged {
+		_, err = submit(ctx, "x", score)
+		require.NoError(t, err)
+		score = 10
+	}
+	time.Sleep(100 * time.Millisecond)
+	lagNodes(t, r)
+	best := map[string]float64{} // 50 members in the best shard, not yet on the replicas
+	for i := range 50 {
+		best[fmt.Sprintf("b%02d", i)] = float64(500 + i)
+	}
+	require.NoError(t, board.SubmitMany(ctx, best))
+	res, err := submit(ctx, "x", score)
+	require.NoError(t, err)
+	st, err := truth.Rank(ctx, "x")
+	require.NoError(t, err)
+	require.Equal(t, int64(51), st.Rank, "the primaries")
+	require.Equal(t, st, res.Standing, "the Result against the primaries")
+}

@@ -280,7 +280,7 @@ func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live [
 	calls, moves := lb.shardCalls(sub.member, live, rows)
 	var shadow shardBatch
 	lb.addShadow(&shadow, live, []string{sub.member}, rows, false)
-	results := scripts.ExecMulti(ctx, lb.client, append(calls, shadow.calls...))
+	results := scripts.ExecMulti(ctx, lb.writeClient(), append(calls, shadow.calls...))
 	replies, swept, late, err := lb.shardReplies(ctx, sub.member, live, rows, moves, results[:len(calls)])
 	if err != nil {
 		return false, wrap("submit", err)
@@ -334,7 +334,11 @@ func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string
 	if err := lb.repairShards(ctx, tg, []string{member}, map[string][]int{member: lb.allShards()}); err != nil {
 		return err
 	}
-	st, _, err := lb.locate(ctx, tg, member)
+	at := lb
+	if lb.replicaReads { // read what the repair wrote: the primaries
+		at = lb.primaryView().be.(*shardedBackend)
+	}
+	st, _, err := at.locate(ctx, tg, member)
 	if err != nil {
 		return err
 	}
