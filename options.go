@@ -196,7 +196,8 @@ func WithHotTop(k int) Option {
 // primary, and so do the reads a write is built on (the members
 // RemoveBetween removes, the partitions FillShadow copies, the standings
 // Seal seals, a sharded hot top's mirror, the partitions and shards Check
-// compares, the other shards' counts a sharded Cluster Submit or batch
+// compares, the markers Present looks for, what Verify compares with the
+// store, the other shards' counts a sharded Cluster Submit or batch
 // ranks its Result by), each in a MULTI of its own; a Submit's Result is
 // the primary's. WithTwoStepAround's steps are not taken (Around reads
 // by its one script). It

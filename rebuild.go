@@ -83,7 +83,8 @@ type RebuildReport struct {
 // last rebuilt by a version that wrote only the board's own marker: rebuild
 // it once after upgrading. One round trip: one EXISTS of the markers; on a
 // sharded board on a Cluster one EXISTS a marker, in one DoMulti, which
-// rueidis sends to their nodes at once.
+// rueidis sends to their nodes at once. It reads the primaries, with
+// WithReplicaReads too (a MULTI a marker).
 func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 	groups := lb.be.markers(true, false)
 	cmds := make(rueidis.Commands, len(groups))
@@ -92,7 +93,9 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 		cmds[i] = lb.client.B().Exists().Key(ks...).Build()
 		want += len(ks)
 	}
-	found, err := int64s(lb.client.DoMulti(ctx, cmds...))
+	// From the primaries (WithReplicaReads): a replica trailing a Rebuild
+	// would report false, and call for another, which may undo writes.
+	found, err := int64s(lb.fromPrimaries(ctx, cmds))
 	return err == nil && sum(found) == int64(want), wrap("present", err)
 }
 

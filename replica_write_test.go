@@ -298,3 +298,45 @@ func submitResultFromPrimaries(t *testing.T, r *testredis.Replicated, batch, unc
 	require.Equal(t, int64(51), st.Rank, "the primaries")
 	require.Equal(t, st, res.Standing, "the Result against the primaries")
 }
+
+// TestPresentAndVerifyReadPrimaries: with WithReplicaReads, Present looks
+// for Rebuild's markers on the primaries, and Verify compares the store
+// with the primaries: read from a trailing replica, Present reported false
+// right after a Rebuild (calling for another, which may undo writes), and
+// Verify reported a member written just before it as missing.
+func TestPresentAndVerifyReadPrimaries(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		for _, kind := range []struct {
+			name string
+			opts []lb.Option
+		}{{"plain", nil}, {"sharded", []lb.Option{lb.WithShards(0, 100)}}} {
+			t.Run(kind.name, func(t *testing.T) {
+				ctx := context.Background()
+				name := fmt.Sprintf("presentprimary-%d", time.Now().UnixNano())
+				opts := append([]lb.Option{lb.WithReplicaReads(), lb.WithStore(newMemStore())}, kind.opts...)
+				board, err := lb.New(r.Reader, name, opts...)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = board.Delete(context.Background()) })
+				_, err = board.Submit(ctx, "first", 10)
+				require.NoError(t, err)
+				time.Sleep(100 * time.Millisecond)
+
+				lagNodes(t, r)
+				_, err = board.Rebuild(ctx)
+				require.NoError(t, err)
+				ok, err := board.Present(ctx)
+				require.NoError(t, err)
+				require.True(t, ok, "Present right after Rebuild")
+
+				lagNodes(t, r)
+				_, err = board.Submit(ctx, "late", 75)
+				require.NoError(t, err)
+				reports, err := board.Verify(ctx)
+				require.NoError(t, err)
+				for _, rep := range reports {
+					require.True(t, rep.Clean(), "%+v", rep)
+				}
+			})
+		}
+	})
+}

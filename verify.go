@@ -59,7 +59,8 @@ func (r VerifyReport) Clean() bool {
 // Redis at different moments, in batches: a write that runs meanwhile can
 // show as a difference on a board that is sound, so verify while writes
 // are paused, or verify again before alerting on a report that is not
-// Clean. Without a store it returns ErrInvalidArgument.
+// Clean. It reads the primaries, with WithReplicaReads too. Without a
+// store it returns ErrInvalidArgument.
 func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
@@ -68,9 +69,12 @@ func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Redis as the primaries hold it (WithReplicaReads): a replica trails
+	// the writes the store already holds.
+	view := lb.primaryView()
 	var out []VerifyReport
 	for _, tg := range live {
-		r, err := lb.verifyPeriod(ctx, tg)
+		r, err := view.verifyPeriod(ctx, tg)
 		if err != nil {
 			return out, err
 		}
