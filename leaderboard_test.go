@@ -780,3 +780,30 @@ func TestRedisErrorsAreWrapped(t *testing.T) {
 		}
 	})
 }
+
+// TestSubmitManyRefusesTheFirstBadEntry: a SubmitMany with several bad
+// entries names the one whose member sorts first, whatever order Go's map
+// gives them in (it named whichever it met first: one call ErrInvalidScore,
+// the same call again ErrInvalidMember), and writes nothing.
+func TestSubmitManyRefusesTheFirstBadEntry(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		board, name := newBoard(t, b)
+		_, err := board.Submit(ctx, "seed", 1)
+		require.NoError(t, err)
+		before := b.Snapshot(t, name)
+		batch := map[string]float64{"ok": 1, "b": math.NaN(), "": 2, "c": math.Inf(1), "d": 3}
+		for range 50 {
+			err := board.SubmitMany(ctx, batch)
+			require.ErrorIs(t, err, lb.ErrInvalidMember, "the empty member sorts first")
+			require.NotErrorIs(t, err, lb.ErrInvalidScore)
+		}
+		delete(batch, "")
+		for range 50 {
+			err := board.SubmitMany(ctx, batch)
+			require.ErrorIs(t, err, lb.ErrInvalidScore)
+			require.ErrorContains(t, err, `member "b"`)
+		}
+		require.Equal(t, before, b.Snapshot(t, name))
+	})
+}

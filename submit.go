@@ -196,7 +196,8 @@ type submission struct {
 // on a sharded board on a Cluster, atomic per step: see WithShards). It is
 // the bulk load: it reports no standings. Every member and score is checked
 // first; one bad entry refuses the whole batch and nothing is written (an
-// entry Redis refuses leaves the upkeep Submit names). With
+// entry Redis refuses leaves the upkeep Submit names); with several, the
+// error names the one whose member sorts first. With
 // a store, the batch goes to the store first (in one call when it is a
 // BatchAppender), stamped with the board's clock; a store that takes
 // submissions one at a time and fails part way has those it took
@@ -211,18 +212,8 @@ type submission struct {
 // BENCHMARKS.md describes. Load a large board in calls of about a
 // thousand members, not in one.
 func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64) error {
-	for m, s := range scores {
-		if err := checkMember(m); err != nil {
-			return err
-		}
-		if err := checkScore(s); err != nil {
-			return fmt.Errorf("%w (member %q)", err, m)
-		}
-		if lb.tb != nil {
-			if _, err := lb.tb.scaled(s); err != nil {
-				return fmt.Errorf("%w (member %q)", err, m)
-			}
-		}
+	if err := lb.badEntry(scores); err != nil {
+		return err
 	}
 	if len(scores) == 0 {
 		return nil
@@ -247,6 +238,36 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 		return err
 	}
 	return lb.afterStore(ctx, "submit many", lb.be.submitMany(ctx, scores, live, slot), appended)
+}
+
+// badEntry is the error of the bad entry of scores whose member sorts
+// first, nil when none is: a batch with several bad entries is refused
+// the same way whatever order Go's map gives them in.
+func (lb *Leaderboard) badEntry(scores map[string]float64) error {
+	var first string
+	var bad error
+	for m, s := range scores {
+		if err := lb.checkEntry(m, s); err != nil && (bad == nil || m < first) {
+			first, bad = m, err
+		}
+	}
+	return bad
+}
+
+// checkEntry checks one member and score of a SubmitMany.
+func (lb *Leaderboard) checkEntry(m string, s float64) error {
+	if err := checkMember(m); err != nil {
+		return err
+	}
+	if err := checkScore(s); err != nil {
+		return fmt.Errorf("%w (member %q)", err, m)
+	}
+	if lb.tb != nil {
+		if _, err := lb.tb.scaled(s); err != nil {
+			return fmt.Errorf("%w (member %q)", err, m)
+		}
+	}
+	return nil
 }
 
 // Remove deletes members from every readable period of every window: the
