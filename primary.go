@@ -20,9 +20,9 @@ import (
 
 // fromPrimaries runs cmds, each a read of one key, in one round trip, on
 // the primaries whatever the client's SendToReplicas says: with
-// WithReplicaReads each in a MULTI of its own, which rueidis sends to the
-// primary, from goroutines at once (a Cluster's DoMulti takes one slot's
-// MULTI at most; see primaryOnly).
+// WithReplicaReads in MULTIs of their own (one a run of reads in one
+// slot), which rueidis sends to the primary, from goroutines at once (a
+// Cluster's DoMulti takes one slot's MULTI at most; see primaryOnly).
 func (lb *Leaderboard) fromPrimaries(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
 	if !lb.replicaReads {
 		return lb.client.DoMulti(ctx, cmds...)
@@ -104,8 +104,9 @@ func (lb *Leaderboard) primaryView() *Leaderboard {
 	return build(primaryOnly{lb.client}, lb.name, c)
 }
 
-// primaryOnly sends every read-only command to the primary in a MULTI of
-// its own (a transaction always goes there), whatever the client's
+// primaryOnly sends every read-only command to the primary in a MULTI (a
+// transaction always goes there; one a run of reads in one slot),
+// whatever the client's
 // SendToReplicas says; a transaction the caller sends, and every other
 // command, goes as it is.
 type primaryOnly struct{ rueidis.Client }
@@ -114,32 +115,54 @@ func (c primaryOnly) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Redi
 	if !cmd.IsReadOnly() {
 		return c.Client.Do(ctx, cmd)
 	}
-	return c.inTx(ctx, cmd)
+	return c.inTx(ctx, cmd)[0]
 }
 
-// inTx runs one read in a MULTI of its own and gives its reply.
-func (c primaryOnly) inTx(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+// inTx runs reads of one slot in a MULTI of their own and gives their
+// replies, each its own: a read that fails (WRONGTYPE) fails alone.
+func (c primaryOnly) inTx(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	b := c.B()
-	replies, err := execResult(c.Client.DoMulti(ctx, b.Multi().Build(), cmd, b.Exec().Build()))
-	if err == nil && len(replies) != 1 {
-		err = fmt.Errorf("transaction: %d replies for one read", len(replies))
+	multi := make(rueidis.Commands, 0, len(cmds)+2)
+	multi = append(append(append(multi, b.Multi().Build()), cmds...), b.Exec().Build())
+	res := c.Client.DoMulti(ctx, multi...)
+	var err error
+	for _, r := range res[:len(res)-1] {
+		if err = r.Error(); err != nil {
+			break
+		}
 	}
-	if err != nil {
-		return rueidis.NewErrorResult(err)
+	var replies []rueidis.RedisMessage
+	if err == nil {
+		replies, err = res[len(res)-1].ToArray()
 	}
-	return rueidis.NewResult(replies[0], nil)
+	if err == nil && len(replies) != len(cmds) {
+		err = fmt.Errorf("transaction: %d replies for %d reads", len(replies), len(cmds))
+	}
+	out := make([]rueidis.RedisResult, len(cmds))
+	for i := range out {
+		if err != nil {
+			out[i] = rueidis.NewErrorResult(err)
+		} else {
+			out[i] = rueidis.NewResult(replies[i], nil)
+		}
+	}
+	return out
 }
 
 // DoMulti sends the caller's transactions and its other writes as they
-// are, in one DoMulti, and each read outside a transaction in a MULTI of
-// its own, all at once; the replies come back in the commands' order.
+// are, in one DoMulti, and the reads outside a transaction in a MULTI a
+// run of them in one slot (a shard's count and score read side by side
+// share one), all at once: a read may run before a write of the same call
+// (a caller reads other keys than it writes); the replies come back in
+// the commands' order.
 func (c primaryOnly) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	out := make([]rueidis.RedisResult, len(cmds))
 	var rest rueidis.Commands
 	var at []int // where each of rest goes in out
 	var wg sync.WaitGroup
 	inTx := false
-	for i, cmd := range cmds {
+	for i := 0; i < len(cmds); i++ {
+		cmd := cmds[i]
 		name := cmd.Commands()[0]
 		switch {
 		case name == "MULTI":
@@ -153,7 +176,13 @@ func (c primaryOnly) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []r
 			rest, at = append(rest, cmd), append(at, i)
 			continue
 		}
-		wg.Go(func() { out[i] = c.inTx(ctx, cmd) })
+		j := i + 1 // the run of reads in cmd's slot
+		for j < len(cmds) && cmds[j].IsReadOnly() && cmds[j].Slot() == cmd.Slot() && cmds[j].Commands()[0] != "MULTI" {
+			j++
+		}
+		run, first := cmds[i:j], i
+		wg.Go(func() { copy(out[first:], c.inTx(ctx, run...)) })
+		i = j - 1
 	}
 	if len(rest) > 0 {
 		for k, r := range c.Client.DoMulti(ctx, rest...) {
