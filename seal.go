@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -21,7 +22,8 @@ type SealedPeriod struct {
 // job shortly after each reset: a period whose key expired before it was sealed
 // is gone. The hook runs after the seal is recorded, so a hook that fails is
 // not run again for that period: it returns the error, and the hook must make
-// its own retries. Without a store it returns ErrInvalidArgument. Sealing is
+// its own retries. A period whose retention ends on the board's clock while
+// it is read is skipped too, as gone. Without a store it returns ErrInvalidArgument. Sealing is
 // for good, so Seal first checks that Redis holds the board as last rebuilt
 // (Present, one round trip): after a wipe, before the Rebuild, Redis may hold
 // part of a period's standings, and Seal returns ErrNotPresent and seals
@@ -61,7 +63,9 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 			continue
 		}
 		sp := SealedPeriod{Window: tg.window.Name(), Period: tg.period.ID}
-		if sp.Entries, err = view.sealEntries(ctx, tg); err != nil {
+		if sp.Entries, err = view.sealEntries(ctx, tg); errors.Is(err, ErrExpired) {
+			continue // its retention ended as it was read: gone, as below
+		} else if err != nil {
 			return out, err
 		}
 		if len(sp.Entries) == 0 {

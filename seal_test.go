@@ -2,6 +2,7 @@ package leaderboard_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,5 +77,55 @@ func TestSealClosedPeriods(t *testing.T) {
 		require.ErrorIs(t, err, lb.ErrInvalidArgument)
 		_, _, err = board.Sealed(ctx, lb.At(time.Time{}))
 		require.ErrorIs(t, err, lb.ErrInvalidArgument, "the zero time, not today")
+	})
+}
+
+// tickingClock is a board clock that moves 1 ms on every read once it
+// ticks.
+type tickingClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	tick bool
+}
+
+func (c *tickingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.now
+	if c.tick {
+		c.now = c.now.Add(time.Millisecond)
+	}
+	return t
+}
+
+// TestSealPeriodExpiringAsRead: a Seal that starts a moment before a
+// closed, unsealed day's retention ends finds the day live and closed,
+// and reads it after its retention ended. It failed the whole call with
+// ErrExpired, sealing nothing of the windows after the day (the closed
+// week, whose key lives for days); it skips the day now, as gone.
+func TestSealPeriodExpiringAsRead(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		monday := future.Truncate(24 * time.Hour)
+		for monday.Weekday() != time.Monday {
+			monday = monday.Add(24 * time.Hour)
+		}
+		sunday := monday.Add(-24 * time.Hour)
+		clock := &tickingClock{now: sunday.Add(12 * time.Hour)}
+		board, _ := newBoard(t, b, lb.WithStore(newMemStore()),
+			lb.WithWindows(lb.Daily(), lb.Weekly()), lb.WithClock(clock.Now))
+		_, err := board.Rebuild(ctx)
+		require.NoError(t, err)
+		_, err = board.Submit(ctx, "p", 10) // Sunday, and Sunday's week
+		require.NoError(t, err)
+		clock.mu.Lock()
+		// 3 ms before Sunday's retention (one period) ends, at the end of
+		// Monday; each read of the clock 1 ms later.
+		clock.now, clock.tick = monday.Add(24*time.Hour-3*time.Millisecond), true
+		clock.mu.Unlock()
+		sealed, err := board.Seal(ctx, nil)
+		require.NoError(t, err, "Seal as the day's retention ends")
+		require.Len(t, sealed, 1, "the closed week: %+v", sealed)
+		require.Equal(t, "weekly", sealed[0].Window)
 	})
 }
