@@ -433,10 +433,9 @@ SELECT board, id FROM ins WHERE id IS NOT NULL`, boards, ids, members, scores, a
 // scan, best first with no sort: the first row comes at once, and
 // PostgreSQL does a fraction of the work. Otherwise it aggregates the
 // submissions in PostgreSQL (which sorts everything before the first row).
-// Both give the same standings, except that kept Replace and Accumulate
-// standings follow the order in which concurrent appends of one member
-// committed where the aggregation follows seq (see the package
-// documentation).
+// Both give the same standings: the appends of one member take its
+// bucket's lock before their seq, so the kept standings take them in seq
+// order, as the aggregation does (see the package documentation).
 //
 // The bounds are compared with the stored, microsecond times exactly (a
 // bound with a fraction of a microsecond is rounded up).
