@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/redis/rueidis"
+
 	lb "github.com/skiprank/leaderboard"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
@@ -75,4 +77,48 @@ func runParallel(b *testing.B, name string, op func(i int64) error) {
 			}
 		})
 	})
+}
+
+// BenchmarkShardedReplicaSubmit measures a sharded Cluster board's Submit
+// through a client that sends read-only commands to replicas, without and
+// with WithReplicaReads, which sends the second step's reads of the other
+// shards (their counts, the member's copies) to the primaries in a MULTI a
+// shard: what a Result from the primaries costs. 1,000 members, random
+// scores over four shards, 32 goroutines a CPU:
+//
+//	go test -run '^$' -bench ShardedReplicaSubmit -benchtime 2s -count 5 .
+func BenchmarkShardedReplicaSubmit(b *testing.B) {
+	be := testredis.Cluster(b)
+	c, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress:    testredis.ClusterAddrs(),
+		SendToReplicas: func(cmd rueidis.Completed) bool { return cmd.IsReadOnly() },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	for _, replicaReads := range []bool{false, true} {
+		b.Run("replicaReads="+strconv.FormatBool(replicaReads), func(b *testing.B) {
+			opts := []lb.Option{lb.WithShards(250, 500, 750)}
+			if replicaReads {
+				opts = append(opts, lb.WithReplicaReads())
+			}
+			board, err := lb.New(c, be.BoardName(b), opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = board.Delete(context.Background()) })
+			var n atomic.Int64
+			b.SetParallelism(32)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					if _, err := board.Submit(context.Background(), "m"+strconv.FormatInt(i*7919%1000, 10), float64(i*104729%1000)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }
