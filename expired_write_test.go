@@ -26,7 +26,10 @@ import (
 func TestWriteToPeriodRedisExpired(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
-		clock := time.Now().UTC().AddDate(0, 0, -3)
+		// Midday: at a time of day within the retention (an hour) after
+		// midnight, yesterday's period would be live too, and, empty in
+		// the store, count as rebuilt.
+		clock := time.Now().UTC().AddDate(0, 0, -3).Truncate(24 * time.Hour).Add(12 * time.Hour)
 		dead := lb.Daily().Period(clock).ID
 		tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: clock.Add(-time.Hour), Resolution: time.Second, MaxScore: 1e6})
 		require.NoError(t, err)
@@ -120,7 +123,10 @@ func TestWriteToPeriodRedisExpired(t *testing.T) {
 func TestIDsRememberedWhateverTheClock(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
-		clock := time.Now().UTC().AddDate(0, 0, -3)
+		// Midday: at a time of day within the retention (an hour) after
+		// midnight, yesterday's period would be live too, and, empty in
+		// the store, count as rebuilt.
+		clock := time.Now().UTC().AddDate(0, 0, -3).Truncate(24 * time.Hour).Add(12 * time.Hour)
 		for kind, opts := range map[string][]lb.Option{
 			"unsharded": nil,
 			"sharded":   {lb.WithShards(50)},
