@@ -183,28 +183,26 @@ func WithHotTop(k int) Option {
 
 // WithReplicaReads makes every read fit for a client that sends read-only
 // commands to replicas (rueidis's SendToReplicas, on a Cluster or with a
-// standalone primary's ReplicaAddress): the read scripts run as
-// EVALSHA_RO, and the reads that send a MULTI of plain commands (on an
-// unsharded board Rank, Ranks, Page, Range, Between, AroundScore under
-// Ordinal ranks, a chunk of All; on a sharded
-// one Between, a chunk of All, AroundScore on one node, and Rank under
-// Competition ranks on a Cluster) read through a script instead, as a
-// MULTI always reaches the primary. Each
-// answer stays from one moment of the node that serves it (a script runs
-// atomically on a replica too); Among with IncludeData reads the scores
-// and the data in one pipeline, two moments. Writes always reach the
-// primary, and so do the reads a write is built on (the members
-// RemoveBetween removes, the partitions FillShadow copies, the standings
-// Seal seals, a sharded hot top's mirror, the partitions and shards Check
-// compares, the markers Present looks for, what Verify compares with the
-// store, the other shards' counts a sharded Cluster Submit or batch
-// ranks its Result by), each in a MULTI of its own; a Submit's Result is
-// the primary's. WithTwoStepAround's steps are not taken (Around reads
-// by its one script). It
-// takes Redis 7.0 or newer (EVALSHA_RO; an older server
+// standalone primary's ReplicaAddress): the read scripts run as EVALSHA_RO,
+// and the reads that send a MULTI of plain commands (on an unsharded board
+// Rank, Ranks, Page, Range, Between, AroundScore under Ordinal ranks, a
+// chunk of All; on a sharded one Between, a chunk of All, AroundScore on
+// one node, and Rank under Competition ranks on a Cluster) read through a
+// script instead, as a MULTI always reaches the primary. Each answer stays
+// from one moment of the node that serves it (a script runs atomically on a
+// replica too); Among with IncludeData reads the scores and the data in one
+// pipeline, two moments. Writes always reach the primary, and so do the
+// reads a write is built on (the members RemoveBetween removes, the
+// partitions FillShadow copies, the standings Seal seals, a sharded hot
+// top's mirror, the partitions and shards Check compares, the markers
+// Present looks for, what Verify compares with the store, the other shards'
+// counts a sharded Cluster Submit or batch ranks its Result by), in MULTIs
+// of their own (one a run of reads of one slot); a Submit's Result is the
+// primary's. WithTwoStepAround's steps are not taken (Around reads by its
+// one script). It takes Redis 7.0 or newer (EVALSHA_RO; an older server
 // refuses the first read). A replica trails its primary: a read may not
-// show a write that returned moments before (see README, "Read
-// replicas"). Default: off (EVALSHA and MULTI, Redis 6.2 or newer).
+// show a write that returned moments before (see README, "Read replicas").
+// Default: off (EVALSHA and MULTI, Redis 6.2 or newer).
 func WithReplicaReads() Option {
 	return func(c *config) { c.replicaReads = true }
 }
