@@ -65,7 +65,9 @@
 // sharded board's operations are atomic per step; see WithShards. With
 // WithReplicaReads no read sends a MULTI (those reads run their script instead)
 // and read scripts run as EVALSHA_RO, so that a client may send every read to a
-// replica.
+// replica; only the reads a write or a repair is built on (Check, Present,
+// Verify, Seal's standings, a sharded Cluster Submit's Result) go to the
+// primaries in MULTIs, as WithReplicaReads says.
 //
 // # How it is built
 //

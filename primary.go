@@ -24,10 +24,7 @@ import (
 // slot), which rueidis sends to the primary, from goroutines at once (a
 // Cluster's DoMulti takes one slot's MULTI at most; see primaryOnly).
 func (lb *Leaderboard) fromPrimaries(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
-	if !lb.replicaReads {
-		return lb.client.DoMulti(ctx, cmds...)
-	}
-	return primaryOnly{lb.client}.DoMulti(ctx, cmds...)
+	return lb.primaryClient().DoMulti(ctx, cmds...)
 }
 
 // membersBetween reads the members of the best n entries of one sorted
@@ -79,12 +76,13 @@ func (lb *shardedBackend) membersBetween(ctx context.Context, tg target, r score
 	return members, false, nil
 }
 
-// writeClient is the client of a write's round trip that also reads what
+// primaryClient is the client whose reads reach the primaries: with
+// WithReplicaReads primaryOnly, else the board's client. fromPrimaries
+// sends through it, and so does a write's round trip that also reads what
 // the write answers with (a sharded Cluster Submit's second step counts
-// the other shards and looks for the member's copies there): with
-// WithReplicaReads primaryOnly, so that those reads see the write, as the
-// script beside them does; else the board's client.
-func (lb *Leaderboard) writeClient() rueidis.Client {
+// the other shards and looks for the member's copies there), so that
+// those reads see the write, as the script beside them does.
+func (lb *Leaderboard) primaryClient() rueidis.Client {
 	if !lb.replicaReads {
 		return lb.client
 	}
@@ -92,16 +90,17 @@ func (lb *Leaderboard) writeClient() rueidis.Client {
 }
 
 // primaryView is the board as a write built on its reads sees it (Seal's
-// standings): with WithReplicaReads, a board of the same configuration
-// whose every read reaches the primaries (primaryOnly), without the hot
-// top's cache; else the board itself.
+// standings, what Verify compares, a repaired member's fresh standing):
+// with WithReplicaReads, a board of the same configuration whose every
+// read reaches the primaries (primaryClient), without the hot top's
+// cache; else the board itself.
 func (lb *Leaderboard) primaryView() *Leaderboard {
 	if !lb.replicaReads {
 		return lb
 	}
 	c := lb.cfg
 	c.replicaReads, c.hotTop = false, 0
-	return build(primaryOnly{lb.client}, lb.name, c)
+	return build(lb.primaryClient(), lb.name, c)
 }
 
 // primaryOnly sends every read-only command to the primary in a MULTI (a

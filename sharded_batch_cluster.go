@@ -208,7 +208,7 @@ func (lb *shardedBackend) batchShards(ctx context.Context, groups []partGroup, r
 			}
 		}
 	}
-	results := scripts.ExecMulti(ctx, lb.writeClient(), calls)
+	results := scripts.ExecMulti(ctx, lb.primaryClient(), calls)
 	if err := lb.stepReplies(st, cards, results); err != nil {
 		return err
 	}

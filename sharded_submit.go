@@ -280,7 +280,7 @@ func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live [
 	calls, moves := lb.shardCalls(sub.member, live, rows)
 	var shadow shardBatch
 	lb.addShadow(&shadow, live, []string{sub.member}, rows, false)
-	results := scripts.ExecMulti(ctx, lb.writeClient(), append(calls, shadow.calls...))
+	results := scripts.ExecMulti(ctx, lb.primaryClient(), append(calls, shadow.calls...))
 	replies, swept, late, err := lb.shardReplies(ctx, sub.member, live, rows, moves, results[:len(calls)])
 	if err != nil {
 		return false, wrap("submit", err)
