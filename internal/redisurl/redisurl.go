@@ -56,14 +56,14 @@ var secretParam = regexp.MustCompile(`(?i)pass|pwd|secret|token|auth|key|cred`)
 // ?token=…) too, and its fragment, which rueidis ignores but a URL copied
 // from another client's settings may carry.
 //
-// The user part ends at the last '@' before the query and the fragment: an
-// '@' after the first '?' or '#' is theirs (?password=abc@def), and cutting
-// there would show the rest of that value. A '/' does not end it, as it
-// ends url.Parse's authority: a Redis URL's path (a database number) holds
-// no '@', so one there means a password holding an unescaped '/', hidden
-// whole. A URL whose only '@' follows its first '?' or '#' is ambiguous,
-// as a password holding an unescaped '?' or '#' looks the same: all of it
-// but the scheme is hidden.
+// The user part ends at the last '@' before the query and the fragment. A
+// '/' does not end it, as it ends url.Parse's authority: a Redis URL's path
+// (a database number) holds no '@', so one there means a password holding
+// an unescaped '/', hidden whole. A URL with an '@' after its first '?' or
+// '#' is ambiguous: the '@' may be a query value's (?password=abc@def) or
+// end a password holding an unescaped '?' or '#' (u:pa#ss@host), whatever
+// '@'s come before it (a user name may hold one too), so all of it but the
+// scheme is hidden.
 func Redact(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if ok {
@@ -75,10 +75,11 @@ func Redact(raw string) string {
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
 		hier, tail = rest[:i], rest[i:]
 	}
+	if strings.Contains(tail, "@") {
+		return scheme + "xxxxx"
+	}
 	if at := strings.LastIndex(hier, "@"); at >= 0 {
 		hier = "xxxxx@" + hier[at+1:]
-	} else if strings.Contains(tail, "@") {
-		return scheme + "xxxxx"
 	}
 	return scheme + hier + redactTail(tail)
 }

@@ -82,15 +82,17 @@ func TestRedact(t *testing.T) {
 		"redis://u:pa/ss@host:6379":        "redis://xxxxx@host:6379",
 		"redis:/u:secret@host":             "xxxxx@host",
 		"redis://u:secret@host:63 79":      "redis://xxxxx@host:63 79",
-		// An '@' in the query or fragment is theirs, not the end of a
-		// user part: the secret's value is hidden whole.
+		// An '@' in the query or fragment may be theirs or end a
+		// password holding an unescaped '?' or '#', which look the same,
+		// also with an '@' before it: all is hidden.
 		"redis://127.0.0.1:1/?password=abc@TAIL":     "redis://xxxxx",
 		"redis://127.0.0.1:1/#frag@TAIL":             "redis://xxxxx",
-		"redis://u:p@h:6379/?password=abc@TAIL&db=1": "redis://xxxxx@h:6379/?password=xxxxx&db=1",
-		"redis://u:p@h:6379/#frag@TAIL":              "redis://xxxxx@h:6379/#xxxxx",
-		// A password holding an unescaped '?' or '#' looks the same.
-		"redis://u:pa?ss@h:6379": "redis://xxxxx",
-		"redis://u:pa#ss@h:6379": "redis://xxxxx",
+		"redis://u:p@h:6379/?password=abc@TAIL&db=1": "redis://xxxxx",
+		"redis://u:p@h:6379/#frag@TAIL":              "redis://xxxxx",
+		"redis://u:pa?ss@h:6379":                     "redis://xxxxx",
+		"redis://u:pa#ss@h:6379":                     "redis://xxxxx",
+		"redis://u@x:pa#ss@h:6379":                   "redis://xxxxx",
+		"redis://@:S3KR#@h/0?0#0":                    "redis://xxxxx",
 		// Secret-named query values (by their unescaped name, any case),
 		// and the fragment.
 		"redis://h:6379?password=pw":                     "redis://h:6379?password=xxxxx",
