@@ -118,9 +118,11 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // window, when the store is an IDKeeper (so that their retries are
 // duplicates, see WithID), and writes the markers that Present looks for
 // (the shadow's too).
-// A period the board's clock finds live but whose expiry Redis's own clock
-// has passed (a board clock behind the server's, see WithClock) is gone as
-// soon as it is swapped in, and the report does not count it.
+// A period with members that the board's clock finds live but whose expiry
+// Redis's own clock has passed (a board clock behind the server's, see
+// WithClock) is gone as soon as it is swapped in, and the report does not
+// count it; an empty one, which writes nothing, counts as any empty live
+// period does.
 //
 // Writes that reach Redis while a period is being rebuilt (a Submit, a Set,
 // a Remove, a RemoveBetween, a Reset) are in the store, but the swap may
