@@ -174,3 +174,34 @@ func TestIDsRememberedWhateverTheClock(t *testing.T) {
 		}
 	})
 }
+
+// TestPeriodExpiringOnTheEpoch replays into daily periods whose expiry
+// (their end plus the default retention, a day) falls just before, on and
+// just after the Unix epoch's instant. The one on it was taken for a period
+// that never ends (expiry 0): its key got no expiry and the period read as
+// live. Each must be closed to writes and ErrExpired to reads, and leave no
+// key behind, on every kind of board.
+func TestPeriodExpiringOnTheEpoch(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for kind, opts := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(50)}} {
+			t.Run(kind, func(t *testing.T) {
+				name := shardName(t, b)
+				board, err := lb.New(b.Client, name, append(opts, lb.WithWindows(lb.Daily()))...)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = board.Delete(context.Background()) })
+				for _, day := range []int{29, 30, 31} { // 1969-12-30 expires on the epoch
+					at := time.Date(1969, 12, day, 12, 0, 0, 0, time.UTC)
+					res, err := board.Submit(ctx, "a", 1, lb.WithTime(at))
+					require.NoError(t, err, at)
+					require.True(t, res.Windows[0].Closed, "%v: %+v", at, res.Windows[0])
+					_, err = board.Top(ctx, 3, lb.At(at))
+					require.ErrorIs(t, err, lb.ErrExpired, at)
+				}
+				for _, k := range boardKeys(t, b, name) {
+					require.NotContains(t, k, ":1969-12-", "a key of an expired period")
+				}
+			})
+		}
+	})
+}

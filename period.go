@@ -141,7 +141,8 @@ func checkHolds(w Window, p Period, t time.Time) error {
 
 // expiry is when p's key expires, in unix ms: its end plus the retention
 // (WithRetention; by default the period's length); 0 for a period that
-// never ends.
+// never ends, which is why an expiry on the Unix epoch itself is a
+// millisecond before it (-1): as 0 it would never expire.
 func (lb *Leaderboard) expiry(p Period) int64 {
 	if p.End.IsZero() {
 		return 0
@@ -150,7 +151,10 @@ func (lb *Leaderboard) expiry(p Period) int64 {
 	if !lb.retained && !p.Start.IsZero() {
 		keep = p.End.Sub(p.Start)
 	}
-	return unixMilli(p.End.Add(keep))
+	if ms := unixMilli(p.End.Add(keep)); ms != 0 {
+		return ms
+	}
+	return -1
 }
 
 // lastMilli is the last instant whose Unix milliseconds an int64 holds.
