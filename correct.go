@@ -24,7 +24,9 @@ import (
 // sent while the member's submissions go on can reach the store and Redis
 // in different orders, as two Submits can (README, "Durability"): Verify
 // names it, a Rebuild settles it in the store's order. One round trip, as
-// Submit (two on a sharded board on a Cluster).
+// Submit (two on a sharded board on a Cluster); with WithHotTop it keeps the
+// top mirror as a Submit does (rewritten only when the Set reaches the top
+// k).
 func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q ...Query) error {
 	sub, err := lb.newSubmission(member, score, nil)
 	if err != nil {

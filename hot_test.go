@@ -633,3 +633,60 @@ func TestHotSnapshotsBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestHotTopSet: a Set (an operator's correction) keeps a top mirror as a
+// Submit does, on every policy and kind of board: a correction below the top
+// leaves the mirror as it was (its cached reads served on; it deleted the
+// mirror on an unsharded board, so the next Top rebuilt it), one that takes
+// a member out of the top or into it shows in Top, and Top equals the
+// board read past the mirror after each.
+func TestHotTopSet(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		for _, policy := range []lb.Policy{lb.KeepBest, lb.Replace, lb.Accumulate} {
+			t.Run(fmt.Sprint(policy), func(t *testing.T) {
+				ctx := context.Background()
+				board, _ := newHotBoard(t, b, kind, 3, lb.WithPolicy(policy))
+				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 40, "b": 30, "c": 20, "d": 10, "e": 5}))
+				_, err := board.Top(ctx, 3) // builds the mirror
+				require.NoError(t, err)
+				c, mirror := b.Client, lb.HotKey(board)
+				text := func() string {
+					t.Helper()
+					s, err := c.Do(ctx, c.B().Get().Key(mirror).Build()).ToString()
+					require.NoError(t, err, "the mirror")
+					return s
+				}
+				// A cached Top may trail a write by the invalidation's
+				// moment (WithHotTop): it must match within a second.
+				exact := func(what string, want ...string) {
+					t.Helper()
+					read, err := board.Range(ctx, 1, 4) // past the mirror's 3: the board
+					require.NoError(t, err, what)
+					var got []string
+					for _, e := range read[:3] {
+						got = append(got, e.Member)
+					}
+					require.Equal(t, want, got, what)
+					deadline := time.Now().Add(time.Second)
+					for {
+						top, err := board.Top(ctx, 3)
+						require.NoError(t, err, what)
+						if slices.Equal(read[:3], top) {
+							return
+						}
+						require.True(t, time.Now().Before(deadline), "%s: Top %v, the board %v", what, top, read[:3])
+						time.Sleep(time.Millisecond)
+					}
+				}
+				before := text()
+				require.NoError(t, board.Set(ctx, "e", 6)) // below the top
+				require.Equal(t, before, text(), "a Set below the top changed or deleted the mirror")
+				exact("below", "a", "b", "c")
+				require.NoError(t, board.Set(ctx, "a", 1)) // out of the top
+				exact("out", "b", "c", "d")
+				require.NoError(t, board.Set(ctx, "e", 50)) // into it
+				exact("in", "e", "b", "c")
+			})
+		}
+	})
+}

@@ -131,8 +131,9 @@ func defaultConfig() config {
 // it ("lb:{name}::topk:weekly:2026-W49", in the board's slot on every kind of
 // board), which those reads read with DoCache (a GET): Redis invalidates the
 // cached copy when the mirror changes, and the mirror changes only when a write
-// reaches the top k (a Submit that does not sends what it sends without
-// WithHotTop). A Submit that reaches the top rewrites the mirror after its
+// reaches the top k (a Submit or a Set that does not sends what it sends
+// without WithHotTop, an unsharded board's Set as a Submit of policy Replace;
+// see Set). A Submit or Set that reaches the top rewrites the mirror after its
 // write: on an unsharded board, and on a sharded one whose keys share one node,
 // in the same round trip when the board expects it to (by what this process
 // last saw of the mirror), else in one more; on a sharded board on a Cluster,
@@ -145,8 +146,10 @@ func defaultConfig() config {
 // RemoveBetween, Reset, Delete, Rebuild and Check's repairs delete the mirrors
 // they may change, in the write's own round trip (Rebuild and Check's repairs
 // in one more; on a sharded Cluster board each in one more after the write,
-// with a turn), and the next read builds them again: one script, or on a
-// sharded Cluster board the three round trips above. A cached answer can trail
+// with a turn), and the next read builds them again: after its cached read
+// finds none, one script (two round trips in all), or on a sharded Cluster
+// board the three round trips above; so does the first read after a mirror
+// expired (10 seconds after its last rewrite). A cached answer can trail
 // a write that another process, or this one, made a moment before: Redis
 // invalidates it after the write's reply, within milliseconds (BENCHMARKS.md);
 // a mirror a crashed process left behind a write expires 10 seconds after its

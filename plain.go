@@ -440,33 +440,44 @@ func (lb *plainBackend) submit(ctx context.Context, sub submission, live []targe
 // it). Those run the script. A transaction costs Redis about half of what a
 // script doing the same costs (BENCHMARKS.md).
 func (lb *plainBackend) txSubmits(sub submission) bool {
+	policy := lb.policyOf(sub)
 	switch {
 	case sub.id != "" || lb.ranking != Ordinal:
 		return false
-	case lb.policy == Replace:
+	case policy == Replace:
 		return true
-	case lb.policy == KeepBest:
+	case policy == KeepBest:
 		// ZADD GT/LT on an EarlierFirst composite keeps the first time a
 		// best was reached, as KeepBest must.
 		return lb.tb == nil || !lb.tb.later
-	case lb.policy == Accumulate:
+	case policy == Accumulate:
 		return lb.tb == nil && math.Abs(sub.stored) < incrNeverOverflows
 	}
 	return false
 }
 
+// policyOf is the policy sub is written by: Replace for a Set (whose
+// scripts' policy is "SET", see writeHeader), else the board's.
+func (lb *plainBackend) policyOf(sub submission) Policy {
+	if sub.set {
+		return Replace
+	}
+	return lb.policy
+}
+
 // submitTx runs a submission as one MULTI/EXEC; see txSubmits.
 func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []target, where []int, out []WindowResult, hot []target) error {
 	member, score := sub.member, sub.stored // Submit has made -0 into 0
+	policy := lb.policyOf(sub)
 	b := lb.client.B()
 	cmds := make(rueidis.Commands, 0, 2+txPerWindow*len(live))
 	cmds = append(cmds, b.Multi().Build())
 	for _, tg := range live {
 		cmds = append(cmds, b.Zscore().Key(tg.key).Member(member).Build(), lb.rankCmd(tg.key, member))
 		switch {
-		case lb.policy == Accumulate:
+		case policy == Accumulate:
 			cmds = append(cmds, b.Zincrby().Key(tg.key).Increment(score).Member(member).Build())
-		case lb.policy == Replace:
+		case policy == Replace:
 			cmds = append(cmds, b.Zadd().Key(tg.key).Ch().ScoreMember().ScoreMember(score, member).Build())
 		case lb.high():
 			cmds = append(cmds, b.Zadd().Key(tg.key).Gt().Ch().ScoreMember().ScoreMember(score, member).Build())
@@ -504,7 +515,7 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 		return wrap("submit", fmt.Errorf("transaction returned %d replies, want %d", len(replies), txPerWindow*len(live)+extra))
 	}
 	for j := range live {
-		if err := lb.txWindow(member, score, replies[txPerWindow*j:txPerWindow*(j+1)], &out[where[j]]); err != nil {
+		if err := lb.txWindow(member, score, policy, replies[txPerWindow*j:txPerWindow*(j+1)], &out[where[j]]); err != nil {
 			return wrap("submit", err)
 		}
 	}
@@ -516,8 +527,8 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 // after.
 const txPerWindow = 6
 
-// txWindow decodes one window's replies of submitTx.
-func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.RedisMessage, wr *WindowResult) error {
+// txWindow decodes one window's replies of submitTx, written by policy.
+func (lb *plainBackend) txWindow(member string, score float64, policy Policy, r []rueidis.RedisMessage, wr *WindowResult) error {
 	prev, had, err := optFloat(&r[0])
 	if err != nil {
 		return err
@@ -530,7 +541,7 @@ func (lb *plainBackend) txWindow(member string, score float64, r []rueidis.Redis
 		wr.Previous = Entry{Member: member, Score: lb.plain(prev), Rank: prank + 1}
 	}
 	after := score
-	if lb.policy == Accumulate {
+	if policy == Accumulate {
 		// ZINCRBY replies with the new total, added by Redis exactly as
 		// the script would add it.
 		if after, err = r[2].AsFloat64(); err != nil {

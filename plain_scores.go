@@ -252,15 +252,28 @@ func lastStored(res rueidis.RedisResult, data bool) (string, error) {
 }
 
 // set is Set on an unsharded board: the stored value, whatever the policy,
-// needs no branch on what is stored: one MULTI of ZADD and the expiry
-// (and the top mirror dropped, WithHotTop).
+// needs no branch on what is stored: one MULTI of ZADD and the expiry.
+// With WithHotTop it is written as a Submit of policy Replace is, whose
+// reply's ranks before and after tell whether it reached the top k: a
+// correction below the top leaves the mirror, and the cached reads of it,
+// as a Submit below the top does (hotFollow).
 func (lb *plainBackend) set(ctx context.Context, tg target, sub submission) error {
+	if lb.hot != nil {
+		out := make([]WindowResult, 1)
+		if _, err := lb.submit(ctx, sub, []target{tg}, []int{0}, out); err != nil {
+			return err
+		}
+		if out[0].Closed {
+			return expiredByRedis(tg)
+		}
+		return nil
+	}
 	b := lb.client.B()
 	cmds := rueidis.Commands{b.Multi().Build(), b.Zadd().Key(tg.key).ScoreMember().ScoreMember(sub.stored, sub.member).Build()}
 	if tg.expire != 0 {
 		cmds = append(cmds, expireGone(b, tg.key, tg.expire)...)
 	}
-	cmds = append(append(cmds, lb.hotDrop([]target{tg})...), b.Exec().Build())
+	cmds = append(cmds, b.Exec().Build())
 	replies, err := execResult(lb.client.DoMulti(ctx, cmds...))
 	if err != nil || tg.expire == 0 {
 		return err

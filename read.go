@@ -14,7 +14,9 @@ import (
 // current period, or of the one the queries pick. One round trip; on a
 // sharded board two when it finds the best shard holding fewer than n
 // members where it last held n or more (see WithShards). With WithHotTop
-// and n <= k, from the client's memory while the top is unchanged.
+// and n <= k, from the client's memory while the top is unchanged, and in
+// two round trips (four on a sharded Cluster board) when it finds no
+// mirror and builds it (see WithHotTop).
 func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, error) {
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
