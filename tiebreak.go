@@ -14,8 +14,8 @@ import (
 //
 // A score is scaled to an integer S = score × 10^Decimals, |S| <= M where
 // M = MaxScore × 10^Decimals. Time is cut into slots of Resolution from
-// Epoch: T = ⌊(t − Epoch) / Resolution⌋ (t and Epoch cut to the
-// microsecond). With H time slots, the stored value
+// Epoch: T = ⌊(t − Epoch) / Resolution⌋ (t cut to the microsecond; 0 for a t
+// in the Epoch's microsecond before the Epoch). With H time slots, the stored value
 // is
 //
 //	C = S × H + tie,   0 <= tie < H
@@ -65,9 +65,9 @@ type TieBreak interface {
 // TimeOrder describes the range a tie-break encoding must hold exactly.
 type TimeOrder struct {
 	// Epoch is the earliest time a submission may carry. Times are cut to
-	// the microsecond (see WithTime), and so is the Epoch: a time in the
-	// Epoch's microsecond counts as the Epoch, and slots are counted from
-	// the Epoch's microsecond.
+	// the microsecond (see WithTime): a time in the Epoch's microsecond
+	// counts as the Epoch (the first slot), before it too. Slots are counted
+	// from the Epoch itself.
 	Epoch time.Time
 	// Resolution is the smallest time difference that still orders two
 	// submissions, e.g. time.Second.
@@ -109,11 +109,12 @@ type composite struct {
 	scale float64 // 10^Decimals
 	maxS  int64   // M: the largest |S|
 	slots int64   // H
-	// epoch is the Epoch cut to the microsecond, as every stamp is
-	// (WithTime, the board's clock): slots count from it, so that a stamp
-	// in the Epoch's microsecond is in the first slot and every slot is
-	// Resolution long on the stamps' grid.
-	epoch   time.Time
+	// first is the Epoch cut to the microsecond, as every stamp is
+	// (WithTime, the board's clock): the earliest stamp taken, in the first
+	// slot. Slots count from the Epoch itself, as they always have: a
+	// board's stored values must not change with the SDK's version (a
+	// rolling deploy writes with both; Verify compares them exactly).
+	first   time.Time
 	horizon time.Time
 }
 
@@ -149,8 +150,8 @@ func newComposite(o TimeOrder, later bool) (*composite, error) {
 	// Slots past what a time.Duration can span (292 years) are never used;
 	// dropping them keeps the horizon a representable time.
 	c.slots = min(c.slots, math.MaxInt64/int64(o.Resolution))
-	c.epoch = o.Epoch.Truncate(time.Microsecond)
-	c.horizon = c.epoch.Add(time.Duration(c.slots) * o.Resolution)
+	c.first = o.Epoch.Truncate(time.Microsecond)
+	c.horizon = o.Epoch.Add(time.Duration(c.slots) * o.Resolution)
 	if year := o.Epoch.AddDate(1, 0, 0); c.horizon.Before(year) {
 		return nil, fmt.Errorf("%w: %s: MaxScore %v with %d decimals leaves %d slots of %v beside the score under 2^53, a horizon of %v (until %v), under one year: use a coarser Resolution, fewer Decimals or a smaller MaxScore",
 			ErrPrecision, rule, o.MaxScore, o.Decimals, c.slots, o.Resolution, c.horizon.Sub(o.Epoch).Round(time.Hour), c.horizon.UTC().Format(time.RFC3339))
@@ -209,11 +210,14 @@ func (c *composite) sumOfScaled(total float64) float64 {
 
 // slot returns T for a time, or ErrPrecision outside Epoch .. horizon.
 func (c *composite) slot(t time.Time) (int64, error) {
-	if t.Before(c.epoch) || !t.Before(c.horizon) {
+	if t.Before(c.first) || !t.Before(c.horizon) {
 		return 0, fmt.Errorf("%w: time %v is outside the tie-break's range [%v, %v)", ErrPrecision,
 			t.UTC().Format(time.RFC3339Nano), c.order.Epoch.UTC().Format(time.RFC3339Nano), c.horizon.UTC().Format(time.RFC3339Nano))
 	}
-	return int64(t.Sub(c.epoch) / c.order.Resolution), nil
+	if t.Before(c.order.Epoch) {
+		return 0, nil // in the Epoch's microsecond
+	}
+	return int64(t.Sub(c.order.Epoch) / c.order.Resolution), nil
 }
 
 // reversed reports whether the tie part stores H−1−T rather than T: when a

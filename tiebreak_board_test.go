@@ -1172,8 +1172,7 @@ func TestTieBreakConstructors(t *testing.T) {
 				require.NoError(t, err, "%+v", c.o)
 				slots := uint64(1<<53) / (c.m + 1)
 				slots = min(slots, uint64(math.MaxInt64/int64(c.o.Resolution)))
-				// Slots count from the Epoch's microsecond (stamps are cut to it).
-				require.Equal(t, c.o.Epoch.Truncate(time.Microsecond).Add(time.Duration(slots)*c.o.Resolution), tb.Horizon(), "%+v: %d slots", c.o, slots)
+				require.Equal(t, c.o.Epoch.Add(time.Duration(slots)*c.o.Resolution), tb.Horizon(), "%+v: %d slots", c.o, slots)
 				require.False(t, tb.Horizon().Before(c.o.Epoch.AddDate(1, 0, 0)), "%+v", c.o)
 			}
 
@@ -1291,7 +1290,9 @@ func TestTieBreakEpochInsideMicrosecond(t *testing.T) {
 		now = epoch.Add(time.Hour)
 		_, err = board.Submit(ctx, "stamped", 10, lb.WithTime(epoch))
 		require.NoError(t, err, "WithTime(Epoch)")
-		_, err = board.Submit(ctx, "later", 10, lb.WithTime(epoch.Add(time.Second)))
+		// Slots count from the Epoch itself: a whole second after its
+		// microsecond is still in the first slot, a microsecond more not.
+		_, err = board.Submit(ctx, "later", 10, lb.WithTime(epoch.Add(time.Second+time.Microsecond)))
 		require.NoError(t, err)
 
 		before := b.Snapshot(t, name)

@@ -216,3 +216,39 @@ func mod(x, m int64) int64 {
 	}
 	return x
 }
+
+// TestTieBreakSlotsCountFromTheEpoch pins the slots a stored value holds:
+// they count from the Epoch itself, as every version of the SDK wrote them
+// (a board's values must not change with the version: processes of two
+// versions write one board in a rolling deploy, and Verify compares the
+// store's values with Redis's exactly). Counting from the Epoch cut to the
+// microsecond put a whole-second stamp one slot later than an older
+// process did, on a board whose Epoch lies inside a microsecond: the two
+// ordered the same instant differently and Verify reported every member.
+// Only a stamp in the Epoch's microsecond before the Epoch itself, which
+// was refused, counts as the Epoch.
+func TestTieBreakSlotsCountFromTheEpoch(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		epoch time.Time
+		at    time.Duration // after t0
+		want  int64
+	}{
+		{t0, 0, 0},
+		{t0, 10 * time.Second, 10},
+		{t0.Add(500 * time.Nanosecond), 0, 0}, // in the Epoch's microsecond
+		{t0.Add(500 * time.Nanosecond), time.Microsecond, 0},
+		{t0.Add(500 * time.Nanosecond), time.Second, 0},
+		{t0.Add(500 * time.Nanosecond), time.Second + time.Microsecond, 1},
+		{t0.Add(500 * time.Nanosecond), 10 * time.Second, 9},
+	} {
+		tb, err := newComposite(TimeOrder{Epoch: c.epoch, Resolution: time.Second, MaxScore: 1e6}, false)
+		require.NoError(t, err)
+		got, err := tb.slot(t0.Add(c.at))
+		require.NoError(t, err, "%v after %v", c.at, c.epoch)
+		require.Equal(t, c.want, got, "%v after %v", c.at, c.epoch)
+		_, err = tb.slot(t0.Add(-time.Microsecond))
+		require.ErrorIs(t, err, ErrPrecision)
+		require.Equal(t, c.epoch.Add(time.Duration(tb.slots)*time.Second), tb.Horizon())
+	}
+}
