@@ -125,7 +125,9 @@ func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair boo
 	if !repair || len(bad) == 0 {
 		return r, nil
 	}
-	if len(truth) == 0 {
+	if len(r.Stray) > 0 {
+		// Also with members under this version's partitions: in a rolling
+		// upgrade the first new write puts one there.
 		if err := lb.refuseLegacy(ctx, tg, len(r.Stray)); err != nil {
 			return r, err
 		}
@@ -137,14 +139,15 @@ func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair boo
 	return r, nil
 }
 
-// refuseLegacy is the error of a repair that would empty a period whose
-// shards hold strays and whose partitions hold none, when the period's
-// partitions under the layout before partitions shared tags
-// (keys.Board.LegacyPartitions) hold members: a board written by an older
-// version and not yet moved (README, "Upgrading a sharded board"), whose
-// shards are the only copy left under the keys this version reads. A
-// period emptied by a Reset that writes straddled has no such keys, and
-// is repaired.
+// refuseLegacy is the error of a repair that would remove strays from a
+// period's shards, when the period's partitions under the layout before
+// partitions shared tags (keys.Board.LegacyPartitions) hold members: a
+// board written by an older version and not yet moved (README, "Upgrading
+// a sharded board", whose last step deletes those keys), whose shards are
+// the only copy of its members left under the keys this version reads,
+// also when this version has written some of its own since. Strays
+// without such keys (a crashed write's leftovers, a period emptied by a
+// Reset that writes straddled) are repaired.
 func (lb *shardedBackend) refuseLegacy(ctx context.Context, tg target, strays int) error {
 	old := lb.keys.LegacyPartitions()
 	cmds := make(rueidis.Commands, len(old))
@@ -157,7 +160,7 @@ func (lb *shardedBackend) refuseLegacy(ctx context.Context, tg target, strays in
 			return wrap("check", err)
 		}
 		if n > 0 {
-			return fmt.Errorf("leaderboard: check: %s %s: not repaired: its %d members are in the shards and in partitions under the keys of an older version, none under this one's; a repair would remove them (move the board first: README, \"Upgrading a sharded board\")",
+			return fmt.Errorf("leaderboard: check: %s %s: not repaired: %d members are in the shards and not in this version's partitions, and partitions under the keys of an older version are there; a repair would remove them (move the board first: README, \"Upgrading a sharded board\")",
 				tg.window.Name(), tg.period.ID, strays)
 		}
 	}

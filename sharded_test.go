@@ -2517,8 +2517,11 @@ func recentBase(k string) (string, bool) {
 // its shards and in partitions under the keys of the layout before
 // partitions shared tags (a board an older version wrote), none under this
 // one's, is reported all stray, and a repair refuses to empty it: an
-// error, the shards untouched. Without those old keys (a period a Reset
-// emptied while writes straddled it) the same strays are repaired away.
+// error, the shards untouched; also after this version wrote a member of
+// its own (a rolling upgrade's first write), which the refusal checked
+// for only while this version's partitions were empty. Without those old
+// keys (a period a Reset emptied while writes straddled it) the same
+// strays are repaired away.
 func TestShardedCheckKeepsOldLayoutBoards(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
@@ -2542,6 +2545,15 @@ func TestShardedCheckKeepsOldLayoutBoards(t *testing.T) {
 		n, err := board.Count(ctx)
 		require.NoError(t, err)
 		require.EqualValues(t, 3, n, "a refused repair left the shards")
+		_, err = board.Submit(ctx, "newcomer", 30)
+		require.NoError(t, err)
+		_, err = board.Check(ctx, true)
+		require.ErrorContains(t, err, "older version", "after a write of this version")
+		n, err = board.Count(ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, 4, n, "a refused repair left the shards")
+		err = board.Remove(ctx, "newcomer")
+		require.NoError(t, err)
 
 		require.NoError(t, c.Do(ctx, c.B().Del().Key(old).Build()).Error())
 		reps, err = board.Check(ctx, true)
