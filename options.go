@@ -340,7 +340,11 @@ func WithKeyPrefix(prefix string) Option {
 // one period length (a daily board's day stays readable for one more day; under
 // it, Periods, Remove and Delete look back a century at most, for a window
 // whose periods differ in length). Zero expires a period at its end; negative
-// is refused.
+// is refused. A window that would keep over 1,000,000 periods readable at once
+// (one-millisecond periods kept an hour) is refused with ErrInvalidArgument: by
+// New, from the length of its period at the board's clock, else, for a window
+// whose periods change length, by the calls that list its periods (Periods,
+// Remove, Delete, Rebuild, Seal, Verify).
 func WithRetention(d time.Duration) Option {
 	return func(c *config) {
 		c.retention, c.hasRetention = d, true
@@ -507,6 +511,33 @@ func (c *config) validate(client rueidis.Client, name string) error {
 			return bad("two windows named %q (use Named to tell them apart)", n)
 		}
 		seen[n] = true
+		if err := c.periodsReachable(w); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return nil
+}
+
+// periodsReachable refuses a window that would keep more periods readable
+// at once than Periods, Remove, Delete, Rebuild, Seal and Verify walk
+// (maxLivePeriods), by the length of its current period on the board's
+// clock: its retention and the clock skew ahead over that length. A board
+// of one-millisecond periods kept an hour would otherwise take writes
+// that no Delete could reach. A window whose periods change length may
+// still meet the bound later: those calls refuse it then.
+func (c *config) periodsReachable(w Window) error {
+	p := w.Period(c.now())
+	d := p.End.Sub(p.Start)
+	if p.Start.IsZero() || p.End.IsZero() || d <= 0 {
+		return nil // a window that never resets, or one resolve refuses
+	}
+	keep := d
+	if c.hasRetention {
+		keep = c.retention
+	}
+	if n := keep/d + c.skew/d + 2; n > maxLivePeriods {
+		return fmt.Errorf("window %q: periods of %v kept %v (and %v of clock skew ahead) make %d periods readable at once, over the %d that Periods, Remove and Delete reach: use longer periods or a shorter retention",
+			w.Name(), d, keep, c.skew, n, maxLivePeriods)
 	}
 	return nil
 }

@@ -225,3 +225,24 @@ func mustTarget(t *testing.T, lb *Leaderboard, at time.Time) target {
 	require.NoError(t, err)
 	return tg
 }
+
+// TestNewRefusesUnreachablePeriods: a window that would keep over
+// maxLivePeriods periods readable at once (one-millisecond periods kept
+// an hour: 3.6 million) took writes that no Delete, Remove or Periods could
+// reach, each refusing once it had walked a million periods. New refuses
+// it from the length of its current period; one kept a minute is taken.
+func TestNewRefusesUnreachablePeriods(t *testing.T) {
+	be := testredis.Mini(t)
+	var calls atomic.Int64
+	w := milliWindow{&calls}
+	_, err := New(be.Client, be.BoardName(t), WithWindows(w), WithRetention(time.Hour))
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.ErrorContains(t, err, "readable at once")
+	_, err = New(be.Client, be.BoardName(t), WithWindows(w), WithClockSkew(time.Hour))
+	require.ErrorIs(t, err, ErrInvalidArgument, "an hour of skew ahead")
+	board, err := New(be.Client, be.BoardName(t), WithWindows(w), WithRetention(time.Minute))
+	require.NoError(t, err)
+	ps, err := board.Periods(context.Background())
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(ps), 60_001+1_000, "a minute of retention and a second of skew")
+}

@@ -10,7 +10,9 @@ import (
 // key and every score submitted in the span lands in the same place.
 type Period struct {
 	// ID names the period: "2026-11-30" (daily), "2026-W49" (weekly),
-	// "2026-11" (monthly) or "alltime". IDs sort chronologically as strings.
+	// "2026-11" (monthly) or "alltime". IDs sort chronologically as strings,
+	// and each names one period only: periods that share an ID share one
+	// key, and a new period would start with the scores of an old one.
 	ID string
 	// Start is the first instant of the period and End the first instant of
 	// the next one, that is, the next reset; both are zero for a window that
@@ -21,7 +23,9 @@ type Period struct {
 
 // Window decides when a board resets. Implementations must be pure
 // functions of t so that every process computing the period of the same
-// instant agrees on it.
+// instant agrees on it. The board calls Period on the caller's goroutine
+// (New calls it once, on the board's clock) and does not recover a panic
+// in it: it reaches the caller.
 type Window interface {
 	// Name identifies the window within a board: "alltime", "daily",
 	// "weekly", "monthly", or a name given with Named.
