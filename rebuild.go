@@ -75,7 +75,9 @@ type RebuildReport struct {
 // (WithShadowShards) it checks the layout reads use: Rebuild and FillShadow
 // mark the shadow's shards too, so that it covers them once reads move to
 // them. It sees lost nodes, not a key deleted by hand beside a marker that
-// stayed (Verify and Check compare contents).
+// stayed (Verify and Check compare contents), nor the last writes a
+// failover lost (a primary's writes its replica had not received when it
+// took over: the marker, older, survives; Verify names those members).
 //
 // A service calls it at start-up and on a timer, and calls Rebuild when it
 // reports false. A board that was never rebuilt reports false: rebuild it
