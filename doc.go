@@ -12,7 +12,9 @@
 // Delete and every read (Top, Rank, Ranks, Around, Page, Range, Among, Cutoff,
 // Between, CountBetween, AroundScore, Count, Periods) cost one round trip to
 // Redis (Around two with WithTwoStepAround): one Do or one DoMulti on the
-// rueidis client you pass in; All one a chunk of up to MaxN entries,
+// rueidis client you pass in (with WithReplicaReads, the reads that must
+// reach the primaries go in MULTIs of their own, one a slot, sent at once:
+// several calls in one round trip); All one a chunk of up to MaxN entries,
 // RemoveBetween one a chunk of up to MaxN members (two with a store that
 // records removals). A script costs one more the first time it runs on a Redis
 // that has not loaded it (rueidis sends EVALSHA, then EVAL on NOSCRIPT). A
@@ -65,9 +67,11 @@
 // sharded board's operations are atomic per step; see WithShards. With
 // WithReplicaReads no read sends a MULTI (those reads run their script instead)
 // and read scripts run as EVALSHA_RO, so that a client may send every read to a
-// replica; only the reads a write or a repair is built on (Check, Present,
-// Verify, Seal's standings, a sharded Cluster Submit's Result) go to the
-// primaries in MULTIs, as WithReplicaReads says.
+// replica; only the reads a write or a repair is built on go to the primaries,
+// in MULTIs: those WithReplicaReads lists (RemoveBetween's members,
+// FillShadow's partitions, Seal's standings, a sharded hot top's mirror,
+// Check, Present, Verify, a sharded Cluster Submit's or batch's Result) and a
+// repair's fresh read.
 //
 // # How it is built
 //

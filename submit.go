@@ -9,8 +9,11 @@ import (
 // Submit applies the board's policy to member's score in every configured
 // window, atomically, in one round trip, and sets each windowed key's expiry
 // to its period's end plus the retention. A sharded board on a Cluster
-// spends two (three when it sweeps a copy a crashed write left behind) and
-// is atomic per step; see WithShards.
+// spends two (three when it sweeps a copy a crashed write left in another
+// shard, five when it finds its own shard's copy behind the member's
+// partition, which it repairs and reads again) and is atomic per step; see
+// WithShards. With WithHotTop a write that reaches the top may take more
+// (see WithHotTop).
 //
 // The period each window writes to is the one holding the submission's time
 // (the board's clock, or WithTime). A window whose period has already expired
