@@ -283,7 +283,7 @@ func (lb *Leaderboard) hotExpected(live []target, sub submission) []target {
 	}
 	var out []target
 	for _, tg := range live {
-		if lb.hotLikely(tg, sub.member, sub.stored) {
+		if lb.hotLikely(tg, sub.member, sub.stored, sub.set) {
 			out = append(out, tg)
 		}
 	}
@@ -332,9 +332,9 @@ func (lb *Leaderboard) hotSweep() {
 // k: when this process has not seen the mirror full, when the member is
 // in it, or when the stored value the write brings is at least the k-th.
 // An Accumulate total is unknown before the write: only the member's
-// presence counts. A wrong guess costs a rewrite, or a round trip; never
-// an answer.
-func (lb *Leaderboard) hotLikely(tg target, member string, stored float64) bool {
+// presence counts (a Set's value, set, is what it stores). A wrong guess
+// costs a rewrite, or a round trip; never an answer.
+func (lb *Leaderboard) hotLikely(tg target, member string, stored float64, set bool) bool {
 	v, ok := lb.hot.snaps.Load(lb.hotKey(tg))
 	if !ok {
 		return true
@@ -343,8 +343,8 @@ func (lb *Leaderboard) hotLikely(tg target, member string, stored float64) bool 
 	switch {
 	case !s.full || s.members[member]:
 		return true
-	case lb.policy == Accumulate:
-		return false
+	case lb.policy == Accumulate && !set:
+		return false // an increment: the total is Redis's
 	case lb.high():
 		return lb.plain(stored) >= s.floor
 	}

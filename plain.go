@@ -487,8 +487,10 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 		if tg.expire != 0 {
 			cmds = append(cmds, b.Pexpireat().Key(tg.key).MillisecondsTimestamp(tg.expire).Build())
 		} else {
-			// Keeps every window's replies the same length.
-			cmds = append(cmds, b.Ping().Build())
+			// Keeps every window's replies the same length: a read of the
+			// key (not a PING, which an application's ACL, without
+			// @connection, may refuse).
+			cmds = append(cmds, b.Zcard().Key(tg.key).Build())
 		}
 		cmds = append(cmds, lb.rankCmd(tg.key, member), b.Zcard().Key(tg.key).Build())
 	}
