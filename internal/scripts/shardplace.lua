@@ -10,18 +10,22 @@
 -- period's expiry exp; the others keep theirs, the same absolute time, set
 -- when they were written. cards, when given, are the shards' member
 -- counts, kept up to date.
+--
+-- The put comes first: over maxmemory (noeviction) Redis refuses a
+-- script's first write when it may grow memory (a ZADD), and lets every
+-- later one through, so a ZREM before it would let the write past the limit.
 local function place(base, nshards, member, v, to, from, sweep, exp, cards)
+  if to >= 0 then
+    local z = base + to
+    local d = redis.call('ZADD', KEYS[z], v, member)
+    expire(exp, z, z)
+    if cards then cards[to] = cards[to] + d end
+  end
   for i = 0, nshards - 1 do
     local z = base + i
-    local d
-    if i == to then
-      d = redis.call('ZADD', KEYS[z], v, member)
-    elseif (i == from or sweep) and redis.call('ZREM', KEYS[z], member) == 1 then
-      d = -1
-    end
-    if d then
+    if i ~= to and (i == from or sweep) and redis.call('ZREM', KEYS[z], member) == 1 then
       expire(exp, z, z)
-      if cards then cards[i] = cards[i] + d end
+      if cards then cards[i] = cards[i] - 1 end
     end
   end
 end

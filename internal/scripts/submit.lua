@@ -28,7 +28,7 @@ dkey, nk = data_key(nk)
 
 -- Every window is worked out before the first write, so a refused
 -- submission leaves all of them untouched.
-local prev, store = {}, {}
+local prev, store, prank = {}, {}, {}
 for i = 1, nk do
   prev[i] = redis.call('ZSCORE', KEYS[i], member)
   if not dup then
@@ -37,18 +37,25 @@ for i = 1, nk do
     store[i] = v
   end
 end
+for i = 1, nk do
+  prank[i] = 0
+  if prev[i] then prank[i] = rank_of(KEYS[i], member, prev[i]) end
+end
 -- The data first: the one write whose key was not read above, so that a
 -- data key of another type (WRONGTYPE) stops the script before the id is
--- remembered (a retry must not find it) or any score is written.
+-- remembered (a retry must not find it) or any score is written. The
+-- writes that may grow memory all come before the expiries: over
+-- maxmemory (noeviction) Redis refuses a script's first write when it is
+-- one of those, and lets every later write through.
 if not dup then set_data(dkey, member) end
 if ID ~= '' and not dup then remember() end
+for i = 1, nk do
+  if store[i] then redis.call('ZADD', KEYS[i], store[i], member) end
+end
 
 local out = {}
 for i = 1, nk do
   local key, p = KEYS[i], prev[i]
-  local prank = 0
-  if p then prank = rank_of(key, member, p) end
-  if store[i] then redis.call('ZADD', key, store[i], member) end
   if not dup and ARGV[exp + i] ~= '0' then
     redis.call('PEXPIREAT', key, ARGV[exp + i])
   end
@@ -57,7 +64,7 @@ for i = 1, nk do
   if v then rank = rank_of(key, member, v) end
   local w = -1
   if v then w = worse_comp(key, v) end
-  window_reply(out, p, prank, v, rank, redis.call('ZCARD', key), w)
+  window_reply(out, p, prank[i], v, rank, redis.call('ZCARD', key), w)
 end
 if dup then out[#out + 1] = 1 else out[#out + 1] = 0 end
 return out

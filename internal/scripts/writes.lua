@@ -75,16 +75,19 @@ end
 -- come before the id set, which is the last key when there is an id. Its
 -- forget is 'store' when the store reports the id from before the dedupe
 -- window (Submit asked it), which wins over what Redis remembers.
--- Otherwise drops the ids whose time is up and looks the id up in the id
--- set. It records nothing: the id memory is written state, so remember
--- records an id only once its submission has passed every check (a
--- refused submission leaves its id free for the corrected retry).
+-- Otherwise looks the id up in the id set: an id whose time is up (at or
+-- before NOW) counts as not seen. It writes nothing: the id memory is
+-- written state, so remember records an id only once its submission has
+-- passed every check (a refused submission leaves its id free for the
+-- corrected retry), and sweeps the ids whose time is up then, after a
+-- write Redis checks against maxmemory (a script's first write decides
+-- whether the script may write past the limit: see remember).
 local function seen_before()
   local nk = #KEYS
   if ID == '' then return false, nk end
   if FORGET == 'store' then return true, nk - 1 end
-  redis.call('ZREMRANGEBYSCORE', KEYS[nk], '-inf', NOW)
-  if redis.call('ZSCORE', KEYS[nk], ID) then return true, nk - 1 end
+  local t = redis.call('ZSCORE', KEYS[nk], ID)
+  if t and tonumber(t) > tonumber(NOW) then return true, nk - 1 end
   return false, nk - 1
 end
 
@@ -118,8 +121,12 @@ end
 -- relative to Redis's clock (the dedupe window, FORGET - NOW), not at
 -- FORGET: the ids' times are the board's clock's, and a board clock
 -- behind Redis's by more than the window (WithClock, a replay) would have
--- Redis delete the set at once, and every retry applied again.
+-- Redis delete the set at once, and every retry applied again. The ZADD
+-- comes first: over maxmemory (noeviction) Redis refuses a script's first
+-- write when it is one that may grow memory, and lets every later one
+-- through; the sweep of ids whose time is up follows it.
 local function remember()
   redis.call('ZADD', KEYS[#KEYS], FORGET, ID)
+  redis.call('ZREMRANGEBYSCORE', KEYS[#KEYS], '-inf', NOW)
   redis.call('PEXPIRE', KEYS[#KEYS], FORGET - NOW)
 end
