@@ -223,6 +223,9 @@ func build(client rueidis.Client, name string, c config) *Leaderboard {
 		lb.hot = &hotTop{k: c.hotTop}
 	}
 	lb.be = newBackend(lb)
+	if !c.replicaReads {
+		lb.be = &oomReads{backend: lb.be, lb: lb}
+	}
 	return lb
 }
 

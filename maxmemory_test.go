@@ -101,3 +101,89 @@ func usedMemory(t *testing.T, info string) int64 {
 	t.Fatal("no used_memory in INFO memory")
 	return 0
 }
+
+// TestReadsAtMaxmemory: on a Redis over its maxmemory under noeviction
+// every read still answers, as it did before the limit. Redis refuses every
+// command queued in a MULTI then, reads too: Rank, Ranks, a Page past the
+// first, Between, AroundScore and Among with data failed with OOM.
+func TestReadsAtMaxmemory(t *testing.T) {
+	s := faultStartServer(t)
+	c := s.client()
+	ctx := context.Background()
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Resolution: time.Second, MaxScore: 1e6})
+	require.NoError(t, err)
+	kinds := map[string][]lb.Option{
+		"plain":           nil,
+		"competition":     {lb.WithRanking(lb.Competition)},
+		"tie-break":       {lb.WithTieBreak(tb)},
+		"hot":             {lb.WithHotTop(3)},
+		"sharded":         {lb.WithShards(10, 20)},
+		"sharded compete": {lb.WithShards(10, 20), lb.WithRanking(lb.Competition)},
+	}
+	boards := map[string]*lb.Leaderboard{}
+	before := map[string][]string{}
+	for kind, opts := range kinds {
+		board, err := lb.New(c, "mr-"+strings.ReplaceAll(kind, " ", "-"), append(opts, lb.WithWindows(lb.AllTime(), lb.Daily()))...)
+		require.NoError(t, err)
+		for i := range 30 {
+			_, err := board.Submit(ctx, fmt.Sprint("m", i), float64(i%12*3), lb.WithData(fmt.Sprint("d", i)))
+			require.NoError(t, err)
+		}
+		boards[kind] = board
+		before[kind] = readAll(t, board)
+	}
+	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory-policy", "noeviction"))
+	used, err := c.Do(ctx, c.B().Info().Section("memory").Build()).ToString()
+	require.NoError(t, err)
+	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory", strconv.FormatInt(usedMemory(t, used)-1, 10)))
+	_, err = boards["plain"].Submit(ctx, "new", 1)
+	require.ErrorContains(t, err, "OOM", "over the limit")
+	for kind, board := range boards {
+		require.Equal(t, before[kind], readAll(t, board), kind)
+	}
+}
+
+// readAll runs every read of board and returns what each answered.
+func readAll(t *testing.T, board *lb.Leaderboard) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	got := func(what string, v any, err error) {
+		t.Helper()
+		require.NoError(t, err, what)
+		out = append(out, fmt.Sprintf("%s: %+v", what, v))
+	}
+	for _, q := range [][]lb.Query{nil, {lb.IncludeData()}, {lb.In(lb.Daily())}} {
+		v1, err := board.Top(ctx, 5, q...)
+		got("Top", v1, err)
+		v2, err := board.Rank(ctx, "m7", q...)
+		got("Rank", v2, err)
+		v3, err := board.Ranks(ctx, []string{"m7", "m8", "nobody"}, q...)
+		got("Ranks", v3, err)
+		v4, err := board.Around(ctx, "m7", 2, q...)
+		got("Around", v4, err)
+		v5, err := board.Page(ctx, 3, 4, q...)
+		got("Page", v5, err)
+		v6, err := board.Range(ctx, 4, 9, q...)
+		got("Range", v6, err)
+		v7, err := board.Between(ctx, 6, 20, 10, q...)
+		got("Between", v7, err)
+		v8, err := board.CountBetween(ctx, 6, 20, q...)
+		got("CountBetween", v8, err)
+		r, v9, err := board.AroundScore(ctx, 13, 2, q...)
+		got("AroundScore", fmt.Sprint(r, v9), err)
+		v10, err := board.Cutoff(ctx, 30, q...)
+		got("Cutoff", v10, err)
+		v11, err := board.Among(ctx, []string{"m1", "m2", "m3"}, q...)
+		got("Among", v11, err)
+		v12, err := board.Count(ctx, q...)
+		got("Count", v12, err)
+		var all []lb.Entry
+		for e, err := range board.All(ctx, q...) {
+			require.NoError(t, err, "All")
+			all = append(all, e)
+		}
+		out = append(out, fmt.Sprintf("All: %+v", all))
+	}
+	return out
+}

@@ -172,7 +172,7 @@ func TestShardKeysCache(t *testing.T) {
 		WithClock(func() time.Time { return *clock.Load() }), WithRetention(48*time.Hour))
 	require.NoError(t, err)
 	t.Cleanup(func() { be.Wipe(t, name) })
-	sb := board.be.(*shardedBackend)
+	sb := baseBackend(board.be).(*shardedBackend)
 	kept := func() *target { return board.current[0].Load() }
 	wantKeys := func(tg *target, day string) {
 		t.Helper()

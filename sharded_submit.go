@@ -336,7 +336,7 @@ func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string
 	}
 	at := lb
 	if lb.replicaReads { // read what the repair wrote: the primaries
-		at = lb.primaryView().be.(*shardedBackend)
+		at = baseBackend(lb.primaryView().be).(*shardedBackend)
 	}
 	st, _, err := at.locate(ctx, tg, member)
 	if err != nil {

@@ -34,7 +34,7 @@ func BenchmarkSubmitPaths(b *testing.B) {
 			clear(load)
 		}
 	}
-	plain := board.be.(*plainBackend)
+	plain := baseBackend(board.be).(*plainBackend)
 	paths := map[string]func(context.Context, submission, []target, []int, []WindowResult) error{
 		"tx": func(ctx context.Context, sub submission, live []target, where []int, out []WindowResult) error {
 			return plain.submitTx(ctx, sub, live, where, out, nil)
