@@ -107,6 +107,11 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 	text, err := lb.client.DoCache(ctx, tg.hotRead, hotTTL).ToString()
 	if rueidis.IsRedisNil(err) {
 		es, err := lb.be.hotRewrite(ctx, []target{tg})
+		if redisErrorIs(err, "READONLY") {
+			// A client that reaches only a replica cannot build the
+			// mirror: the period itself answers.
+			return nil, false, nil
+		}
 		if err != nil {
 			return nil, true, err
 		}

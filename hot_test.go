@@ -697,3 +697,34 @@ func TestHotTopSet(t *testing.T) {
 		}
 	})
 }
+
+// TestHotTopOnAReplicaOnlyClient: a board whose client reaches only a
+// replica (a reader service) builds no mirror, which is a write: where it
+// finds none (never built, deleted by a write, expired after 10 s) Top
+// and Page read the period itself. They failed READONLY.
+func TestHotTopOnAReplicaOnlyClient(t *testing.T) {
+	testredis.EachReplicated(t, func(t *testing.T, r *testredis.Replicated) {
+		if r.Name != "redis" {
+			return // a Cluster's replica-only client needs a client per slot; the standalone one shows it
+		}
+		ctx := context.Background()
+		primary := r.Primaries[0]
+		name := fmt.Sprintf("replica-hot-%d", time.Now().UnixNano())
+		writer, err := lb.New(primary, name)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = writer.Delete(context.Background()) })
+		require.NoError(t, writer.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3, "d": 4}))
+		require.NoError(t, primary.Do(ctx, primary.B().Wait().Numreplicas(1).Timeout(2000).Build()).Error())
+		want, err := writer.Top(ctx, 3)
+		require.NoError(t, err)
+
+		reader, err := lb.New(r.Replicas[0], name, lb.WithHotTop(3))
+		require.NoError(t, err)
+		got, err := reader.Top(ctx, 3)
+		require.NoError(t, err, "Top on a replica-only client")
+		require.Equal(t, want, got)
+		p, err := reader.Page(ctx, 1, 2)
+		require.NoError(t, err, "Page on a replica-only client")
+		require.Equal(t, want[:2], p.Entries)
+	})
+}

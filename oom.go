@@ -46,9 +46,13 @@ func (o *oomReads) scripted() backend {
 }
 
 // isOOM reports Redis's refusal of a command over its maxmemory.
-func isOOM(err error) bool {
+func isOOM(err error) bool { return redisErrorIs(err, "OOM") }
+
+// redisErrorIs reports whether err holds a Redis error reply of the kind
+// code names ("OOM", "READONLY": its first word).
+func redisErrorIs(err error, code string) bool {
 	var re *rueidis.RedisError
-	return err != nil && errors.As(err, &re) && strings.HasPrefix(re.Error(), "OOM ")
+	return err != nil && errors.As(err, &re) && strings.HasPrefix(re.Error(), code+" ")
 }
 
 func (o *oomReads) top(ctx context.Context, tg target, n int) ([]Entry, error) {

@@ -162,7 +162,13 @@ func defaultConfig() config {
 // Rank, Around and the other reads read the board itself.
 //
 // The client must track keys for the cache to serve (rueidis's default;
-// with DisableCache every read reaches Redis, still exact). Page still
+// with DisableCache every read reaches Redis, still exact), and Redis must
+// tell it of the mirrors' changes: with ClientTrackingOptions of NOLOOP (no
+// word of the changes this connection makes, the rewrites among them) or
+// of BCAST with prefixes that do not cover the board's key prefix, a
+// cached top trails those writes until it expires, 10 seconds. A client
+// that reaches only a replica cannot build a missing mirror (a write):
+// its Top and Page read the period itself then. Page still
 // reads the period's count from Redis (one ZCARD, on a sharded board one
 // a shard). Reads with IncludeData read the board. An empty period's
 // mirror holds no members, and stays in place and in the cache.
