@@ -150,9 +150,19 @@ func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair boo
 // Reset that writes straddled) are repaired.
 func (lb *shardedBackend) refuseLegacy(ctx context.Context, tg target, strays int) error {
 	old := lb.keys.LegacyPartitions()
-	cmds := make(rueidis.Commands, len(old))
+	ks := make([]string, len(old))
 	for i, p := range old {
-		cmds[i] = lb.client.B().Exists().Key(p.Period(tg.window.Name(), tg.period.ID)).Build()
+		ks[i] = p.Period(tg.window.Name(), tg.period.ID)
+	}
+	// On one node one EXISTS of them all; on a Cluster one a key (each in
+	// a slot of its own).
+	var cmds rueidis.Commands
+	if lb.cluster {
+		for _, k := range ks {
+			cmds = append(cmds, lb.client.B().Exists().Key(k).Build())
+		}
+	} else {
+		cmds = rueidis.Commands{lb.client.B().Exists().Key(ks...).Build()}
 	}
 	for _, r := range lb.fromPrimaries(ctx, cmds) {
 		n, err := r.AsInt64()

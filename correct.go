@@ -54,3 +54,17 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 	}
 	return lb.afterStore(ctx, "set", wrap("set", lb.be.set(ctx, tg, sub)), nil)
 }
+
+// setBySubmit writes a Set through be's submit, as a Submit of policy
+// Replace (sub.set) to tg alone, and makes a period Redis's own clock has
+// passed (the window reported Closed) ErrExpired.
+func setBySubmit(ctx context.Context, be backend, tg target, sub submission) error {
+	out := make([]WindowResult, 1)
+	if _, err := be.submit(ctx, sub, []target{tg}, []int{0}, out); err != nil {
+		return err
+	}
+	if out[0].Closed {
+		return expiredByRedis(tg)
+	}
+	return nil
+}

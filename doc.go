@@ -17,7 +17,9 @@
 // several calls in one round trip); All one a chunk of up to MaxN entries,
 // RemoveBetween one a chunk of up to MaxN members (two with a store that
 // records removals). A script costs one more the first time it runs on a Redis
-// that has not loaded it (rueidis sends EVALSHA, then EVAL on NOSCRIPT). A
+// that has not loaded it (rueidis sends EVALSHA, then EVAL on NOSCRIPT), and a
+// read that is a MULTI one more while Redis is over its maxmemory (it is read
+// again by script: oom.go). A
 // sharded board (WithShards) spends up to two, more only where its doc comment
 // says (on a Cluster: a Submit that finds a member's copy in another shard,
 // which a crashed or racing write left, or reaches a shard late, a read that finds a member in two shards while it

@@ -18,28 +18,36 @@ import (
 // every write that may grow memory fails with Redis's OOM error and writes
 // nothing. A script's OOM check comes before its first write only if that
 // write is a command that can grow memory: a WithID Submit's script swept
-// forgotten ids (ZREMRANGEBYSCORE) first, and a sharded board's write of a
-// member already on it took it out of its old shard (ZREM) first, so Redis
-// let every later write through, past the limit.
+// forgotten ids (ZREMRANGEBYSCORE) first, a sharded board's write of a
+// member already on it took it out of its old shard (ZREM) first, and a
+// Submit's or SubmitMany's script, or a batch, whose first window (or
+// first submission) changed nothing set its expiry first, so Redis let
+// every later write through, past the limit. The member "old" is 50 in
+// the daily window and 5 in the weekly one, so a 25 changes the second
+// window alone.
 func TestWritesAtMaxmemory(t *testing.T) {
 	s := faultStartServer(t)
 	c := s.client()
 	b := &testredis.Backend{Name: "redis", Client: &testredis.CountingClient{Client: c}}
 	ctx := context.Background()
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Resolution: time.Second, MaxScore: 1e6})
+	require.NoError(t, err)
 	kinds := map[string][]lb.Option{
 		"plain":       nil,
 		"competition": {lb.WithRanking(lb.Competition)},
 		"accumulate":  {lb.WithPolicy(lb.Accumulate)},
+		"tie-break":   {lb.WithTieBreak(tb)},
 		"hot":         {lb.WithHotTop(3)},
 		"sharded":     {lb.WithShards(10, 20)},
 		"sharded hot": {lb.WithShards(10, 20), lb.WithHotTop(3)},
 	}
 	boards := map[string]*lb.Leaderboard{}
 	for kind, opts := range kinds {
-		board, err := lb.New(c, "mm-"+strings.ReplaceAll(kind, " ", "-"), append(opts, lb.WithWindows(lb.AllTime(), lb.Daily()))...)
+		board, err := lb.New(c, "mm-"+strings.ReplaceAll(kind, " ", "-"), append(opts, lb.WithWindows(lb.Daily(), lb.Weekly()))...)
 		require.NoError(t, err)
 		_, err = board.Submit(ctx, "old", 5, lb.WithID("seed"), lb.WithData("d"))
 		require.NoError(t, err)
+		require.NoError(t, board.Set(ctx, "old", 50, lb.In(lb.Daily())))
 		_, err = board.Top(ctx, 3) // builds a hot top's mirror
 		require.NoError(t, err)
 		boards[kind] = board
@@ -53,25 +61,7 @@ func TestWritesAtMaxmemory(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			name := "mm-" + strings.ReplaceAll(kind, " ", "-")
 			before := b.Snapshot(t, name)
-			for i, write := range []struct {
-				what string
-				fn   func(id string) error
-			}{
-				{"Submit of a new member", func(string) error { _, err := board.Submit(ctx, "new", 15); return err }},
-				{"Submit of a member across a bound", func(string) error { _, err := board.Submit(ctx, "old", 25); return err }},
-				{"Submit WithID", func(id string) error { _, err := board.Submit(ctx, "old", 25, lb.WithID(id)); return err }},
-				{"Submit WithID of a new member", func(id string) error { _, err := board.Submit(ctx, "new", 25, lb.WithID(id)); return err }},
-				{"SubmitMany", func(string) error { return board.SubmitMany(ctx, map[string]float64{"old": 25, "new": 15}) }},
-				{"Set", func(string) error { return board.Set(ctx, "old", 25) }},
-				{"SetData", func(string) error { return board.SetData(ctx, "old", "e") }},
-				{"Batcher", func(string) error {
-					bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
-					require.NoError(t, err)
-					defer bt.Close(ctx)
-					_, err = bt.Submit(ctx, "old", 25)
-					return err
-				}},
-			} {
+			for i, write := range maxmemoryWrites(t, board) {
 				err := write.fn(fmt.Sprint("id-", i))
 				require.ErrorContains(t, err, "OOM", "%s: %s", kind, write.what)
 				after := b.Snapshot(t, name)
@@ -86,6 +76,46 @@ func TestWritesAtMaxmemory(t *testing.T) {
 				require.Equal(t, before, after, "%s: %s wrote past maxmemory", kind, write.what)
 			}
 		})
+	}
+}
+
+// maxmemoryWrite is one write TestWritesAtMaxmemory tries, given a fresh
+// WithID id.
+type maxmemoryWrite struct {
+	what string
+	fn   func(id string) error
+}
+
+// maxmemoryWrites are the writes TestWritesAtMaxmemory tries on board.
+func maxmemoryWrites(t *testing.T, board *lb.Leaderboard) []maxmemoryWrite {
+	ctx := context.Background()
+	return []maxmemoryWrite{
+		{"Submit of a new member", func(string) error { _, err := board.Submit(ctx, "new", 15); return err }},
+		{"Submit of a member across a bound", func(string) error { _, err := board.Submit(ctx, "old", 25); return err }},
+		{"Submit WithID", func(id string) error { _, err := board.Submit(ctx, "old", 25, lb.WithID(id)); return err }},
+		{"Submit WithID of a new member", func(id string) error { _, err := board.Submit(ctx, "new", 25, lb.WithID(id)); return err }},
+		{"SubmitMany", func(string) error { return board.SubmitMany(ctx, map[string]float64{"old": 25, "new": 15}) }},
+		{"SubmitMany that changes the second window only", func(string) error { return board.SubmitMany(ctx, map[string]float64{"old": 25}) }},
+		{"Set", func(string) error { return board.Set(ctx, "old", 25) }},
+		{"SetData", func(string) error { return board.SetData(ctx, "old", "e") }},
+		{"Batcher", func(string) error {
+			bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
+			require.NoError(t, err)
+			defer bt.Close(ctx)
+			_, err = bt.Submit(ctx, "old", 25)
+			return err
+		}},
+		{"Batcher whose first submission changes nothing", func(string) error {
+			bt, err := board.NewBatcher(lb.WithBatchWindow(50 * time.Millisecond))
+			require.NoError(t, err)
+			defer bt.Close(ctx)
+			first := make(chan error, 1)
+			go func() { _, err := bt.Submit(ctx, "old", 1); first <- err }()
+			time.Sleep(10 * time.Millisecond)
+			_, err = bt.Submit(ctx, "new", 15)
+			<-first
+			return err
+		}},
 	}
 }
 

@@ -168,7 +168,9 @@ func defaultConfig() config {
 // of BCAST with prefixes that do not cover the board's key prefix, a
 // cached top trails those writes until it expires, 10 seconds. A client
 // that reaches only a replica cannot build a missing mirror (a write):
-// its Top and Page read the period itself then. Page still
+// its Top and Page read the period itself then, after the cached read and
+// the refused build (three round trips, each time until a writer builds
+// the mirror). Page still
 // reads the period's count from Redis (one ZCARD, on a sharded board one
 // a shard). Reads with IncludeData read the board. An empty period's
 // mirror holds no members, and stays in place and in the cache.
@@ -541,9 +543,11 @@ func (c *config) periodsReachable(w Window) error {
 	if c.hasRetention {
 		keep = c.retention
 	}
-	if n := keep/d + c.skew/d + 2; n > maxLivePeriods {
-		return fmt.Errorf("window %q: periods of %v kept %v (and %v of clock skew ahead) make %d periods readable at once, over the %d that Periods, Remove and Delete reach: use longer periods or a shorter retention",
-			w.Name(), d, keep, c.skew, n, maxLivePeriods)
+	// Each bound as the walks apply it: the periods kept back, and those
+	// ahead within the skew (separately; their sum could overflow).
+	if keep/d >= maxLivePeriods || c.skew/d >= maxLivePeriods {
+		return fmt.Errorf("window %q: periods of %v kept %v (with %v of clock skew ahead) make over %d periods readable at once, more than Periods, Remove and Delete reach: use longer periods, a shorter retention or less skew",
+			w.Name(), d, keep, c.skew, maxLivePeriods)
 	}
 	return nil
 }

@@ -259,14 +259,7 @@ func lastStored(res rueidis.RedisResult, data bool) (string, error) {
 // as a Submit below the top does (hotFollow).
 func (lb *plainBackend) set(ctx context.Context, tg target, sub submission) error {
 	if lb.hot != nil {
-		out := make([]WindowResult, 1)
-		if _, err := lb.submit(ctx, sub, []target{tg}, []int{0}, out); err != nil {
-			return err
-		}
-		if out[0].Closed {
-			return expiredByRedis(tg)
-		}
-		return nil
+		return setBySubmit(ctx, lb, tg, sub)
 	}
 	b := lb.client.B()
 	cmds := rueidis.Commands{b.Multi().Build(), b.Zadd().Key(tg.key).ScoreMember().ScoreMember(sub.stored, sub.member).Build()}

@@ -652,14 +652,7 @@ func (lb *shardedBackend) seenWalked(tg target, cards []int64) {
 // is "SET" (sub.set), through the partition, which orders it with every
 // other write to the member.
 func (lb *shardedBackend) set(ctx context.Context, tg target, sub submission) error {
-	out := make([]WindowResult, 1)
-	if _, err := lb.submit(ctx, sub, []target{tg}, []int{0}, out); err != nil {
-		return err
-	}
-	if out[0].Closed {
-		return expiredByRedis(tg)
-	}
-	return nil
+	return setBySubmit(ctx, lb, tg, sub)
 }
 
 // aroundScoreOrdinal is aroundScore reading every shard's edge under

@@ -65,9 +65,9 @@ type TieBreak interface {
 // TimeOrder describes the range a tie-break encoding must hold exactly.
 type TimeOrder struct {
 	// Epoch is the earliest time a submission may carry. Times are cut to
-	// the microsecond (see WithTime): a time in the Epoch's microsecond
-	// counts as the Epoch (the first slot), before it too. Slots are counted
-	// from the Epoch itself.
+	// the microsecond (see WithTime): a time in the Epoch's microsecond but
+	// before the Epoch counts as the Epoch (slot 0). Slots are counted from
+	// the Epoch itself.
 	Epoch time.Time
 	// Resolution is the smallest time difference that still orders two
 	// submissions, e.g. time.Second.
@@ -109,13 +109,13 @@ type composite struct {
 	scale float64 // 10^Decimals
 	maxS  int64   // M: the largest |S|
 	slots int64   // H
-	// first is the Epoch cut to the microsecond, as every stamp is
+	// earliest is the Epoch cut to the microsecond, as every stamp is
 	// (WithTime, the board's clock): the earliest stamp taken, in the first
 	// slot. Slots count from the Epoch itself, as they always have: a
 	// board's stored values must not change with the SDK's version (a
 	// rolling deploy writes with both; Verify compares them exactly).
-	first   time.Time
-	horizon time.Time
+	earliest time.Time
+	horizon  time.Time
 }
 
 func newComposite(o TimeOrder, later bool) (*composite, error) {
@@ -150,7 +150,7 @@ func newComposite(o TimeOrder, later bool) (*composite, error) {
 	// Slots past what a time.Duration can span (292 years) are never used;
 	// dropping them keeps the horizon a representable time.
 	c.slots = min(c.slots, math.MaxInt64/int64(o.Resolution))
-	c.first = o.Epoch.Truncate(time.Microsecond)
+	c.earliest = o.Epoch.Truncate(time.Microsecond)
 	c.horizon = o.Epoch.Add(time.Duration(c.slots) * o.Resolution)
 	if year := o.Epoch.AddDate(1, 0, 0); c.horizon.Before(year) {
 		return nil, fmt.Errorf("%w: %s: MaxScore %v with %d decimals leaves %d slots of %v beside the score under 2^53, a horizon of %v (until %v), under one year: use a coarser Resolution, fewer Decimals or a smaller MaxScore",
@@ -210,7 +210,7 @@ func (c *composite) sumOfScaled(total float64) float64 {
 
 // slot returns T for a time, or ErrPrecision outside Epoch .. horizon.
 func (c *composite) slot(t time.Time) (int64, error) {
-	if t.Before(c.first) || !t.Before(c.horizon) {
+	if t.Before(c.earliest) || !t.Before(c.horizon) {
 		return 0, fmt.Errorf("%w: time %v is outside the tie-break's range [%v, %v)", ErrPrecision,
 			t.UTC().Format(time.RFC3339Nano), c.order.Epoch.UTC().Format(time.RFC3339Nano), c.horizon.UTC().Format(time.RFC3339Nano))
 	}

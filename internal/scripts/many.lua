@@ -36,13 +36,18 @@ for i = 1, #KEYS do
   plan[i] = zadd
 end
 
+-- Every ZADD before the first expiry: over maxmemory (noeviction) Redis
+-- refuses a script's first write when it may grow memory, and lets every
+-- later write through.
 for i = 1, #KEYS do
   local key, zadd = KEYS[i], plan[i]
   for j = 1, #zadd, 2 * batch do
     redis.call('ZADD', key, unpack(zadd, j, math.min(j + 2 * batch - 1, #zadd)))
   end
+end
+for i = 1, #KEYS do
   if ARGV[exp + i] ~= '0' then
-    redis.call('PEXPIREAT', key, ARGV[exp + i])
+    redis.call('PEXPIREAT', KEYS[i], ARGV[exp + i])
   end
 end
 return #KEYS
