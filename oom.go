@@ -77,8 +77,11 @@ func isOOM(err error) bool { return redisErrorIs(err, "OOM") }
 // redisErrorIs reports whether err holds a Redis error reply of the kind
 // code names ("OOM", "READONLY": its first word).
 func redisErrorIs(err error, code string) bool {
+	if err == nil {
+		return false // before re, which errors.As makes escape: no allocation a read
+	}
 	var re *rueidis.RedisError
-	return err != nil && errors.As(err, &re) && strings.HasPrefix(re.Error(), code+" ")
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), code+" ")
 }
 
 func (o *oomReads) top(ctx context.Context, tg target, n int) ([]Entry, error) {
