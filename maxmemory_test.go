@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
@@ -30,17 +31,7 @@ func TestWritesAtMaxmemory(t *testing.T) {
 	c := s.client()
 	b := &testredis.Backend{Name: "redis", Client: &testredis.CountingClient{Client: c}}
 	ctx := context.Background()
-	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Resolution: time.Second, MaxScore: 1e6})
-	require.NoError(t, err)
-	kinds := map[string][]lb.Option{
-		"plain":       nil,
-		"competition": {lb.WithRanking(lb.Competition)},
-		"accumulate":  {lb.WithPolicy(lb.Accumulate)},
-		"tie-break":   {lb.WithTieBreak(tb)},
-		"hot":         {lb.WithHotTop(3)},
-		"sharded":     {lb.WithShards(10, 20)},
-		"sharded hot": {lb.WithShards(10, 20), lb.WithHotTop(3)},
-	}
+	kinds := maxmemoryKinds(t)
 	boards := map[string]*lb.Leaderboard{}
 	for kind, opts := range kinds {
 		board, err := lb.New(c, "mm-"+strings.ReplaceAll(kind, " ", "-"), append(opts, lb.WithWindows(lb.Daily(), lb.Weekly()))...)
@@ -52,10 +43,7 @@ func TestWritesAtMaxmemory(t *testing.T) {
 		require.NoError(t, err)
 		boards[kind] = board
 	}
-	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory-policy", "noeviction"))
-	used, err := c.Do(ctx, c.B().Info().Section("memory").Build()).ToString()
-	require.NoError(t, err)
-	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory", strconv.FormatInt(usedMemory(t, used)-1, 10)))
+	overMaxmemory(t, s, c)
 
 	for kind, board := range boards {
 		t.Run(kind, func(t *testing.T) {
@@ -119,6 +107,34 @@ func maxmemoryWrites(t *testing.T, board *lb.Leaderboard) []maxmemoryWrite {
 	}
 }
 
+// maxmemoryKinds are the kinds of board the maxmemory tests write and
+// read.
+func maxmemoryKinds(t *testing.T) map[string][]lb.Option {
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Resolution: time.Second, MaxScore: 1e6})
+	require.NoError(t, err)
+	return map[string][]lb.Option{
+		"plain":           nil,
+		"competition":     {lb.WithRanking(lb.Competition)},
+		"accumulate":      {lb.WithPolicy(lb.Accumulate)},
+		"tie-break":       {lb.WithTieBreak(tb)},
+		"hot":             {lb.WithHotTop(3)},
+		"sharded":         {lb.WithShards(10, 20)},
+		"sharded hot":     {lb.WithShards(10, 20), lb.WithHotTop(3)},
+		"sharded compete": {lb.WithShards(10, 20), lb.WithRanking(lb.Competition)},
+	}
+}
+
+// overMaxmemory puts s over its maxmemory under noeviction. The used
+// memory is read on c, whose connection stays open: closing one after
+// reading would bring the server back under the limit.
+func overMaxmemory(t *testing.T, s *faultServer, c rueidis.Client) {
+	t.Helper()
+	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory-policy", "noeviction"))
+	used, err := c.Do(context.Background(), c.B().Info().Section("memory").Build()).ToString()
+	require.NoError(t, err)
+	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory", strconv.FormatInt(usedMemory(t, used)-1, 10)))
+}
+
 // usedMemory is used_memory from an INFO memory reply.
 func usedMemory(t *testing.T, info string) int64 {
 	for _, line := range strings.Split(info, "\n") {
@@ -140,16 +156,7 @@ func TestReadsAtMaxmemory(t *testing.T) {
 	s := faultStartServer(t)
 	c := s.client()
 	ctx := context.Background()
-	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Resolution: time.Second, MaxScore: 1e6})
-	require.NoError(t, err)
-	kinds := map[string][]lb.Option{
-		"plain":           nil,
-		"competition":     {lb.WithRanking(lb.Competition)},
-		"tie-break":       {lb.WithTieBreak(tb)},
-		"hot":             {lb.WithHotTop(3)},
-		"sharded":         {lb.WithShards(10, 20)},
-		"sharded compete": {lb.WithShards(10, 20), lb.WithRanking(lb.Competition)},
-	}
+	kinds := maxmemoryKinds(t)
 	boards := map[string]*lb.Leaderboard{}
 	before := map[string][]string{}
 	for kind, opts := range kinds {
@@ -162,11 +169,8 @@ func TestReadsAtMaxmemory(t *testing.T) {
 		boards[kind] = board
 		before[kind] = readAll(t, board)
 	}
-	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory-policy", "noeviction"))
-	used, err := c.Do(ctx, c.B().Info().Section("memory").Build()).ToString()
-	require.NoError(t, err)
-	require.NoError(t, s.admin("CONFIG", "SET", "maxmemory", strconv.FormatInt(usedMemory(t, used)-1, 10)))
-	_, err = boards["plain"].Submit(ctx, "new", 1)
+	overMaxmemory(t, s, c)
+	_, err := boards["plain"].Submit(ctx, "new", 1)
 	require.ErrorContains(t, err, "OOM", "over the limit")
 	for kind, board := range boards {
 		require.Equal(t, before[kind], readAll(t, board), kind)
