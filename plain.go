@@ -525,7 +525,7 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 }
 
 // txPerWindow is how many replies submitTx's transaction has per window:
-// score and rank before, the write, the expiry (or PING), rank and count
+// score and rank before, the write, the expiry (or a ZCARD where there is none), rank and count
 // after.
 const txPerWindow = 6
 

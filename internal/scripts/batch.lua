@@ -21,12 +21,9 @@
 -- key alone, or 'later' alone.
 write_header()
 local dkey = KEYS[#KEYS]
--- Over maxmemory (noeviction) Redis refuses a script's first write only
--- when it may grow memory, and lets every later write through: a batch
--- whose first submission changes nothing would set an expiry first. So
--- the batch opens with a ZADD that changes nothing (XX: only members
--- there; no member is ''), which Redis refuses over the limit.
-redis.call('ZADD', KEYS[1], 'XX', 0, '')
+-- A batch whose first submission changes nothing would set an expiry
+-- before its first write that may grow memory (see refuse_if_full).
+refuse_if_full(KEYS[1])
 local out = {}
 -- Each period's member count, read once and kept up to date by the
 -- batch's writes (a new member adds one), and the value a write stored:

@@ -36,9 +36,8 @@ for i = 1, #KEYS do
   plan[i] = zadd
 end
 
--- Every ZADD before the first expiry: over maxmemory (noeviction) Redis
--- refuses a script's first write when it may grow memory, and lets every
--- later write through.
+-- Every ZADD before the first expiry, so that Redis refuses the script
+-- whole over maxmemory (see refuse_if_full in writes.lua).
 for i = 1, #KEYS do
   local key, zadd = KEYS[i], plan[i]
   for j = 1, #zadd, 2 * batch do

@@ -11,9 +11,9 @@
 -- when they were written. cards, when given, are the shards' member
 -- counts, kept up to date.
 --
--- The put comes first: over maxmemory (noeviction) Redis refuses a
--- script's first write when it may grow memory (a ZADD), and lets every
--- later one through, so a ZREM before it would let the write past the limit.
+-- The put comes first, so that Redis refuses the script whole over
+-- maxmemory (see refuse_if_full in writes.lua); a ZREM before it would
+-- let the write past the limit.
 local function place(base, nshards, member, v, to, from, sweep, exp, cards)
   if to >= 0 then
     local z = base + to

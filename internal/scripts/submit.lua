@@ -44,9 +44,8 @@ end
 -- The data first: the one write whose key was not read above, so that a
 -- data key of another type (WRONGTYPE) stops the script before the id is
 -- remembered (a retry must not find it) or any score is written. The
--- writes that may grow memory all come before the expiries: over
--- maxmemory (noeviction) Redis refuses a script's first write when it is
--- one of those, and lets every later write through.
+-- writes that may grow memory all come before the expiries, so that Redis
+-- refuses the script whole over maxmemory (see refuse_if_full).
 if not dup then set_data(dkey, member) end
 if ID ~= '' and not dup then remember() end
 for i = 1, nk do

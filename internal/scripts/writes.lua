@@ -79,16 +79,26 @@ end
 -- before NOW) counts as not seen. It writes nothing: the id memory is
 -- written state, so remember records an id only once its submission has
 -- passed every check (a refused submission leaves its id free for the
--- corrected retry), and sweeps the ids whose time is up then, after a
--- write Redis checks against maxmemory (a script's first write decides
--- whether the script may write past the limit: see remember).
+-- corrected retry), and sweeps the ids whose time is up then, after its
+-- ZADD (see refuse_if_full).
 local function seen_before()
   local nk = #KEYS
   if ID == '' then return false, nk end
   if FORGET == 'store' then return true, nk - 1 end
   local t = redis.call('ZSCORE', KEYS[nk], ID)
-  if t and tonumber(t) > tonumber(NOW) then return true, nk - 1 end
+  if t and num(t) > num(NOW) then return true, nk - 1 end
   return false, nk - 1
+end
+
+-- Over maxmemory (noeviction) Redis refuses a script's first write when
+-- it is one that may grow memory (ZADD, HSET, SET), and lets every later
+-- write through: a write script puts those before any write that cannot
+-- grow memory (an expiry, a ZREM), or, where its first write may be one
+-- of those (a batch whose first submission changes nothing), opens with
+-- refuse_if_full on one of its sorted sets: a ZADD that changes nothing
+-- (XX: only members there; no member is '').
+local function refuse_if_full(zset)
+  redis.call('ZADD', zset, 'XX', 0, '')
 end
 
 -- The members' data hash: the key before the id set (see seen_before's
@@ -122,9 +132,7 @@ end
 -- FORGET: the ids' times are the board's clock's, and a board clock
 -- behind Redis's by more than the window (WithClock, a replay) would have
 -- Redis delete the set at once, and every retry applied again. The ZADD
--- comes first: over maxmemory (noeviction) Redis refuses a script's first
--- write when it is one that may grow memory, and lets every later one
--- through; the sweep of ids whose time is up follows it.
+-- comes before the sweep of ids whose time is up (see refuse_if_full).
 local function remember()
   redis.call('ZADD', KEYS[#KEYS], FORGET, ID)
   redis.call('ZREMRANGEBYSCORE', KEYS[#KEYS], '-inf', NOW)
