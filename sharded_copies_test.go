@@ -50,6 +50,7 @@ func crashedMove(t *testing.T, b *testredis.Backend, from float64, opts ...lb.Op
 	crash.arm(2, fmt.Sprintf("#s%d.", old))
 	_, err = board.Submit(ctx, "m10", 20)
 	require.Error(t, err, "the crashed move")
+	require.True(t, crash.disarm(), "the move made fewer than two calls")
 	require.Equal(t, from, zscores(t, b, shardKey(name, bounds, old, "alltime", "alltime"))["m10"], "the copy left in the old shard")
 	require.Equal(t, 20.0, zscores(t, b, shardKey(name, bounds, 1, "alltime", "alltime"))["m10"], "the copy in shard 1")
 	among, err := board.Among(ctx, []string{"m10"})

@@ -1924,29 +1924,47 @@ func shardSnapshot(t *testing.T, b *testredis.Backend, name string) map[string]s
 var errCrash = errors.New("injected crash")
 
 // crashClient passes calls through to Redis until it is armed; then it
-// fails one call, the armed-th from then, without sending it (or, with drop
-// set, sends that call's commands except those on a key holding drop).
+// fails the armed-th call from then and every call after it, without
+// sending them, until disarmed: a process that died sends nothing more,
+// and the calls of one round trip may be sent side by side (primaryOnly's
+// reads beside a shard's write under WithReplicaReads), in any order.
+// With drop set, it sends those calls' commands except the ones on a key
+// holding drop (one node's part of the round trip lost).
 type crashClient struct {
 	rueidis.Client
-	armed atomic.Int64
-	drop  string
+	mu      sync.Mutex
+	left    int64 // calls to pass before the crash; 0: not armed
+	crashed bool  // the crash began
+	drop    string
 }
 
 func (c *crashClient) arm(nth int64, drop string) {
-	c.drop = drop
-	c.armed.Store(nth)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.left, c.crashed, c.drop = nth, false, drop
+}
+
+// disarm ends the crash and tells whether it began.
+func (c *crashClient) disarm() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	crashed := c.crashed
+	c.left, c.crashed = 0, false
+	return crashed
 }
 
 func (c *crashClient) hit() bool {
-	for {
-		n := c.armed.Load()
-		if n <= 0 {
-			return false
-		}
-		if c.armed.CompareAndSwap(n, n-1) {
-			return n == 1
-		}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.crashed {
+		return true
 	}
+	if c.left == 0 {
+		return false
+	}
+	c.left--
+	c.crashed = c.left == 0
+	return c.crashed
 }
 
 func (c *crashClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
@@ -2076,8 +2094,8 @@ func TestShardedCrash(t *testing.T) {
 				crash.arm(2, cc.drop)
 				p.logf("crash in the second round trip of the next write (drop %q)", cc.drop)
 				require.Error(t, cc.op(p.sharded), "the crashed write")
+				require.True(t, crash.disarm(), "the crash did not happen: the write made fewer than two calls")
 				require.NoError(t, cc.op(p.plain))
-				require.Zero(t, crash.armed.Load(), "the crash did not happen: the write made fewer than two calls")
 
 				// Count and every Total are the members the shards hold: a
 				// crashed write's change is missing from them (as from the
