@@ -18,7 +18,9 @@ var (
 	// ErrInvalidScore means a score is NaN, ±Inf, or would leave what the
 	// board can hold (an Accumulate total overflowing to ±Inf).
 	ErrInvalidScore = errors.New("leaderboard: invalid score")
-	// ErrInvalidMember means a member is empty or longer than MaxMemberLen.
+	// ErrInvalidMember means a member is empty or longer than MaxMemberLen,
+	// or one the board's store cannot hold (see SubmissionChecker: pgstore
+	// takes members of valid UTF-8 without NUL bytes).
 	ErrInvalidMember = errors.New("leaderboard: invalid member")
 	// ErrPrecision means a composite (tie-break) score would not be exact in
 	// float64.
@@ -83,7 +85,8 @@ type Leaderboard struct {
 	bounds       []float64  // shard bounds; none: unsharded
 	shadowBounds []float64  // WithShadowShards' bounds; none: no shadow layout
 	name         string
-	store        Store // nil: Redis alone
+	store        Store             // nil: Redis alone
+	checker      SubmissionChecker // store as a SubmissionChecker; nil when it is not one
 	dedupe       time.Duration
 	skew         time.Duration
 	hot          *hotTop // WithHotTop; nil for none
@@ -222,6 +225,7 @@ func build(client rueidis.Client, name string, c config) *Leaderboard {
 	if c.hotTop > 0 {
 		lb.hot = &hotTop{k: c.hotTop}
 	}
+	lb.checker, _ = c.store.(SubmissionChecker)
 	lb.be = newBackend(lb)
 	if !c.replicaReads {
 		lb.be = &oomReads{backend: lb.be, lb: lb}

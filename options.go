@@ -237,8 +237,9 @@ func WithTwoStepAround() Option {
 
 // WithStore makes a Store the board's durable source of truth: Submit
 // appends every submission to it before writing Redis, and Rebuild and
-// Verify read it. Default: none, Redis alone. A nil store, or a nil
-// pointer in the interface, is refused.
+// Verify read it. A store that is a SubmissionChecker (pgstore is) refuses
+// what it cannot hold before anything is sent. Default: none, Redis alone.
+// A nil store, or a nil pointer in the interface, is refused.
 func WithStore(s Store) Option {
 	return func(c *config) {
 		c.store = s

@@ -129,6 +129,21 @@ type StoredStanding struct {
 	At time.Time
 }
 
+// SubmissionChecker is a Store that refuses some submissions for what they
+// hold alone, before any I/O: text its storage cannot keep, say (pgstore
+// refuses a member or an id that is not valid UTF-8 without NUL bytes).
+// Every write that goes to the store asks it first: Submit, Set,
+// SubmitMany and a Batcher's Submit. Such input is then refused at once
+// with the store's error, writes nothing anywhere, and never joins a
+// Batcher's batch, where the store would refuse the batch's one append, and
+// so every caller in it. The Submission it is given has no Periods (and
+// from SubmitMany, which checks every entry before it takes the time, no
+// At or Received); a store that refuses a submission for its content without being a
+// SubmissionChecker fails every caller of a Batcher's batch that holds it.
+type SubmissionChecker interface {
+	CheckSubmission(sub Submission) error
+}
+
 // BatchAppender is a Store that records many submissions in one call;
 // SubmitMany uses it when the store has it. duplicates[i] reports that
 // subs[i] carried an ID the store already held.

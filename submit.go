@@ -110,8 +110,20 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 		// Within the skew: another server's clock a little ahead of ours;
 		// the score was reached now.
 	}
-	sub.stored, sub.s, sub.t, err = lb.storedOf(score, sub.reached)
-	return sub, err
+	if sub.stored, sub.s, sub.t, err = lb.storedOf(score, sub.reached); err != nil {
+		return submission{}, err
+	}
+	return sub, lb.storeRefuses(sub.id, member, score, sub.reached, sub.at)
+}
+
+// storeRefuses is the store's refusal of a submission for what it holds
+// (a SubmissionChecker), asked before anything is sent; nil without one.
+func (lb *Leaderboard) storeRefuses(id, member string, score float64, at, received time.Time) error {
+	if lb.checker == nil {
+		return nil
+	}
+	return lb.checker.CheckSubmission(Submission{Board: lb.name, ID: id, Member: member, Score: score,
+		At: at, Received: received, Policy: lb.policy, Order: lb.order})
 }
 
 // submitOptions applies opts. The config they write escapes to the heap
@@ -270,7 +282,7 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 			return fmt.Errorf("%w (member %q)", err, m)
 		}
 	}
-	return nil
+	return lb.storeRefuses("", m, s, time.Time{}, time.Time{})
 }
 
 // Remove deletes members from every readable period of every window: the

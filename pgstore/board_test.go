@@ -461,3 +461,56 @@ func TestBatcherAccumulateFractionsRebuild(t *testing.T) {
 		requireRebuildKeeps(t, b, name, board, func() []any { return boardView(t, board) })
 	})
 }
+
+// TestStoreRefusalIsTheCallersOwn: a member the store cannot hold (not
+// valid UTF-8 without NUL bytes) is refused before anything is sent, by
+// every write (CheckSubmission). A Batcher's batch held it: the store
+// refused the batch's one append, and every caller of that batch got
+// ErrInvalidMember for another player's name. Nothing of a refused
+// submission is written: no row, no score, no call to Redis.
+func TestStoreRefusalIsTheCallersOwn(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		s := newStore(t)
+		name := b.BoardName(t)
+		cc := &testredis.CountingClient{Client: b.Client}
+		board, err := leaderboard.New(cc, name, leaderboard.WithStore(s),
+			leaderboard.WithWindows(leaderboard.AllTime(), leaderboard.Daily()))
+		require.NoError(t, err)
+		bad := []string{"bad\x00name", "bad\xffname"}
+
+		bt, err := board.NewBatcher(leaderboard.WithBatchWindow(50 * time.Millisecond))
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		for i := range 6 {
+			wg.Go(func() {
+				_, err := bt.Submit(ctx, fmt.Sprintf("good%d", i), float64(i))
+				assert.NoError(t, err, "good%d beside a bad name in its batch", i)
+			})
+		}
+		for _, m := range bad {
+			wg.Go(func() {
+				_, err := bt.Submit(ctx, m, 7)
+				assert.ErrorIs(t, err, leaderboard.ErrInvalidMember, "%q", m)
+			})
+		}
+		wg.Wait()
+		require.NoError(t, bt.Close(ctx))
+		require.Equal(t, 6, boardRows(t, s, name), "a row for each good submission")
+		n, err := board.Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(6), n)
+
+		calls := cc.Calls()
+		for _, m := range bad {
+			_, err := board.Submit(ctx, m, 1)
+			require.ErrorIs(t, err, leaderboard.ErrInvalidMember, "Submit %q", m)
+			err = board.Set(ctx, m, 1)
+			require.ErrorIs(t, err, leaderboard.ErrInvalidMember, "Set %q", m)
+			err = board.SubmitMany(ctx, map[string]float64{"good9": 9, m: 1})
+			require.ErrorIs(t, err, leaderboard.ErrInvalidMember, "SubmitMany with %q", m)
+		}
+		require.Equal(t, calls, cc.Calls(), "calls to Redis for refused submissions")
+		require.Equal(t, 6, boardRows(t, s, name), "rows for refused submissions")
+	})
+}

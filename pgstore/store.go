@@ -67,8 +67,10 @@
 // taken back, kept standings recomputed), an IDKeeper (IDReceived,
 // IDsSince), a BoardDeleter (DeleteBoard), a PeriodDeleter (DeletePeriod:
 // Reset), a Corrector (Correct: Set, an operator's correction of a
-// member's standing in a period) and a StandingsChecker (CheckStandings:
-// kept standings against the log, and their repair).
+// member's standing in a period), a StandingsChecker (CheckStandings:
+// kept standings against the log, and their repair) and a
+// SubmissionChecker (CheckSubmission: what Append would refuse for its
+// content, refused before a board sends anything).
 //
 // # Values
 //
@@ -146,15 +148,16 @@ type Store struct {
 }
 
 var (
-	_ leaderboard.Store            = (*Store)(nil)
-	_ leaderboard.BatchAppender    = (*Store)(nil)
-	_ leaderboard.Remover          = (*Store)(nil)
-	_ leaderboard.Retractor        = (*Store)(nil)
-	_ leaderboard.IDKeeper         = (*Store)(nil)
-	_ leaderboard.BoardDeleter     = (*Store)(nil)
-	_ leaderboard.PeriodDeleter    = (*Store)(nil)
-	_ leaderboard.Corrector        = (*Store)(nil)
-	_ leaderboard.StandingsChecker = (*Store)(nil)
+	_ leaderboard.Store             = (*Store)(nil)
+	_ leaderboard.BatchAppender     = (*Store)(nil)
+	_ leaderboard.Remover           = (*Store)(nil)
+	_ leaderboard.Retractor         = (*Store)(nil)
+	_ leaderboard.IDKeeper          = (*Store)(nil)
+	_ leaderboard.BoardDeleter      = (*Store)(nil)
+	_ leaderboard.PeriodDeleter     = (*Store)(nil)
+	_ leaderboard.Corrector         = (*Store)(nil)
+	_ leaderboard.StandingsChecker  = (*Store)(nil)
+	_ leaderboard.SubmissionChecker = (*Store)(nil)
 )
 
 // New returns a store on pool. It makes no call to the database; run Migrate
@@ -252,6 +255,17 @@ func nullID(id string) pgtype.Text {
 // the store reads as created_at, its own clock at the append.
 func nullTime(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+}
+
+// CheckSubmission refuses, before any I/O, a submission Append would
+// refuse for its content: text that is not valid UTF-8 without NUL bytes
+// (see Values), an empty board or member, a NaN or infinite score. A board
+// asks it before each write (leaderboard.SubmissionChecker), so that a
+// Batcher's batch never holds a submission that would fail every caller
+// in it.
+func (s *Store) CheckSubmission(sub leaderboard.Submission) error {
+	_, err := prepareSub(sub)
+	return err
 }
 
 // Append records sub and, in the same transaction, keeps the standings of
