@@ -171,9 +171,21 @@ func TestBadInputWritesNothing(t *testing.T) {
 						_, err = board.Page(ctx, 1, n)
 						require.ErrorIs(t, err, lb.ErrInvalidArgument, "size=%d", n)
 					}
-					for _, n := range []int{0, -3, math.MaxInt} {
+					for _, n := range []int{0, -3} {
 						_, err = board.Page(ctx, n, 10)
 						require.ErrorIs(t, err, lb.ErrInvalidArgument, "number=%d", n)
+					}
+					// Pages whose first position overflows int64: past the
+					// end, no entries and no error (it said "page number =
+					// 9223372036854776, want 1 or more").
+					count, err := board.Count(ctx)
+					require.NoError(t, err)
+					for _, ns := range [][2]int{{math.MaxInt, 10}, {math.MaxInt/lb.MaxN + 1, lb.MaxN}, {1 << 62, 4}, {math.MaxInt, 1}} {
+						p, err := board.Page(ctx, ns[0], ns[1])
+						require.NoError(t, err, "Page(%d, %d): past the end", ns[0], ns[1])
+						require.Empty(t, p.Entries, "Page(%d, %d)", ns[0], ns[1])
+						require.Equal(t, count, p.Total, "Page(%d, %d)", ns[0], ns[1])
+						require.Equal(t, ns[0], p.Number)
 					}
 					for _, r := range []int{-1, lb.MaxRadius + 1} {
 						_, err = board.Around(ctx, "seed", r)
@@ -288,6 +300,39 @@ func TestBadInputWritesNothing(t *testing.T) {
 					require.Equal(t, before, b.Snapshot(t, name), "a refused call wrote something")
 				})
 			}
+		}
+	})
+}
+
+// TestPagesPastInt64: a page whose first position overflows int64 is past
+// the end of any board (API: "a page past the end: no entries, no error"),
+// on every kind of board, with its total; Range near math.MaxInt64 too.
+func TestPagesPastInt64(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		kinds := map[string][]lb.Option{
+			"plain":               nil,
+			"competition":         {lb.WithRanking(lb.Competition)},
+			"sharded":             {lb.WithShards(2, 4)},
+			"sharded competition": {lb.WithShards(2, 4), lb.WithRanking(lb.Competition)},
+			"hot":                 {lb.WithHotTop(5)},
+			"replica reads":       {lb.WithReplicaReads(), lb.WithShards(3)},
+		}
+		for kind, opts := range kinds {
+			t.Run(kind, func(t *testing.T) {
+				board, err := lb.New(b.Client, shardName(t, b), opts...)
+				require.NoError(t, err)
+				require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 3, "c": 5, "d": 5}))
+				for _, ns := range [][2]int{{math.MaxInt, 10}, {math.MaxInt/lb.MaxN + 1, lb.MaxN}, {1 << 62, 4}, {math.MaxInt, 1}, {math.MaxInt / 2, 2}} {
+					p, err := board.Page(ctx, ns[0], ns[1])
+					require.NoError(t, err, "Page(%d, %d): past the end", ns[0], ns[1])
+					require.Empty(t, p.Entries, "Page(%d, %d)", ns[0], ns[1])
+					require.Equal(t, int64(4), p.Total, "Page(%d, %d)", ns[0], ns[1])
+				}
+				es, err := board.Range(ctx, math.MaxInt64-lb.MaxN+1, math.MaxInt64)
+				require.NoError(t, err)
+				require.Empty(t, es)
+			})
 		}
 	})
 }

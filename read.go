@@ -97,14 +97,20 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	if size < 1 || size > MaxN {
 		return Page{}, fmt.Errorf("%w: page size = %d, want 1..%d", ErrInvalidArgument, size, MaxN)
 	}
-	if number < 1 || int64(number-1) > (math.MaxInt64-int64(size))/int64(size) {
+	if number < 1 {
 		return Page{}, fmt.Errorf("%w: page number = %d, want 1 or more", ErrInvalidArgument, number)
+	}
+	// A page whose first position overflows int64 lies past the end of
+	// any board: it is read from the last positions int64 holds, as empty.
+	start := int64(math.MaxInt64 - size)
+	if int64(number-1) <= start/int64(size) {
+		start = int64(number-1) * int64(size)
 	}
 	tg, err := lb.read(q)
 	if err != nil {
 		return Page{}, err
 	}
-	p, err := lb.be.page(ctx, tg, int64(number-1)*int64(size), size, true)
+	p, err := lb.be.page(ctx, tg, start, size, true)
 	if err != nil {
 		return Page{}, wrap("page", err)
 	}
