@@ -687,8 +687,8 @@ func nilValue(x any) bool {
 // its steps, checks its own shard's copy against the partition; at the cost of
 // one round trip more when it finds a copy in another shard, three more when
 // its own shard's copy is behind: a repair, then a read of the member's
-// standing), its next Remove (which sweeps every shard in its second round trip)
-// or a Check with repair. SubmitMany does not sweep. A Reset (or Delete) that
+// standing), its next Remove (which sweeps every shard in its second step:
+// see Remove) or a Check with repair. SubmitMany does not sweep. A Reset (or Delete) that
 // runs between a write's two steps leaves the member in a shard and in no
 // partition, or the other way round, until a Check with repair (on one node a
 // Reset is one UNLINK, which no write straddles).

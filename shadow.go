@@ -300,13 +300,15 @@ func (lb *shardedBackend) withShadowLocal(calls []scripts.Call, live []target, m
 }
 
 // addShadow queues the shadow's share of a Cluster write: the partitions'
-// rows put and deleted by the shadow's bounds, with the same versions.
-func (lb *shardedBackend) addShadow(b *shardBatch, live []target, members []string, rows [][]indexRow, sweep bool) {
+// rows put and deleted by the shadow's bounds, with the same versions
+// (with sweeps, instead, the sweeps of the shadow's other shards: see
+// rowOps).
+func (lb *shardedBackend) addShadow(b *shardBatch, live []target, members []string, rows [][]indexRow, sweeps bool) {
 	if lb.shadow == nil {
 		return
 	}
 	for w, tg := range live {
-		b.add(lb.shadow, w, tg, lb.shadow.rowOps(members, rows[w], sweep))
+		b.add(lb.shadow, w, tg, lb.shadow.rowOps(members, rows[w], sweeps))
 	}
 }
 

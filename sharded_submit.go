@@ -673,22 +673,33 @@ func notGone(live []target, rows [][]indexRow) []target {
 	return out
 }
 
-// applyRows sends the partitions' changes to the shards, one script call
-// per shard and window. With sweep, every other shard also loses any copy
-// of the members that a crashed write left behind.
+// applyRows sends the partitions' changes to the shards, script calls of
+// at most maxShardOps ops per shard and window. With sweep, every other
+// shard also loses any copy of the members that a crashed write left
+// behind: members x shards x windows sweeps, sent after every put and
+// delete, so that those reach the shards before the sweeps of a large
+// Remove keep the nodes busy for seconds (a put or delete that arrives
+// later than versions.lua's bound is redone; a sweep that finds no copy
+// never is).
 func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow, sweep bool) error {
 	var b shardBatch
 	for w, tg := range live {
-		b.add(lb, w, tg, lb.rowOps(members, rows[w], sweep))
+		b.add(lb, w, tg, lb.rowOps(members, rows[w], false))
 	}
-	lb.addShadow(&b, live, members, rows, sweep)
+	lb.addShadow(&b, live, members, rows, false)
+	if sweep {
+		for w, tg := range live {
+			b.add(lb, w, tg, lb.rowOps(members, rows[w], true))
+		}
+		lb.addShadow(&b, live, members, rows, true)
+	}
 	return wrap(op, lb.writeShards(ctx, live, b, true))
 }
 
-// rowOps turns one window's partition rows into each shard's ops (by this
-// layout's bounds). With sweep, every other shard also loses any copy of
-// the members.
-func (lb *shardedBackend) rowOps(members []string, rows []indexRow, sweep bool) [][]shardOp {
+// rowOps turns one window's partition rows into each shard's puts and
+// deletes (by this layout's bounds); with sweeps, instead, the sweeps of
+// the members out of every other shard.
+func (lb *shardedBackend) rowOps(members []string, rows []indexRow, sweeps bool) [][]shardOp {
 	ops := make([][]shardOp, len(lb.bounds)+1)
 	for j, m := range members {
 		row := rows[j]
@@ -698,11 +709,16 @@ func (lb *shardedBackend) rowOps(members []string, rows []indexRow, sweep bool) 
 		mv := lb.moveOf(row)
 		for i := range ops {
 			switch {
-			case i == mv.to:
-				ops[i] = append(ops[i], shardOp{op: "put", member: m, version: row.version, value: row.now})
-			case i == mv.from:
-				ops[i] = append(ops[i], shardOp{op: "del", member: m, version: row.version})
-			case sweep:
+			case i == mv.to || i == mv.from:
+				if sweeps {
+					continue
+				}
+				o := shardOp{op: "del", member: m, version: row.version}
+				if i == mv.to {
+					o.op, o.value = "put", row.now
+				}
+				ops[i] = append(ops[i], o)
+			case sweeps:
 				ops[i] = append(ops[i], shardOp{op: "sweep", member: m, version: row.version})
 			}
 		}
@@ -719,20 +735,45 @@ type shardBatch struct {
 	ops   [][]shardOp
 }
 
+// maxShardOps bounds the ops of one shard script call: a Remove of many
+// members sweeps every shard for each, and one call holding them all kept
+// a node from its other clients for seconds, and past rueidis's read
+// timeout.
+const maxShardOps = 500
+
 // add queues ops[i] for shard i of lb's layout in window w (tg), where
-// there are any.
+// there are any, in calls of at most maxShardOps.
 func (b *shardBatch) add(lb *shardedBackend, w int, tg target, ops [][]shardOp) {
 	for i, o := range ops {
-		if len(o) > 0 {
-			b.calls = append(b.calls, lb.shardWriteCall(i, tg, false, o))
-			b.by, b.win, b.ops = append(b.by, lb), append(b.win, w), append(b.ops, o)
+		for len(o) > 0 {
+			piece := o[:min(len(o), maxShardOps)]
+			o = o[len(piece):]
+			b.calls = append(b.calls, lb.shardWriteCall(i, tg, false, piece))
+			b.by, b.win, b.ops = append(b.by, lb), append(b.win, w), append(b.ops, piece)
 		}
 	}
 }
 
-// writeShards sends a batch in one round trip and settles it.
+// maxRoundOps bounds the ops of one round trip of a batch: rueidis gives
+// a pipeline of 2,000 commands or more one read timeout (10 s by default)
+// for all of it, and a Remove of 40,000 members swept 65 shards in 2.6
+// million ops, which no node answered in time.
+const maxRoundOps = 100_000
+
+// writeShards sends a batch, in one round trip unless it holds more than
+// maxRoundOps ops (then in round trips of at most that many, in order:
+// applyRows puts the sweeps last), and settles it.
 func (lb *shardedBackend) writeShards(ctx context.Context, live []target, b shardBatch, redo bool) error {
-	return lb.settleShards(ctx, live, b, scripts.ExecMulti(ctx, lb.client, b.calls), redo)
+	var results []rueidis.RedisResult
+	from, ops := 0, 0
+	for k := range b.calls {
+		if ops += len(b.ops[k]); ops > maxRoundOps && k > from {
+			results = append(results, scripts.ExecMulti(ctx, lb.client, b.calls[from:k])...)
+			from, ops = k, len(b.ops[k])
+		}
+	}
+	results = append(results, scripts.ExecMulti(ctx, lb.client, b.calls[from:])...)
+	return lb.settleShards(ctx, live, b, results, redo)
 }
 
 // lateWrites are the members whose writes a layout's shards refused as

@@ -290,7 +290,10 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 // leaves last week's board), and one that starts within the clock skew
 // (WithClockSkew) after now, which a process whose clock runs ahead writes
 // into already, atomically, in one round trip (two on a
-// sharded board on a Cluster: see WithShards).
+// sharded board on a Cluster: see WithShards; there the second step sweeps
+// every shard for each member, members x shards x periods script ops, sent
+// in round trips of at most 100,000 of them: a Remove of 1,000 members
+// from a board of 101 shards and three readable periods takes five).
 // Members that are not ranked are ignored, and a member named twice is
 // removed once. With a store that records
 // removals (a Remover, as pgstore is), the removal goes to the

@@ -85,7 +85,10 @@ for j = REST + 2, #ARGV, 4 do
     local v = redis.call('ZSCORE', key, member)
     late = value ~= '' and (not v or tonumber(v) ~= tonumber(value)) and recent_of(r0, r1, member) <= version
   else
-    late = now - math.floor(version / TICKS) > LATE
+    -- A sweep that finds no copy writes nothing: it is never late (a
+    -- large Remove sweeps every shard for each member, and such sweeps
+    -- redone as repairs would sweep them all again).
+    late = (op ~= 'sweep' or before > 0) and now - math.floor(version / TICKS) > LATE
   end
   -- A sweep where there is no copy reads no versions.
   if op ~= 'keep' and op ~= 'drop' and not late and (op ~= 'sweep' or before > 0) and version > recent_of(r0, r1, member) then
