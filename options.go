@@ -175,8 +175,11 @@ func defaultConfig() config {
 // a shard). Reads with IncludeData read the board. An empty period's
 // mirror holds no members, and stays in place and in the cache.
 //
-// Every process of a board should use the same k: a mirror holds the k
-// of the process that wrote it last, and a process of another k reads
+// Every process that writes the board should use WithHotTop, and the same
+// k: a process without it (an admin tool, another service, the first
+// processes of a rollout) neither rewrites nor deletes the mirror, so a
+// cached top trails its writes by up to the mirror's 10 seconds. A mirror
+// holds the k of the process that wrote it last, and a process of another k reads
 // the period itself instead (exact, not cached), after the mirror (from
 // memory on a client that tracks keys, else one round trip more). While processes of two
 // k run (a rollout of a new k), the writes of those with the smaller k

@@ -146,7 +146,11 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // AroundScore tells where a score would place without submitting it: r = 1 +
 // the members strictly better than score, and the entries at positions
 // r-radius .. r+radius-1 (fewer at either end of the board; radius 0: r and
-// no entries), each with its rank. 0 <= radius <= MaxRadius; a NaN or ±Inf
+// no entries), each with its rank. r is the best place the score could
+// take, its rank under Competition ranks; a member submitting it may land
+// lower: among the members already at that score, where the board orders
+// equal scores (by member, or with a tie-break that favours earlier times
+// after every one of them), under Ordinal ranks. 0 <= radius <= MaxRadius; a NaN or ±Inf
 // score is ErrInvalidArgument. One round trip, read atomically: one MULTI of
 // plain commands (a ZCOUNT and two ZRANGE BYSCORE LIMIT) under Ordinal
 // ranks, one script under Competition ranks (the slice's first entry needs

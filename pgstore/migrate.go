@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 //go:embed migrations/*.sql
@@ -69,7 +71,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	for _, m := range ms {
 		if err := s.migrateOne(ctx, m); err != nil {
-			return fmt.Errorf("pgstore: migrate: %d_%s: %w", m.version, m.name, err)
+			return fmt.Errorf("pgstore: migrate: %d_%s: %w%s", m.version, m.name, err, migrateHint(err))
 		}
 	}
 	return nil
@@ -112,4 +114,13 @@ func advisoryLockKey(prefix string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("github.com/skiprank/leaderboard/pgstore migrate " + prefix))
 	return int64(h.Sum64())
+}
+
+// migrateHint says what to do about an error a user's setup causes.
+func migrateHint(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "3F000" { // invalid_schema_name
+		return " (create the schema the pool's search_path names first: Migrate creates tables, not schemas)"
+	}
+	return ""
 }

@@ -122,7 +122,9 @@ type config struct {
 // WithTablePrefix sets the prefix of every table (and index) name; default
 // DefaultTablePrefix. It must be empty or a lower-case SQL identifier
 // ([a-z_][a-z0-9_]*) of at most 30 bytes. Tables go to the connection's
-// search_path; set it in the pool's config to use another schema.
+// search_path; set it in the pool's config to use another schema
+// (ConnConfig.RuntimeParams["search_path"]), which must exist: Migrate
+// creates tables, not schemas.
 func WithTablePrefix(prefix string) Option {
 	return func(c *config) { c.prefix = prefix }
 }

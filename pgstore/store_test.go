@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,6 +81,30 @@ func TestMigrateTwiceAndConcurrently(t *testing.T) {
 	dup, err := s.Append(ctx, leaderboard.Submission{Board: "b", ID: "x", Member: "m", Score: 1, At: t0})
 	require.NoError(t, err)
 	require.False(t, dup)
+}
+
+// TestMigrateIntoMissingSchema: a pool whose search_path names a schema
+// that does not exist fails Migrate with PostgreSQL's "no schema has been
+// selected to create in", which says nothing of what to do; the error
+// says to create the schema, and still matches the PostgreSQL error.
+func TestMigrateIntoMissingSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	testPool(t) // the shared pool's DSN, or the test fails as every other
+	cfg, err := pgxpool.ParseConfig(poolDSN)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["search_path"] = "pgstore_no_such_schema"
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer p.Close()
+	s, err := New(p, WithTablePrefix(randomPrefix()))
+	require.NoError(t, err)
+	err = s.Migrate(ctx)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "create the schema")
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "3F000", pgErr.Code)
 }
 
 // TestLongestPrefix: every table, index and sequence name fits in
