@@ -570,7 +570,13 @@ func TestBatcherPartitionGroups(t *testing.T) {
 		require.LessOrEqual(t, cc.Commands()-before, want, "commands a SubmitMany of 600 sent")
 		before = cc.Commands()
 		require.NoError(t, board.Remove(ctx, members...))
-		require.LessOrEqual(t, cc.Commands()-before, want, "commands a Remove of 600 sent")
+		wantRemove := want
+		if b.Name == "cluster" {
+			// A shard's deletes, then its sweeps of the members out of it
+			// (a copy a crashed write left), in calls of MaxShardOps.
+			wantRemove = keys.PartitionGroups + int64(len(bounds)+1)*int64(1+(len(members)+lb.MaxShardOps-1)/lb.MaxShardOps)
+		}
+		require.LessOrEqual(t, cc.Commands()-before, wantRemove, "commands a Remove of 600 sent")
 		require.Empty(t, partitionValues(t, b, name, "alltime", "alltime"))
 		n, err := board.Count(ctx)
 		require.NoError(t, err)
