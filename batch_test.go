@@ -753,7 +753,13 @@ func TestBatcherWithIDKeepsOrder(t *testing.T) {
 				waitJoined(bt, before, fin)
 				closed := make(chan error, 1)
 				go func() {
-					time.Sleep(50 * time.Millisecond) // the WithID one waits for the batch
+					// Close once the WithID one waits for the batch: a
+					// Close before it (a sleep's guess of its time, under
+					// load) refused it with ErrClosed. A bounded wait: a
+					// Submit that never gets there fails below.
+					for deadline := time.Now().Add(10 * time.Second); !lb.BatchAlone(bt, "p") && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond)
+					}
 					closed <- bt.Close(ctx)
 				}()
 				res, err := bt.Submit(ctx, "p", 20, lb.WithID("match-2"))

@@ -17,3 +17,12 @@ func TraceBatch(b *Batcher, fn func(seq int)) {
 	defer b.mu.Unlock()
 	b.traced = fn
 }
+
+// BatchAlone reports whether a submission of member written on its own
+// (WithID) is in flight in b: counted in, so that Close waits for it, and
+// waiting for what comes before it or being written.
+func BatchAlone(b *Batcher, member string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.after[member] != nil
+}
