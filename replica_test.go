@@ -119,7 +119,7 @@ func replicaReads(t *testing.T, r *testredis.Replicated, opts []lb.Option) {
 	for name, read := range reads {
 		want[name] = read(ctx, viaPrimary)
 	}
-	time.Sleep(100 * time.Millisecond) // nothing written since: every replica holds it all
+	r.CaughtUp(t) // nothing written since: every replica holds it all, the 20 Submits after the count too
 	rs0 := testredis.CommandCalls(t, r.Replicas)
 	rec.reset()
 	got := map[string]any{}
@@ -216,6 +216,7 @@ func replicaReadingCluster(t *testing.T) rueidis.Client {
 // until it expired (10 s) where the replica caught up in milliseconds.
 func TestHotTopReplicaClientMirrorsPrimaries(t *testing.T) {
 	b := testredis.Cluster(t)
+	r := testredis.ClusterReplicated(t)
 	bounds := []float64{0, 100}
 	opts := []lb.Option{lb.WithShards(bounds...), lb.WithPolicy(lb.Replace)}
 	setup := func(t *testing.T) (hot, truth *lb.Leaderboard, lag func()) {
@@ -246,33 +247,44 @@ func TestHotTopReplicaClientMirrorsPrimaries(t *testing.T) {
 		}
 		return out
 	}
+	// sameTop requires the hot top to show the primaries' once the
+	// replicas hold all that was written (CaughtUp, not a sleep's guess).
+	// Its cached copy goes when the replica's invalidation arrives,
+	// moments after (never with the write): within 2 s, where a mirror
+	// put from a trailing replica's shards stays 10 s (hotTTL).
+	sameTop := func(t *testing.T, hot, truth *lb.Leaderboard, want []string, what string) {
+		t.Helper()
+		r.CaughtUp(t)
+		require.Equal(t, want, names(t, truth))
+		deadline := time.Now().Add(2 * time.Second)
+		for got := names(t, hot); !slices.Equal(got, want); got = names(t, hot) {
+			require.True(t, time.Now().Before(deadline), "%s: %v, the primaries %v", what, got, want)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 
 	t.Run("Submit", func(t *testing.T) {
 		ctx := context.Background()
 		hot, truth, lag := setup(t)
 		require.NoError(t, hot.SubmitMany(ctx, map[string]float64{"a": 110, "b": 120, "c": 130}))
-		time.Sleep(100 * time.Millisecond)
+		r.CaughtUp(t)
 		require.Equal(t, []string{"c", "b", "a"}, names(t, hot))
 		lag()
 		_, err := hot.Submit(ctx, "star", 500)
 		require.NoError(t, err)
-		time.Sleep(500 * time.Millisecond) // the replicas have long caught up
-		require.Equal(t, []string{"star", "c", "b"}, names(t, truth))
-		require.Equal(t, names(t, truth), names(t, hot), "the hot top half a second after a Submit into it")
+		sameTop(t, hot, truth, []string{"star", "c", "b"}, "the hot top once the replicas caught up with a Submit into it")
 	})
 
 	t.Run("Remove", func(t *testing.T) {
 		ctx := context.Background()
 		hot, truth, lag := setup(t)
 		require.NoError(t, hot.SubmitMany(ctx, map[string]float64{"a": 110, "b": 120, "c": 130, "star": 500}))
-		time.Sleep(100 * time.Millisecond)
+		r.CaughtUp(t)
 		require.Equal(t, []string{"star", "c", "b"}, names(t, hot))
 		lag()
 		require.NoError(t, hot.Remove(ctx, "star"))
 		_, err := hot.Top(ctx, 3) // finds no mirror, and builds it
 		require.NoError(t, err)
-		time.Sleep(500 * time.Millisecond)
-		require.Equal(t, []string{"c", "b", "a"}, names(t, truth))
-		require.Equal(t, names(t, truth), names(t, hot), "the hot top half a second after a Remove of its best")
+		sameTop(t, hot, truth, []string{"c", "b", "a"}, "the hot top once the replicas caught up with a Remove of its best")
 	})
 }

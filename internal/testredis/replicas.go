@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +170,69 @@ func CommandCalls(t testing.TB, clients []rueidis.Client) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// ClusterReplicated is the Cluster with its replicas (EachReplicated's
+// "cluster"), for a test of the Cluster alone. Without one it skips, or
+// fails under CI=true.
+func ClusterReplicated(t *testing.T) *Replicated {
+	t.Helper()
+	return clusterReplicated(t)
+}
+
+// CaughtUp waits until every replica has applied all that its primary held
+// when CaughtUp was called (the primary's master_repl_offset then, against
+// the replica's slave_repl_offset), for up to 10 s: what the test wrote
+// before is then on every replica, however far others write on. A sleep
+// guesses at replication; under load a replica trails by more than a guess.
+func (r *Replicated) CaughtUp(t testing.TB) {
+	t.Helper()
+	want := map[string]int64{} // a primary's port -> its offset
+	for _, p := range r.Primaries {
+		port := infoField(t, p, "server", "tcp_port")
+		off, err := strconv.ParseInt(infoField(t, p, "replication", "master_repl_offset"), 10, 64)
+		if err != nil {
+			t.Fatalf("a primary's master_repl_offset: %v", err)
+		}
+		want[port] = off
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, rep := range r.Replicas {
+		port := infoField(t, rep, "replication", "master_port")
+		w, ok := want[port]
+		if !ok {
+			t.Fatalf("a replica of port %s, which no primary of %s has", port, r.Name)
+		}
+		for {
+			off, err := strconv.ParseInt(infoField(t, rep, "replication", "slave_repl_offset"), 10, 64)
+			if err != nil {
+				t.Fatalf("a replica's slave_repl_offset: %v", err)
+			}
+			if off >= w {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a replica of port %s at offset %d, its primary at %d, after 10s", port, off, w)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// infoField is one field of a node's INFO section.
+func infoField(t testing.TB, c rueidis.Client, section, field string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := c.Do(ctx, c.B().Info().Section(section).Build()).ToString()
+	if err != nil {
+		t.Fatalf("INFO %s: %v", section, err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO %s has no %s", section, field)
+	return ""
 }
