@@ -19,8 +19,9 @@ import (
 
 func TestSubmit(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		f := newFixture(t, b)
-		now := time.Now().UTC()
+		clock := fixedClock()
+		f := newFixtureAt(t, b, clock)
+		now := clock()
 
 		r := f.submit("player-42", 8500)
 		if r.UserID != "player-42" || r.Score != 8500 || r.Submitted != 8500 || r.Rank != 1 || r.PreviousRank != nil || !r.NewBest {
@@ -394,7 +395,8 @@ func (f *fixture) seed(n int) {
 
 func TestLeaderboardTop(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		f := newFixture(t, b)
+		clock := fixedClock()
+		f := newFixtureAt(t, b, clock)
 		rec := f.get("/api/v1/leaderboard")
 		if got := decode[boardResponse](t, rec); got.Window != "alltime" || got.Total != 0 || got.Entries == nil || len(got.Entries) != 0 {
 			t.Fatalf("empty board: %+v (%s)", got, rec.Body)
@@ -418,7 +420,7 @@ func TestLeaderboardTop(t *testing.T) {
 		if got := decode[boardResponse](t, f.get("/api/v1/leaderboard")); len(got.Entries) != 10 {
 			t.Fatalf("default limit: %d entries", len(got.Entries))
 		}
-		if got := decode[boardResponse](t, f.get("/api/v1/leaderboard?window=weekly&limit=3")); got.Period != leaderboard.Weekly().Period(time.Now()).ID || len(got.Entries) != 3 {
+		if got := decode[boardResponse](t, f.get("/api/v1/leaderboard?window=weekly&limit=3")); got.Period != leaderboard.Weekly().Period(clock()).ID || len(got.Entries) != 3 {
 			t.Fatalf("weekly top 3: %+v", got)
 		}
 	})

@@ -46,12 +46,28 @@ func testConfig(board string) config {
 
 func newFixture(t testing.TB, b *testredis.Backend, edit ...func(*config)) *fixture {
 	t.Helper()
+	return newFixtureAt(t, b, time.Now, edit...)
+}
+
+// fixedClock is a clock that stays at now: a test that checks period
+// labels (a day, a week, a month) against its own reading of the time
+// gets the server's, whenever it runs (a test crossing midnight UTC, or a
+// week's or month's start, compared two periods). Signed requests, which
+// carry time.Now, stay within the skew for the test's minute.
+func fixedClock() func() time.Time {
+	now := time.Now().UTC()
+	return func() time.Time { return now }
+}
+
+// newFixtureAt is newFixture with the server's clock now.
+func newFixtureAt(t testing.TB, b *testredis.Backend, now func() time.Time, edit ...func(*config)) *fixture {
+	t.Helper()
 	board := b.BoardName(t)
 	cfg := testConfig(board)
 	for _, e := range edit {
 		e(&cfg)
 	}
-	srv, err := newServer(cfg, b.Client, slog.New(slog.DiscardHandler), time.Now)
+	srv, err := newServer(cfg, b.Client, slog.New(slog.DiscardHandler), now)
 	if err != nil {
 		t.Fatal(err)
 	}
