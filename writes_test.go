@@ -40,7 +40,9 @@ func TestHotTopFollowsEveryWrite(t *testing.T) {
 func runHotFollows(t *testing.T, b *testredis.Backend, c *testredis.CountingClient, sh []float64, p lb.Policy, o lb.Order, store bool) {
 	ctx := context.Background()
 	name := shardName(t, b)
-	opts := []lb.Option{lb.WithPolicy(p), lb.WithOrder(o), lb.WithWindows(lb.AllTime(), lb.Daily())}
+	// One fixed clock: the truth's daily top, read before the polls, and the
+	// board's are then one period's even across midnight UTC.
+	opts := []lb.Option{lb.WithPolicy(p), lb.WithOrder(o), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future))}
 	if sh != nil {
 		opts = append(opts, lb.WithShards(sh...))
 	}
