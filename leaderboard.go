@@ -157,7 +157,8 @@ type WindowResult struct {
 	// already expired, so nothing of the submission is left in it: by the
 	// board's clock (a late WithTime replay; nothing was written), or by
 	// Redis's, which deleted the period's key as the write set its expiry
-	// (a board clock behind the server's, see WithClock).
+	// (a board clock behind the server's, see WithClock). Standing is then
+	// the zero Standing, and Previous holds the member's name alone.
 	Closed bool
 }
 
