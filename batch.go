@@ -255,6 +255,9 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	if err != nil {
 		return Result{}, err
 	}
+	if err := lb.storeRefuses("batch submit", sub); err != nil {
+		return Result{}, err
+	}
 	if sub.id != "" {
 		return b.submitAlone(ctx, sub)
 	}

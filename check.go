@@ -216,25 +216,36 @@ func (lb *shardedBackend) repairShards(ctx context.Context, tg target, members [
 	if !lb.cluster {
 		return lb.manyLocal(ctx, "repair", []target{tg}, members, nil, 0)
 	}
-	return lb.repairCluster(ctx, tg, members, where, true)
+	return lb.repairCluster(ctx, tg, members, where, false, true)
 }
 
 // repairCluster gives members new versions in their partitions first, so
 // that the repairs win over any write still in flight, then puts each into
 // its right shard and deletes it from every other shard that holds a copy
-// (where). redo is writeShards'.
-func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members []string, where map[string][]int, redo bool) error {
+// (where); with sweep, where not known, it sweeps every other shard instead,
+// after the puts and deletes (a sweep that finds no copy is never late, and
+// writes nothing). redo is writeShards'.
+func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members []string, where map[string][]int, sweep, redo bool) error {
 	rows, err := lb.partWrite(ctx, "touch", []target{tg}, members, nil, 0)
 	if err != nil {
 		return err
 	}
 	ops := make([][]shardOp, len(lb.bounds)+1)
+	var sweeps [][]shardOp
+	if sweep {
+		sweeps = make([][]shardOp, len(ops))
+	}
 	for j, m := range members {
 		row := rows[0][j]
 		right := -1
 		if row.had {
 			right = lb.shardOfString(row.now)
 			ops[right] = append(ops[right], shardOp{op: "put", member: m, version: row.version, value: row.now})
+		}
+		for i := range sweeps {
+			if i != right {
+				sweeps[i] = append(sweeps[i], shardOp{op: "sweep", member: m, version: row.version})
+			}
 		}
 		for _, i := range where[m] {
 			if i != right {
@@ -244,6 +255,7 @@ func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members 
 	}
 	var b shardBatch
 	b.add(lb, 0, tg, ops)
+	b.add(lb, 0, tg, sweeps)
 	return lb.writeShards(ctx, []target{tg}, b, redo)
 }
 

@@ -23,7 +23,8 @@
 // sharded board (WithShards) spends up to two, more only where its doc comment
 // says (on a Cluster: a Submit that finds a member's copy in another shard,
 // which a crashed or racing write left, or reaches a shard late, a read that finds a member in two shards while it
-// moves, a SubmitMany run dry first, a chunk of RemoveBetween; with
+// moves, a SubmitMany run dry first, a chunk of RemoveBetween, a Remove
+// whose sweeps of every shard pass 100,000 ops; with
 // IncludeData, the reads IncludeData names; on any sharded board ProposeBounds,
 // three, and a read by position that reads again when members crossed a bound
 // between its two round trips: see WithShards). With WithHotTop the writes and

@@ -102,7 +102,7 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	}
 	// A page whose first position overflows int64 lies past the end of
 	// any board: it is read from the last positions int64 holds, as empty.
-	start := int64(math.MaxInt64 - size)
+	start := math.MaxInt64 - int64(size)
 	if int64(number-1) <= start/int64(size) {
 		start = int64(number-1) * int64(size)
 	}

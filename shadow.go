@@ -185,7 +185,7 @@ func (lb *shardedBackend) fill(ctx context.Context, tg target, members []string)
 	if !lb.cluster {
 		return lb.manyLocal(ctx, "repair", []target{tg}, members, nil, 0)
 	}
-	return lb.repairCluster(ctx, tg, members, nil, true)
+	return lb.repairCluster(ctx, tg, members, nil, false, true)
 }
 
 func (lb *shardedBackend) dropShadow(ctx context.Context, tg target) error {

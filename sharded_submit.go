@@ -785,8 +785,8 @@ type lateWrites struct {
 
 // settleShards reads a batch's results; with redo, a write a shard refused
 // as late (see versions.lua) is redone as Check repairs a member, in the
-// layout that refused it: a new version, then every shard. A redo refused
-// again is an error.
+// layout that refused it: a new version, then its right shard, and sweeps
+// of every other (see repairCluster). A redo refused again is an error.
 func (lb *shardedBackend) settleShards(ctx context.Context, live []target, b shardBatch, results []rueidis.RedisResult, redo bool) error {
 	late := map[lateWrites]map[string]bool{}
 	for k, r := range results {
@@ -811,13 +811,11 @@ func (lb *shardedBackend) settleShards(ctx context.Context, live []target, b sha
 		if !redo {
 			return fmt.Errorf("%d writes to the shards came too late twice", len(ms))
 		}
-		where := map[string][]int{}
 		members := make([]string, 0, len(ms))
 		for m := range ms {
-			where[m] = at.by.allShards()
 			members = append(members, m)
 		}
-		if err := at.by.repairCluster(ctx, live[at.w], members, where, false); err != nil {
+		if err := at.by.repairCluster(ctx, live[at.w], members, nil, true, false); err != nil {
 			return err
 		}
 	}

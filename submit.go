@@ -43,6 +43,9 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	if err != nil {
 		return Result{}, err
 	}
+	if err := lb.storeRefuses("submit", sub); err != nil {
+		return Result{}, err
+	}
 	return lb.submitChecked(ctx, sub)
 }
 
@@ -110,20 +113,22 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 		// Within the skew: another server's clock a little ahead of ours;
 		// the score was reached now.
 	}
-	if sub.stored, sub.s, sub.t, err = lb.storedOf(score, sub.reached); err != nil {
-		return submission{}, err
-	}
-	return sub, lb.storeRefuses(sub.id, member, score, sub.reached, sub.at)
+	sub.stored, sub.s, sub.t, err = lb.storedOf(score, sub.reached)
+	return sub, err
 }
 
-// storeRefuses is the store's refusal of a submission for what it holds
+// storeRefuses is op's error when the store refuses sub for what it holds
 // (a SubmissionChecker), asked before anything is sent; nil without one.
-func (lb *Leaderboard) storeRefuses(id, member string, score float64, at, received time.Time) error {
+// Only the writes that reach the store ask it (Set without a Corrector
+// store does not).
+func (lb *Leaderboard) storeRefuses(op string, sub submission) error {
 	if lb.checker == nil {
 		return nil
 	}
-	return lb.checker.CheckSubmission(Submission{Board: lb.name, ID: id, Member: member, Score: score,
-		At: at, Received: received, Policy: lb.policy, Order: lb.order})
+	if err := lb.checker.CheckSubmission(lb.storeSubmission(sub.member, sub.score, sub.id, sub.reached, sub.at, nil)); err != nil {
+		return storeErr(op, err)
+	}
+	return nil
 }
 
 // submitOptions applies opts. The config they write escapes to the heap
@@ -282,7 +287,12 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 			return fmt.Errorf("%w (member %q)", err, m)
 		}
 	}
-	return lb.storeRefuses("", m, s, time.Time{}, time.Time{})
+	if lb.checker != nil {
+		if err := lb.checker.CheckSubmission(lb.storeSubmission(m, s, "", time.Time{}, time.Time{}, nil)); err != nil {
+			return storeErr("submit many", err)
+		}
+	}
+	return nil
 }
 
 // Remove deletes members from every readable period of every window: the
