@@ -211,28 +211,29 @@ func (lb *shardedBackend) compareShards(r *CheckReport, truth map[string]string,
 
 // repairShards rewrites members in every shard from their partitions: on
 // one node in one script (shard_local_many.lua), which sweeps every shard;
-// on a Cluster see repairCluster.
+// on a Cluster see repairCluster (where nil: not known).
 func (lb *shardedBackend) repairShards(ctx context.Context, tg target, members []string, where map[string][]int) error {
 	if !lb.cluster {
 		return lb.manyLocal(ctx, "repair", []target{tg}, members, nil, 0)
 	}
-	return lb.repairCluster(ctx, tg, members, where, false, true)
+	return lb.repairCluster(ctx, tg, members, where, true)
 }
 
 // repairCluster gives members new versions in their partitions first, so
 // that the repairs win over any write still in flight, then puts each into
 // its right shard and deletes it from every other shard that holds a copy
-// (where); with sweep, where not known, it sweeps every other shard instead,
-// after the puts and deletes (a sweep that finds no copy is never late, and
-// writes nothing). redo is writeShards'.
-func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members []string, where map[string][]int, sweep, redo bool) error {
+// (where, as Check found them). With where nil, not known (a write redone
+// as late), it sweeps every other shard instead, after the puts (a sweep
+// that finds no copy is never late, and writes nothing). redo is
+// writeShards'.
+func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members []string, where map[string][]int, redo bool) error {
 	rows, err := lb.partWrite(ctx, "touch", []target{tg}, members, nil, 0)
 	if err != nil {
 		return err
 	}
 	ops := make([][]shardOp, len(lb.bounds)+1)
 	var sweeps [][]shardOp
-	if sweep {
+	if where == nil {
 		sweeps = make([][]shardOp, len(ops))
 	}
 	for j, m := range members {
@@ -242,10 +243,8 @@ func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members 
 			right = lb.shardOfString(row.now)
 			ops[right] = append(ops[right], shardOp{op: "put", member: m, version: row.version, value: row.now})
 		}
-		for i := range sweeps {
-			if i != right {
-				sweeps[i] = append(sweeps[i], shardOp{op: "sweep", member: m, version: row.version})
-			}
+		if sweeps != nil {
+			sweepOthers(sweeps, m, row.version, right)
 		}
 		for _, i := range where[m] {
 			if i != right {

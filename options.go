@@ -179,8 +179,8 @@ func defaultConfig() config {
 // k: a process without it (an admin tool, another service, the first
 // processes of a rollout) neither rewrites nor deletes the mirror, so a
 // cached top trails its writes by up to the mirror's 10 seconds. A mirror
-// holds the k of the process that wrote it last, and a process of another k reads
-// the period itself instead (exact, not cached), after the mirror (from
+// holds the k of the process that wrote it last, and a process of another
+// k reads the period itself instead (exact, not cached), after the mirror (from
 // memory on a client that tracks keys, else one round trip more). While processes of two
 // k run (a rollout of a new k), the writes of those with the smaller k
 // keep a mirror only for their k: a cached top of the larger k can trail
@@ -604,8 +604,9 @@ func nilValue(x any) bool {
 // such Top, and when the shard has dropped below n since the last one);
 // Page one inside the best shard (under Competition ranks, the first page
 // only), else two; Around, Submit, SubmitMany and Remove two on a Cluster
-// (a Remove of many members more: see Remove) and one on a single node (standalone or Sentinel), where one script
-// reaches every shard (and a write applies the whole call atomically). The
+// (a Remove of many members more: see Remove) and one on a single node
+// (standalone or Sentinel), where one script reaches every shard (and a
+// write applies the whole call atomically). The
 // reads by score (Between, CountBetween, AroundScore) cost one: a shard
 // holds one range of scores, so they read the shards they span, one script
 // or ZCOUNT each, beside the counts of the better ones (AroundScore reads

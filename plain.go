@@ -525,8 +525,8 @@ func (lb *plainBackend) submitTx(ctx context.Context, sub submission, live []tar
 }
 
 // txPerWindow is how many replies submitTx's transaction has per window:
-// score and rank before, the write, the expiry (or a ZCARD where there is none), rank and count
-// after.
+// score and rank before, the write, the expiry (or a ZCARD where there is
+// none), rank and count after.
 const txPerWindow = 6
 
 // txWindow decodes one window's replies of submitTx, written by policy.

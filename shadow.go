@@ -185,7 +185,7 @@ func (lb *shardedBackend) fill(ctx context.Context, tg target, members []string)
 	if !lb.cluster {
 		return lb.manyLocal(ctx, "repair", []target{tg}, members, nil, 0)
 	}
-	return lb.repairCluster(ctx, tg, members, nil, false, true)
+	return lb.repairCluster(ctx, tg, members, map[string][]int{}, true) // no shard holds a copy
 }
 
 func (lb *shardedBackend) dropShadow(ctx context.Context, tg target) error {
@@ -302,13 +302,17 @@ func (lb *shardedBackend) withShadowLocal(calls []scripts.Call, live []target, m
 // addShadow queues the shadow's share of a Cluster write: the partitions'
 // rows put and deleted by the shadow's bounds, with the same versions
 // (with sweeps, instead, the sweeps of the shadow's other shards: see
-// rowOps).
+// sweepOps).
 func (lb *shardedBackend) addShadow(b *shardBatch, live []target, members []string, rows [][]indexRow, sweeps bool) {
 	if lb.shadow == nil {
 		return
 	}
+	ops := lb.shadow.rowOps
+	if sweeps {
+		ops = lb.shadow.sweepOps
+	}
 	for w, tg := range live {
-		b.add(lb.shadow, w, tg, lb.shadow.rowOps(members, rows[w], sweeps))
+		b.add(lb.shadow, w, tg, ops(members, rows[w]))
 	}
 }
 

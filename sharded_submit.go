@@ -331,7 +331,7 @@ func closeGone(member string, live []target, where []int, rows [][]indexRow, out
 // another (a write racing this one came after it, or removed the member)
 // leaves wr's ranks as the write's own step saw them.
 func (lb *shardedBackend) redoLate(ctx context.Context, tg target, member string, wr *WindowResult) error {
-	if err := lb.repairShards(ctx, tg, []string{member}, map[string][]int{member: lb.allShards()}); err != nil {
+	if err := lb.repairShards(ctx, tg, []string{member}, nil); err != nil {
 		return err
 	}
 	at := lb
@@ -684,12 +684,12 @@ func notGone(live []target, rows [][]indexRow) []target {
 func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []target, members []string, rows [][]indexRow, sweep bool) error {
 	var b shardBatch
 	for w, tg := range live {
-		b.add(lb, w, tg, lb.rowOps(members, rows[w], false))
+		b.add(lb, w, tg, lb.rowOps(members, rows[w]))
 	}
 	lb.addShadow(&b, live, members, rows, false)
 	if sweep {
 		for w, tg := range live {
-			b.add(lb, w, tg, lb.rowOps(members, rows[w], true))
+			b.add(lb, w, tg, lb.sweepOps(members, rows[w]))
 		}
 		lb.addShadow(&b, live, members, rows, true)
 	}
@@ -697,9 +697,8 @@ func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []targe
 }
 
 // rowOps turns one window's partition rows into each shard's puts and
-// deletes (by this layout's bounds); with sweeps, instead, the sweeps of
-// the members out of every other shard.
-func (lb *shardedBackend) rowOps(members []string, rows []indexRow, sweeps bool) [][]shardOp {
+// deletes (by this layout's bounds).
+func (lb *shardedBackend) rowOps(members []string, rows []indexRow) [][]shardOp {
 	ops := make([][]shardOp, len(lb.bounds)+1)
 	for j, m := range members {
 		row := rows[j]
@@ -707,23 +706,37 @@ func (lb *shardedBackend) rowOps(members []string, rows []indexRow, sweeps bool)
 			continue
 		}
 		mv := lb.moveOf(row)
-		for i := range ops {
-			switch {
-			case i == mv.to || i == mv.from:
-				if sweeps {
-					continue
-				}
-				o := shardOp{op: "del", member: m, version: row.version}
-				if i == mv.to {
-					o.op, o.value = "put", row.now
-				}
-				ops[i] = append(ops[i], o)
-			case sweeps:
-				ops[i] = append(ops[i], shardOp{op: "sweep", member: m, version: row.version})
-			}
+		if mv.to >= 0 {
+			ops[mv.to] = append(ops[mv.to], shardOp{op: "put", member: m, version: row.version, value: row.now})
+		}
+		if mv.from >= 0 && mv.from != mv.to {
+			ops[mv.from] = append(ops[mv.from], shardOp{op: "del", member: m, version: row.version})
 		}
 	}
 	return ops
+}
+
+// sweepOps are the sweeps of the members out of every shard rowOps leaves
+// alone: the copies a crashed write left behind.
+func (lb *shardedBackend) sweepOps(members []string, rows []indexRow) [][]shardOp {
+	ops := make([][]shardOp, len(lb.bounds)+1)
+	for j, m := range members {
+		if row := rows[j]; row.version != 0 {
+			mv := lb.moveOf(row)
+			sweepOthers(ops, m, row.version, mv.to, mv.from)
+		}
+	}
+	return ops
+}
+
+// sweepOthers appends to ops a sweep of member, at version, out of every
+// shard but those of keep.
+func sweepOthers(ops [][]shardOp, member string, version int64, keep ...int) {
+	for i := range ops {
+		if !slices.Contains(keep, i) {
+			ops[i] = append(ops[i], shardOp{op: "sweep", member: member, version: version})
+		}
+	}
 }
 
 // shardBatch is the second step of a write on a Cluster: one call per
@@ -815,20 +828,11 @@ func (lb *shardedBackend) settleShards(ctx context.Context, live []target, b sha
 		for m := range ms {
 			members = append(members, m)
 		}
-		if err := at.by.repairCluster(ctx, live[at.w], members, nil, true, false); err != nil {
+		if err := at.by.repairCluster(ctx, live[at.w], members, nil, false); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// allShards lists every shard's number.
-func (lb *shardedBackend) allShards() []int {
-	all := make([]int, len(lb.bounds)+1)
-	for i := range all {
-		all[i] = i
-	}
-	return all
 }
 
 // remove is Remove on a sharded board. On one node it clears a member

@@ -287,12 +287,7 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 			return fmt.Errorf("%w (member %q)", err, m)
 		}
 	}
-	if lb.checker != nil {
-		if err := lb.checker.CheckSubmission(lb.storeSubmission(m, s, "", time.Time{}, time.Time{}, nil)); err != nil {
-			return storeErr("submit many", err)
-		}
-	}
-	return nil
+	return lb.storeRefuses("submit many", submission{member: m, score: s})
 }
 
 // Remove deletes members from every readable period of every window: the

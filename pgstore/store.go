@@ -262,9 +262,9 @@ func nullTime(t time.Time) pgtype.Timestamptz {
 // CheckSubmission refuses, before any I/O, a submission Append would
 // refuse for its content: text that is not valid UTF-8 without NUL bytes
 // (see Values), an empty board or member, a NaN or infinite score. A board
-// asks it before each write (leaderboard.SubmissionChecker), so that a
-// Batcher's batch never holds a submission that would fail every caller
-// in it.
+// asks it before each submission and correction it sends to the store
+// (leaderboard.SubmissionChecker), so that a Batcher's batch never holds a
+// submission that would fail every caller in it.
 func (s *Store) CheckSubmission(sub leaderboard.Submission) error {
 	_, err := prepareSub(sub)
 	return err
