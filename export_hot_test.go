@@ -2,6 +2,8 @@ package leaderboard
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 
 	"github.com/skiprank/leaderboard/internal/scripts"
 )
@@ -42,4 +44,17 @@ func HotSnaps(lb *Leaderboard) int {
 	n := 0
 	lb.hot.snaps.Range(func(_, _ any) bool { n++; return true })
 	return n
+}
+
+// HotRecheck is how long a snapshot the cache confirmed answers alone.
+const HotRecheck = hotRecheck
+
+// StopHotClock stops the clock by which lb's hot top times its snapshots
+// (hotRecheck), HotRecheck ahead of the clock's time so that no read
+// before counts, and returns a function that moves it on by d.
+func StopHotClock(lb *Leaderboard) (advance func(d time.Duration)) {
+	var now atomic.Int64
+	now.Store(hotMonotonic() + int64(hotRecheck))
+	lb.hot.now = now.Load
+	return func(d time.Duration) { now.Add(int64(d)) }
 }

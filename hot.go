@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -31,9 +32,25 @@ import (
 // that long at most, and so does a rewrite that fails (hotLost).
 
 // hotTTL is how long a mirror lives after its last rewrite, and how long
-// this process keeps a read of it (rueidis's client-side cache): the bound
-// on how far behind the period a cached Top can be.
+// this process keeps a read of it (rueidis's client-side cache): with
+// hotRecheck, the bound on how far behind the period a cached Top can be.
 const hotTTL = 10 * time.Second
+
+// hotRecheck is how long a snapshot that rueidis's cache last confirmed
+// answers again without asking the cache. Under many callers the cache's
+// lookup (a lock, a clock, the node's pick) is about half of a cached Top's
+// CPU; a read a moment after a confirmed one takes the same text. It is
+// far below how late an invalidation comes after the write (BENCHMARKS.md),
+// and this process's own writes that reach the top replace or drop the
+// snapshot (hotSeen, hotDrop).
+const hotRecheck = 100 * time.Microsecond
+
+// hotClockBase is the start of hotTop.now's monotonic clock.
+var hotClockBase = time.Now()
+
+// hotMonotonic is nanoseconds on the monotonic clock since hotClockBase:
+// one clock read, where time.Now reads the wall clock too.
+func hotMonotonic() int64 { return int64(time.Since(hotClockBase)) }
 
 // hotSnap is what this process last saw of a period's mirror: whether a
 // write may reach the top, guessed before it is sent.
@@ -41,13 +58,28 @@ const hotTTL = 10 * time.Second
 // entries: the next read that gets the same text back (rueidis answers
 // every hit on one cached reply with the same string, which compares at
 // once) takes the entries decoded already and records nothing.
+//
+// A snapshot whose text a read found in rueidis's cache (a hit: rueidis
+// holds it as current until Redis invalidates it) answers the reads that
+// start within hotRecheck of that read's start from itself (hotRecent).
 type hotSnap struct {
 	members map[string]bool
-	floor   float64 // the k-th stored value
-	full    bool    // the mirror held k members
-	text    string  // the mirror as a cached read gave it; "" from a rewrite
-	es      []Entry // text's entries, ranked
-	expire  int64   // the period's expiry (target.expire): dropped after it
+	floor   float64      // the k-th stored value
+	full    bool         // the mirror held k members
+	text    string       // the mirror as a cached read gave it; "" from a rewrite
+	es      []Entry      // text's entries, ranked
+	expire  int64        // the period's expiry (target.expire): dropped after it
+	hit     atomic.Int64 // hotTop.now at the start of the last read that found text in the cache; 0: none
+}
+
+// confirmed records a read of s's text that started at now, if it found
+// the text in rueidis's cache: a read from Redis (a miss, or a client that
+// does not cache) confirms nothing, as every read on a client without a
+// cache must reach Redis.
+func (s *hotSnap) confirmed(res rueidis.RedisResult, now int64) {
+	if res.IsCacheHit() && now > s.hit.Load() {
+		s.hit.Store(now)
+	}
 }
 
 // sameText reports whether text is the mirror s was decoded from (a
@@ -63,7 +95,23 @@ func (s *hotSnap) sameText(text string) bool {
 // period it ever wrote or read.
 type hotTop struct {
 	k     int
-	snaps sync.Map // string -> *hotSnap
+	snaps sync.Map     // string -> *hotSnap
+	now   func() int64 // a monotonic clock in nanoseconds (hotMonotonic; tests stop it)
+}
+
+// hotRecent is the entries of the snapshot of the mirror key that a read
+// found in the cache less than hotRecheck before now; false if none.
+func (lb *Leaderboard) hotRecent(key string, now int64) ([]Entry, bool) {
+	v, ok := lb.hot.snaps.Load(key)
+	if !ok {
+		return nil, false
+	}
+	s := v.(*hotSnap)
+	hit := s.hit.Load()
+	if hit == 0 || now-hit >= int64(hotRecheck) || now < hit {
+		return nil, false
+	}
+	return s.es, true
 }
 
 // hotKey is tg's mirror key, resolved with its period (resolve).
@@ -104,7 +152,12 @@ func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry,
 // is left to its writers, not rebuilt by every read.
 func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool, error) {
 	key := lb.hotKey(tg)
-	text, err := lb.client.DoCache(ctx, tg.hotRead, hotTTL).ToString()
+	now := lb.hot.now()
+	if es, ok := lb.hotRecent(key, now); ok {
+		return es, true, nil
+	}
+	res := lb.client.DoCache(ctx, tg.hotRead, hotTTL)
+	text, err := res.ToString()
 	if rueidis.IsRedisNil(err) {
 		es, err := lb.be.hotRewrite(ctx, []target{tg})
 		if redisErrorIs(err, "READONLY") {
@@ -122,6 +175,7 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 		return nil, true, err
 	}
 	if v, ok := lb.hot.snaps.Load(key); ok && v.(*hotSnap).sameText(text) {
+		v.(*hotSnap).confirmed(res, now)
 		return v.(*hotSnap).es, true, nil
 	}
 	k, body, err := mirrorHead(text)
@@ -139,7 +193,7 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 		es[i].Score = lb.plain(es[i].Score)
 	}
 	lb.rankEntries(es, 0, 1)
-	lb.hotSeenText(tg, es, text)
+	lb.hotSeenText(tg, es, text).confirmed(res, now)
 	return es, true, nil
 }
 
@@ -303,7 +357,7 @@ func (lb *Leaderboard) hotSeen(tg target, es []Entry) {
 // hotSeenText is hotSeen of a cached read's text and its ranked entries
 // es ("" and es for a rewrite's, which keeps no entries). The first
 // snapshot of a period's mirror drops those of periods past their expiry.
-func (lb *Leaderboard) hotSeenText(tg target, es []Entry, text string) {
+func (lb *Leaderboard) hotSeenText(tg target, es []Entry, text string) *hotSnap {
 	s := &hotSnap{members: make(map[string]bool, len(es)), full: len(es) >= lb.hot.k, expire: tg.expire}
 	if text != "" {
 		s.text, s.es = text, es // read only: hotFirst and hotPage copy
@@ -317,6 +371,7 @@ func (lb *Leaderboard) hotSeenText(tg target, es []Entry, text string) {
 	if _, had := lb.hot.snaps.Swap(lb.hotKey(tg), s); !had {
 		lb.hotSweep()
 	}
+	return s
 }
 
 // hotSweep drops the snapshots of periods past their expiry on the

@@ -142,13 +142,14 @@ func runHotTopCache(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	if caching {
 		warmHotCache(t, c, board)
 	}
+	// Served from memory: rueidis's cache, or a snapshot it confirmed a
+	// moment before (TestHotTopRecheck); a cache miss counts as a call.
 	served := func(what string, read func() error) {
 		t.Helper()
-		before, hits := c.Calls(), c.CacheHits()
+		before := c.Calls()
 		require.NoError(t, read(), what)
 		if caching {
 			require.Equal(t, before, c.Calls(), "%s reached Redis", what)
-			require.Greater(t, c.CacheHits(), hits, what)
 		}
 	}
 	served("Top(10)", func() error { _, err := board.Top(ctx, 10); return err })

@@ -224,7 +224,7 @@ func build(client rueidis.Client, name string, c config) *Leaderboard {
 		cfg:          c,
 	}
 	if c.hotTop > 0 {
-		lb.hot = &hotTop{k: c.hotTop}
+		lb.hot = &hotTop{k: c.hotTop, now: hotMonotonic}
 	}
 	lb.checker, _ = c.store.(SubmissionChecker)
 	lb.be = newBackend(lb)

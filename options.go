@@ -151,10 +151,14 @@ func defaultConfig() config {
 // board the three round trips above; so does the first read after a mirror
 // expired (10 seconds after its last rewrite). A cached answer can trail
 // a write that another process, or this one, made a moment before: Redis
-// invalidates it after the write's reply, within milliseconds (BENCHMARKS.md);
-// a mirror a crashed process left behind a write expires 10 seconds after its
-// last rewrite, and no copy is kept longer: the bound on how old a cached Top
-// can be. A mirror's rewrite or delete that fails after its write (the network,
+// invalidates it after the write's reply, within milliseconds (BENCHMARKS.md).
+// A read the cache answered is answered again for 100µs from this process's
+// copy without asking the cache (whose lookup is about half of a cached Top's
+// CPU under many callers): another process's write can show up to 100µs after
+// its invalidation arrives; a write of this process that reaches the top
+// drops the copy. A mirror a crashed process left behind a write expires 10
+// seconds after its last rewrite, and no copy is kept longer (but those
+// 100µs): the bound on how old a cached Top can be. A mirror's rewrite or delete that fails after its write (the network,
 // a ctx that ends between the write and a round trip after it) is not the
 // write's failure: the write's answer is returned, and the mirror is deleted in
 // one more round trip (sent even when the ctx has ended), or where that fails

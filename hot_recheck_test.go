@@ -1,0 +1,98 @@
+package leaderboard_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// TestHotTopRecheck: a cached Top that rueidis's cache answered is
+// answered again from this process's snapshot, without asking the cache,
+// for HotRecheck and no longer; a write of this process that reaches the
+// top drops that at once, another process's shows once HotRecheck has
+// passed after its invalidation; and on a client without a cache every
+// read reaches Redis, however close together. The board's clock for
+// this is stopped and moved by hand.
+func TestHotTopRecheck(t *testing.T) { eachHotKind(t, runHotTopRecheck) }
+
+func runHotTopRecheck(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	opts := append([]lb.Option{lb.WithHotTop(10), lb.WithPolicy(lb.Replace)}, kind...)
+	other, err := lb.New(b.Client, name, opts...) // another process
+	require.NoError(t, err)
+
+	// b.Client caches nothing: every Top reaches Redis.
+	uncached, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	loadHotBoard(t, uncached)
+	lb.StopHotClock(uncached)
+	before := b.Client.Calls()
+	for range 3 {
+		_, err := uncached.Top(ctx, 10)
+		require.NoError(t, err)
+	}
+	require.Equal(t, before+3, b.Client.Calls(), "Tops on a client without a cache")
+
+	c := b.Caching(t)
+	if c == nil {
+		return // miniredis tracks no keys: nothing is cached
+	}
+	board, err := lb.New(c, name, opts...)
+	require.NoError(t, err)
+	warmHotCache(t, c, board)
+	advance := lb.StopHotClock(board)
+	asked := func() int64 { return c.Calls() + c.CacheHits() } // every DoCache
+	top := func() []lb.Entry {
+		t.Helper()
+		got, err := board.Top(ctx, 10)
+		require.NoError(t, err)
+		return got
+	}
+	// The first read asks the cache and confirms; the next ones, at the
+	// same moment and up to HotRecheck after it, do not ask.
+	for range 2 {
+		n := asked()
+		top()
+		require.Equal(t, n+1, asked(), "the read that confirms asks the cache")
+		n = asked()
+		top()
+		advance(lb.HotRecheck - 1)
+		top()
+		require.Equal(t, n, asked(), "reads within HotRecheck of a confirmed one")
+		advance(1)
+	}
+
+	// Another process's write into the top: the snapshot holds until
+	// HotRecheck has passed, then the invalidation shows.
+	n := asked()
+	top()
+	require.Equal(t, n+1, asked())
+	_, err = other.Submit(ctx, "rival", 500)
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond) // the invalidation has arrived
+	require.Equal(t, "m99", top()[0].Member, "a snapshot answers for HotRecheck")
+	require.Equal(t, n+1, asked())
+	for deadline := time.Now().Add(2 * time.Second); top()[0].Member != "rival"; advance(lb.HotRecheck) {
+		require.True(t, time.Now().Before(deadline), "rival never showed")
+		time.Sleep(time.Millisecond)
+	}
+
+	// This process's write into the top replaces the snapshot: the next
+	// read asks the cache at the same moment.
+	top()
+	_, err = board.Submit(ctx, "star", 1000)
+	require.NoError(t, err)
+	n = asked()
+	top()
+	require.Greater(t, asked(), n, "a read after this process's write into the top asked nothing")
+	for deadline := time.Now().Add(2 * time.Second); top()[0].Member != "star"; advance(lb.HotRecheck) {
+		require.True(t, time.Now().Before(deadline), "star never showed")
+		time.Sleep(time.Millisecond)
+	}
+}
