@@ -447,7 +447,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 		return nil, nil, nil, errAfterAlone
 	}
 	b.joined++
-	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, sub) {
+	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, &j.sub) {
 		w.joins = append(w.joins, j)
 		b.record(bt, j, w)
 		return bt, w, j, nil
@@ -498,9 +498,18 @@ func (b *Batcher) record(bt *batch, j *batchJoin, w *batchWrite) {
 	if b.traced != nil {
 		b.traced(w.seq)
 	}
-	if b.lb.store == nil {
-		return
+	if b.lb.store != nil {
+		b.recordStored(bt, j, w)
 	}
+}
+
+// recordStored is record's work with a store. Not inlined: its Submission
+// would make every record's frame, under b.mu, hundreds of bytes larger,
+// and a goroutine whose stack must grow there (a copy of it) holds the
+// lock that every submission of the board takes while it does.
+//
+//go:noinline
+func (b *Batcher) recordStored(bt *batch, j *batchJoin, w *batchWrite) {
 	sub := j.sub
 	j.record = []Submission{b.lb.storeSubmission(sub.member, sub.score, "", sub.reached, sub.at, w.live)}
 	bt.records = append(bt.records, j.record...)
@@ -539,17 +548,21 @@ func foldKey(member string, live []target) foldID {
 // foldInto folds next into w, an earlier submission of the same member to
 // the same periods, so that writing w does what writing both one after the
 // other would; false when it cannot (an Accumulate sum out of range).
-func (lb *Leaderboard) foldInto(w *submission, next submission) bool {
+//
+// By pointer, as beats and addInto: it runs under the Batcher's lock, where
+// a frame that holds copies of submissions can make a goroutine's stack grow
+// (see recordStored).
+func (lb *Leaderboard) foldInto(w, next *submission) bool {
 	data := next.data
 	if data == "" {
 		data = w.data // a later submission without data leaves it
 	}
 	switch lb.policy {
 	case Replace:
-		*w = next
+		*w = *next
 	case KeepBest:
-		if lb.beats(next, *w) {
-			*w = next
+		if lb.beats(next, w) {
+			*w = *next
 		}
 	case Accumulate:
 		if !lb.addInto(w, next) {
@@ -563,7 +576,7 @@ func (lb *Leaderboard) foldInto(w *submission, next submission) bool {
 // beats reports whether KeepBest keeps a over b: a better score, or under
 // a tie-break the same score reached in an earlier time slot (as apply in
 // writes.lua decides).
-func (lb *Leaderboard) beats(a, b submission) bool {
+func (lb *Leaderboard) beats(a, b *submission) bool {
 	if lb.tb == nil {
 		if lb.high() {
 			return a.stored > b.stored
@@ -591,7 +604,7 @@ func wholeSum(a, b, sum float64) bool {
 // addInto adds next's score to w's (Accumulate), stamped with next's time
 // as the script stamps a total (a 0 stamps nothing); false when next's sign
 // is not the fold's, or the sum leaves the range.
-func (lb *Leaderboard) addInto(w *submission, next submission) bool {
+func (lb *Leaderboard) addInto(w, next *submission) bool {
 	// Increments of one sign only: the stored total then moves one way
 	// through the fold, so a folded total in range means every total along
 	// the way was, and one submission's refusal is never hidden by another
