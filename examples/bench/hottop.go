@@ -49,6 +49,7 @@ type hotRound struct {
 	writer, top, cachedTop, submit, hotSubmit hotPhase
 	misses                                    int64           // cached Tops' reads that reached Redis (cache misses)
 	stale                                     []time.Duration // the staleness trials' delays, sorted
+	staleOther                                []time.Duration // the same, the Submits from another process
 }
 
 // runHot loads the members, then measures the rounds and the staleness
@@ -73,6 +74,12 @@ func runHot(ctx context.Context, b *bench, env environment, out io.Writer, progr
 	if err != nil {
 		return err
 	}
+	// Another process's writes, with the hot top as every writer of the
+	// board should have it: the tool's client, which caches nothing.
+	other, err := leaderboard.New(b.c.rue, b.name, append(slices.Clone(b.opts), leaderboard.WithHotTop(hotK))...)
+	if err != nil {
+		return err
+	}
 	conc := slices.Max(b.cfg.concurrency)
 	var rounds []hotRound
 	for r := range b.cfg.rounds {
@@ -81,7 +88,10 @@ func runHot(ctx context.Context, b *bench, env environment, out io.Writer, progr
 		if err != nil {
 			return err
 		}
-		if rd.stale, err = b.staleness(ctx, hot, r); err != nil {
+		if rd.stale, err = b.staleness(ctx, hot, hot, 2*r); err != nil {
+			return err
+		}
+		if rd.staleOther, err = b.staleness(ctx, hot, other, 2*r+1); err != nil {
 			return err
 		}
 		rounds = append(rounds, rd)
@@ -187,10 +197,11 @@ func (b *bench) hotTimed(ctx context.Context, conc int, call func(context.Contex
 	return hotPhase{calls: int64(len(lat)), elapsed: elapsed, cpu: cpu1 - cpu0}, err
 }
 
-// staleness runs the trials: each a Submit above everything on the board,
-// then Top(10) through the hot board until it shows it; it returns the
-// delays from the Submit's return, sorted.
-func (b *bench) staleness(ctx context.Context, hot *leaderboard.Leaderboard, round int) ([]time.Duration, error) {
+// staleness runs the trials: each a Submit through writer (the hot board,
+// or another process's) above everything on the board, then Top(10)
+// through the hot board until it shows it; it returns the delays from the
+// Submit's return, sorted. Series numbers the trials' members apart.
+func (b *bench) staleness(ctx context.Context, hot, writer *leaderboard.Leaderboard, series int) ([]time.Duration, error) {
 	stop, done := b.hotWriter(ctx, hot)
 	defer func() { close(stop); <-done }()
 	var delays []time.Duration
@@ -198,9 +209,9 @@ func (b *bench) staleness(ctx context.Context, hot *leaderboard.Leaderboard, rou
 		if _, err := hot.Top(ctx, hotK); err != nil { // the cache holds the top before the write
 			return nil, err
 		}
-		n := round*b.cfg.hotTrials + i
+		n := series*b.cfg.hotTrials + i
 		m, s := fmt.Sprintf("hot-%d", n), float64(b.cfg.scoreMax+n)
-		if _, err := hot.Submit(ctx, m, s); err != nil {
+		if _, err := writer.Submit(ctx, m, s); err != nil {
 			return nil, err
 		}
 		t := time.Now()
@@ -235,18 +246,19 @@ func writeHot(out io.Writer, b *bench, env environment, ld loadReport, conc int,
 		"Submits of scores in the lower half at c=%d without, then with, the writer off. From memory: the cached Tops that reached no Redis (rueidis's cache answered, or the snapshot it confirmed less than 100µs before). "+
 		"Redis CPU per call: the phase's INFO cpu less the writer's alone, per call\n\n",
 		cfg.duration, cfg.hotRate, hotK, conc, conc)
-	w.WriteString("| round | Top/s | cached Top/s | from memory | Redis CPU µs a Top / a cached Top | Submit/s | with the hot top | Redis CPU µs a Submit / with the hot top | staleness p50 / p99 / max |\n|---|---|---|---|---|---|---|---|---|\n")
+	w.WriteString("| round | Top/s | cached Top/s | from memory | Redis CPU µs a Top / a cached Top | Submit/s | with the hot top | Redis CPU µs a Submit / with the hot top | staleness p50 / p99 / max | from another process |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	var speed, cpuShare, submit, stale []float64
 	for i, rd := range rounds {
 		base := rd.writer.cpu / rd.writer.elapsed.Seconds()
 		per := func(p hotPhase) float64 {
 			return max(p.cpu-base*p.elapsed.Seconds(), 0) * 1e6 / float64(max(p.calls, 1))
 		}
-		fmt.Fprintf(&w, "| %d | %s | %s | %.1f%% | %.2f / %.3f | %s | %s | %.1f / %.1f | %s / %s / %s |\n", i+1,
+		fmt.Fprintf(&w, "| %d | %s | %s | %.1f%% | %.2f / %.3f | %s | %s | %.1f / %.1f | %s / %s / %s | %s / %s / %s |\n", i+1,
 			thousands(rd.top.rate()), thousands(rd.cachedTop.rate()), 100*float64(max(rd.cachedTop.calls-rd.misses, 0))/float64(max(rd.cachedTop.calls, 1)),
 			per(rd.top), per(rd.cachedTop), thousands(rd.submit.rate()), thousands(rd.hotSubmit.rate()),
 			rd.submit.cpu*1e6/float64(max(rd.submit.calls, 1)), rd.hotSubmit.cpu*1e6/float64(max(rd.hotSubmit.calls, 1)),
-			dur(percentile(rd.stale, 0.5)), dur(percentile(rd.stale, 0.99)), dur(percentile(rd.stale, 1)))
+			dur(percentile(rd.stale, 0.5)), dur(percentile(rd.stale, 0.99)), dur(percentile(rd.stale, 1)),
+			dur(percentile(rd.staleOther, 0.5)), dur(percentile(rd.staleOther, 0.99)), dur(percentile(rd.staleOther, 1)))
 		stale = append(stale, percentile(rd.stale, 0.99).Seconds())
 		// A phase that finished no call has no figure: its round counts
 		// towards no target it enters.
@@ -258,7 +270,8 @@ func writeHot(out io.Writer, b *bench, env environment, ld loadReport, conc int,
 			submit = append(submit, (rd.hotSubmit.cpu/float64(rd.hotSubmit.calls))/(rd.submit.cpu/float64(rd.submit.calls)))
 		}
 	}
-	fmt.Fprintf(&w, "\nStaleness: %d trials a round (a Submit entering the top, then Top(%d) from the same process until it shows it; the time from the Submit's return)\n", cfg.hotTrials, hotK)
+	fmt.Fprintf(&w, "\nStaleness: %d trials a round (a Submit entering the top, then Top(%d) from the same process until it shows it; the time from the Submit's return); "+
+		"from another process: %d more, each Submit through a board of its own with WithHotTop(%d) on the tool's other client (no target: the issue's is the same process's)\n", cfg.hotTrials, hotK, cfg.hotTrials, hotK)
 	ts := []target{
 		{what: fmt.Sprintf("cached Top(%d) at c=%d: at least 20x the uncached Top", hotK, conc), vals: speed, meets: atLeast(20), show: ratioShow},
 		{what: "Redis CPU per cached Top under 5% of the uncached one", vals: cpuShare, meets: under(0.05), show: func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }},
