@@ -49,6 +49,9 @@ func HotSnaps(lb *Leaderboard) int {
 // HotRecheck is how long a snapshot the cache confirmed answers alone.
 const HotRecheck = hotRecheck
 
+// HotCoarseClock reports a platform where no snapshot answers alone.
+const HotCoarseClock = hotCoarseClock
+
 // StopHotClock stops the clock by which lb's hot top times its snapshots
 // (hotRecheck), HotRecheck ahead of the clock's time so that no read
 // before counts, and returns a function that moves it on by d.

@@ -41,8 +41,8 @@ const hotTTL = 10 * time.Second
 // lookup (a lock, a clock, the node's pick) is about half of a cached Top's
 // CPU; a read a moment after a confirmed one takes the same text. It is
 // far below how late an invalidation comes after the write (BENCHMARKS.md),
-// and this process's own writes that reach the top replace or drop the
-// snapshot (hotSeen, hotDrop).
+// and this process's own writes that may change the top replace or drop the
+// snapshot (hotSeen, hotDrop, hotForget).
 const hotRecheck = 100 * time.Microsecond
 
 // hotClockBase is the start of hotTop.now's monotonic clock.
@@ -102,6 +102,9 @@ type hotTop struct {
 // hotRecent is the entries of the snapshot of the mirror key that a read
 // found in the cache less than hotRecheck before now; false if none.
 func (lb *Leaderboard) hotRecent(key string, now int64) ([]Entry, bool) {
+	if hotCoarseClock {
+		return nil, false
+	}
 	v, ok := lb.hot.snaps.Load(key)
 	if !ok {
 		return nil, false

@@ -2,6 +2,7 @@ package leaderboard_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -14,11 +15,16 @@ import (
 // TestHotTopRecheck: a cached Top that rueidis's cache answered is
 // answered again from this process's snapshot, without asking the cache,
 // for HotRecheck and no longer; a write of this process that reaches the
-// top drops that at once, another process's shows once HotRecheck has
-// passed after its invalidation; and on a client without a cache every
-// read reaches Redis, however close together. The board's clock for
-// this is stopped and moved by hand.
-func TestHotTopRecheck(t *testing.T) { eachHotKind(t, runHotTopRecheck) }
+// top replaces the snapshot (the next read asks the cache), another
+// process's shows once HotRecheck has passed after its invalidation; and
+// on a client without a cache every read reaches Redis, however close
+// together. The board's clock for this is stopped and moved by hand.
+func TestHotTopRecheck(t *testing.T) {
+	if lb.HotCoarseClock {
+		t.Skip("this platform's monotonic clock cannot time HotRecheck: every read asks the cache")
+	}
+	eachHotKind(t, runHotTopRecheck)
+}
 
 func runHotTopRecheck(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	ctx := context.Background()
@@ -95,4 +101,62 @@ func runHotTopRecheck(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		require.True(t, time.Now().Before(deadline), "star never showed")
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestHotTopRecheckOwnWrites: every write of this process that may change
+// the top (a Submit or Set into it, a Batcher's batch, SubmitMany, Remove,
+// RemoveBetween, Reset, Delete) replaces or drops its snapshot of the
+// mirror: on the stopped clock, the first read after it asks the cache
+// where, without the write, the confirmed snapshot answers alone; on
+// every kind of board, on Redis and the Cluster.
+func TestHotTopRecheckOwnWrites(t *testing.T) {
+	if lb.HotCoarseClock {
+		t.Skip("this platform's monotonic clock cannot time HotRecheck: every read asks the cache")
+	}
+	ctx := context.Background()
+	writes := []struct {
+		name  string
+		write func(*lb.Leaderboard) error
+	}{
+		{"nothing", nil},
+		{"Submit", func(b *lb.Leaderboard) error { _, err := b.Submit(ctx, "star", 1000); return err }},
+		{"Set", func(b *lb.Leaderboard) error { return b.Set(ctx, "m50", 2000) }},
+		{"Batcher", func(b *lb.Leaderboard) error {
+			bt, err := b.NewBatcher()
+			if err != nil {
+				return err
+			}
+			_, err = bt.Submit(ctx, "star", 3000)
+			return errors.Join(err, bt.Close(ctx))
+		}},
+		{"SubmitMany", func(b *lb.Leaderboard) error { return b.SubmitMany(ctx, map[string]float64{"star": 4000}) }},
+		{"Remove", func(b *lb.Leaderboard) error { return b.Remove(ctx, "m99") }},
+		{"RemoveBetween", func(b *lb.Leaderboard) error { _, err := b.RemoveBetween(ctx, 95, 99); return err }},
+		{"Reset", func(b *lb.Leaderboard) error { return b.Reset(ctx) }},
+		{"Delete", func(b *lb.Leaderboard) error { return b.Delete(ctx) }},
+	}
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		c := b.Caching(t)
+		if c == nil {
+			return // miniredis tracks no keys: no snapshot is confirmed (TestHotTopRecheck)
+		}
+		for _, w := range writes {
+			t.Run(w.name, func(t *testing.T) {
+				board, err := lb.New(c, shardName(t, b), append([]lb.Option{lb.WithHotTop(10), lb.WithPolicy(lb.Replace)}, kind...)...)
+				require.NoError(t, err)
+				loadHotBoard(t, board)
+				warmHotCache(t, c, board)
+				lb.StopHotClock(board)
+				_, err = board.Top(ctx, 10) // confirms
+				require.NoError(t, err)
+				if w.write != nil {
+					require.NoError(t, w.write(board))
+				}
+				n := c.Calls() + c.CacheHits()
+				_, err = board.Top(ctx, 10)
+				require.NoError(t, err)
+				require.Equal(t, w.write != nil, c.Calls()+c.CacheHits() > n, "the read after the write asked the cache")
+			})
+		}
+	})
 }

@@ -154,9 +154,11 @@ func defaultConfig() config {
 // invalidates it after the write's reply, within milliseconds (BENCHMARKS.md).
 // A read the cache answered is answered again for 100µs from this process's
 // copy without asking the cache (whose lookup is about half of a cached Top's
-// CPU under many callers): another process's write can show up to 100µs after
-// its invalidation arrives; a write of this process that reaches the top
-// drops the copy. A mirror a crashed process left behind a write expires 10
+// CPU under many callers): a write, this process's too, can show up to 100µs
+// after its invalidation arrives (this process's writes that may change the
+// top drop the copy, but a read before the invalidation takes the cache's
+// again). On Windows, whose monotonic clock moves in ticks of a millisecond
+// or more, every read asks the cache. A mirror a crashed process left behind a write expires 10
 // seconds after its last rewrite, and no copy is kept longer (but those
 // 100µs): the bound on how old a cached Top can be. A mirror's rewrite or delete that fails after its write (the network,
 // a ctx that ends between the write and a round trip after it) is not the

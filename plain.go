@@ -780,10 +780,16 @@ func (lb *plainBackend) clear(ctx context.Context, tgs []target, board bool) err
 	if board {
 		ks = append(ks, lb.keys.IDs(), lb.keys.Data(), lb.keys.Marker())
 	}
-	if lb.hot != nil {
-		for _, tg := range tgs {
-			ks = append(ks, lb.hotKey(tg))
-		}
+	if lb.hot == nil {
+		return lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
 	}
-	return lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
+	for _, tg := range tgs {
+		ks = append(ks, lb.hotKey(tg))
+	}
+	err := lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
+	// What this process saw of the mirrors goes too, whatever the
+	// UNLINK's fate: a snapshot would answer reads (hotRecent) and guide
+	// writes (hotLikely) as if the mirrors were there.
+	lb.hotForget(tgs)
+	return err
 }
