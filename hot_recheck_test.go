@@ -26,24 +26,30 @@ func TestHotTopRecheck(t *testing.T) {
 	eachHotKind(t, runHotTopRecheck)
 }
 
-func runHotTopRecheck(t *testing.T, b *testredis.Backend, kind []lb.Option) {
-	ctx := context.Background()
-	name := shardName(t, b)
-	opts := append([]lb.Option{lb.WithHotTop(10), lb.WithPolicy(lb.Replace)}, kind...)
-	other, err := lb.New(b.Client, name, opts...) // another process
-	require.NoError(t, err)
-
-	// b.Client caches nothing: every Top reaches Redis.
+// uncachedRecheck loads the board name on b.Client, which caches
+// nothing, and checks that every Top there reaches Redis on a stopped
+// clock.
+func uncachedRecheck(t *testing.T, b *testredis.Backend, name string, opts []lb.Option) {
+	t.Helper()
 	uncached, err := lb.New(b.Client, name, opts...)
 	require.NoError(t, err)
 	loadHotBoard(t, uncached)
 	lb.StopHotClock(uncached)
 	before := b.Client.Calls()
 	for range 3 {
-		_, err := uncached.Top(ctx, 10)
+		_, err := uncached.Top(context.Background(), 10)
 		require.NoError(t, err)
 	}
 	require.Equal(t, before+3, b.Client.Calls(), "Tops on a client without a cache")
+}
+
+func runHotTopRecheck(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	opts := append([]lb.Option{lb.WithHotTop(10), lb.WithPolicy(lb.Replace)}, kind...)
+	other, err := lb.New(b.Client, name, opts...) // another process
+	require.NoError(t, err)
+	uncachedRecheck(t, b, name, opts)
 
 	c := b.Caching(t)
 	if c == nil {
@@ -84,10 +90,7 @@ func runHotTopRecheck(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	time.Sleep(50 * time.Millisecond) // the invalidation has arrived
 	require.Equal(t, "m99", top()[0].Member, "a snapshot answers for HotRecheck")
 	require.Equal(t, n+1, asked())
-	for deadline := time.Now().Add(2 * time.Second); top()[0].Member != "rival"; advance(lb.HotRecheck) {
-		require.True(t, time.Now().Before(deadline), "rival never showed")
-		time.Sleep(time.Millisecond)
-	}
+	recheckShows(t, top, advance, "rival")
 
 	// This process's write into the top replaces the snapshot: the next
 	// read asks the cache at the same moment.
@@ -97,8 +100,15 @@ func runHotTopRecheck(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	n = asked()
 	top()
 	require.Greater(t, asked(), n, "a read after this process's write into the top asked nothing")
-	for deadline := time.Now().Add(2 * time.Second); top()[0].Member != "star"; advance(lb.HotRecheck) {
-		require.True(t, time.Now().Before(deadline), "star never showed")
+	recheckShows(t, top, advance, "star")
+}
+
+// recheckShows reads top, moving the stopped clock on by HotRecheck each
+// time, until member leads it, for up to 2 s.
+func recheckShows(t *testing.T, top func() []lb.Entry, advance func(time.Duration), member string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); top()[0].Member != member; advance(lb.HotRecheck) {
+		require.True(t, time.Now().Before(deadline), "%s never showed", member)
 		time.Sleep(time.Millisecond)
 	}
 }
