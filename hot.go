@@ -432,15 +432,27 @@ func (lb *Leaderboard) hotWithin(wr WindowResult, slack int64) bool {
 // hotDrop deletes the mirrors of tgs: after a write that may change their
 // tops and does not rewrite them.
 func (lb *Leaderboard) hotDrop(tgs []target) rueidis.Commands {
+	ks := lb.hotDropKeys(tgs)
+	if len(ks) == 0 {
+		return nil
+	}
+	return rueidis.Commands{lb.client.B().Unlink().Key(ks...).Build()}
+}
+
+// hotDropKeys lists the mirror keys of tgs for a write to delete, and drops
+// this process's snapshots of them: a snapshot would answer reads
+// (hotRecent) and guide writes (hotLikely) as if the mirrors were there.
+// None without a hot top.
+func (lb *Leaderboard) hotDropKeys(tgs []target) []string {
 	if lb.hot == nil || len(tgs) == 0 {
 		return nil
 	}
 	ks := make([]string, len(tgs))
 	for i, tg := range tgs {
 		ks[i] = lb.hotKey(tg)
-		lb.hot.snaps.Delete(ks[i])
 	}
-	return rueidis.Commands{lb.client.B().Unlink().Key(ks...).Build()}
+	lb.hotForget(tgs)
+	return ks
 }
 
 // hotPage is a page within the top k: its entries from the mirror, and

@@ -770,8 +770,9 @@ func (lb *plainBackend) counts(ctx context.Context, tgs []target) ([]int64, erro
 	return int64s(lb.client.DoMulti(ctx, cmds...))
 }
 
-// clear unlinks the periods' sorted sets, and with board the board's ids and
-// marker: all in the board's slot, so one UNLINK.
+// clear unlinks the periods' sorted sets and top mirrors (hotDropKeys), and
+// with board the board's ids, data and marker: all in the board's slot, so
+// one UNLINK.
 func (lb *plainBackend) clear(ctx context.Context, tgs []target, board bool) error {
 	ks := make([]string, 0, len(tgs)+2)
 	for _, tg := range tgs {
@@ -780,16 +781,6 @@ func (lb *plainBackend) clear(ctx context.Context, tgs []target, board bool) err
 	if board {
 		ks = append(ks, lb.keys.IDs(), lb.keys.Data(), lb.keys.Marker())
 	}
-	if lb.hot == nil {
-		return lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
-	}
-	for _, tg := range tgs {
-		ks = append(ks, lb.hotKey(tg))
-	}
-	err := lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
-	// What this process saw of the mirrors goes too, whatever the
-	// UNLINK's fate: a snapshot would answer reads (hotRecent) and guide
-	// writes (hotLikely) as if the mirrors were there.
-	lb.hotForget(tgs)
-	return err
+	ks = append(ks, lb.hotDropKeys(tgs)...)
+	return lb.client.Do(ctx, lb.client.B().Unlink().Key(ks...).Build()).Error()
 }
