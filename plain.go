@@ -249,7 +249,7 @@ func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size i
 		return p, nil
 	}
 	if counts {
-		return lb.competitionPage(ctx, tg, start, size)
+		return lb.competitionPage(ctx, tg, start, size, total)
 	}
 	if !total {
 		// Range: the entries alone, one ZRANGE.
@@ -296,19 +296,24 @@ func (lb *plainBackend) pageTx(ctx context.Context, key string, start int64, siz
 }
 
 // competitionPage reads a page past the first position under Competition
-// ranks and the total in one MULTI: the page's plain ZRANGE, and
-// shard_read.lua's 'range' of its first entry alone, which settles the
-// members strictly better than that entry (its rank less one; only the
-// server can, in the same step: from the entry before it, a count only on
-// a tie) and the total. The page's entries never
-// pass through Lua: that trip cost a script reading them about twice the
-// ZRANGE itself (BENCHMARKS.md, "competition pages by a MULTI").
-func (lb *plainBackend) competitionPage(ctx context.Context, tg target, start int64, size int) (Page, error) {
+// ranks, and with total the board's count, in one MULTI: the page's plain
+// ZRANGE, first_better.lua, which settles the members strictly better than
+// the page's first entry (its rank less one; only the server can, in the
+// same step: from the entry before it, a count only on a tie), and a ZCARD.
+// The page's entries never pass through Lua: that trip cost a script
+// reading them about twice the ZRANGE itself (BENCHMARKS.md, "competition
+// pages by a MULTI"), and the script returns that count alone ("a page's
+// first rank by its own script").
+func (lb *plainBackend) competitionPage(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
 	key := tg.key
-	replies, err := execResult(scripts.ExecTx(ctx, lb.client, []scripts.Call{
+	calls := []scripts.Call{
 		{Cmd: func() rueidis.Completed { return lb.rangeCmd(key, start, start+int64(size)-1) }},
-		scripts.ShardRangeCall(lb.readHeader(), key, start, 1),
-	}))
+		scripts.FirstBetterCall(lb.readHeader(), key, start),
+	}
+	if total {
+		calls = append(calls, scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zcard().Key(key).Build() }})
+	}
+	replies, err := execResult(scripts.ExecTx(ctx, lb.client, calls))
 	if err != nil {
 		return Page{}, err
 	}
@@ -316,11 +321,16 @@ func (lb *plainBackend) competitionPage(ctx context.Context, tg target, start in
 	if err != nil {
 		return Page{}, err
 	}
-	_, total, better, err := lb.shardRangeMessage(&replies[1])
+	better, err := replies[1].AsInt64()
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Entries: []Entry{}, Total: total}
+	p := Page{Entries: []Entry{}}
+	if total {
+		if p.Total, err = replies[2].AsInt64(); err != nil {
+			return Page{}, err
+		}
+	}
 	if len(es) > 0 {
 		p.Entries = es
 	}

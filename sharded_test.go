@@ -1364,7 +1364,7 @@ func TestShardedTopBestShard(t *testing.T) {
 				require.NoError(t, err)
 				_, err = warm.Page(p.ctx, 1, 1000)
 				require.NoError(t, err)
-				_, err = p.plain.Page(p.ctx, 1, 1) // its script, under Competition
+				_, err = p.plain.Page(p.ctx, 2, 1) // first_better.lua on its node, under Competition
 				require.NoError(t, err)
 				top := func(n int, trips int64) {
 					t.Helper()

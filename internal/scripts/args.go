@@ -314,9 +314,15 @@ func ShardAroundCall(h Header, key, member string, count int) Call {
 }
 
 // ShardRangeCall reads count entries of one shard, key, from position
-// start, or of an unsharded board's sorted set. See shard_read.lua.
+// start. See shard_read.lua.
 func ShardRangeCall(h Header, key string, start, count int64) Call {
 	return h.call(ShardRead, []string{key}, append(h.args(3), "range", itoa(start), itoa(count)))
+}
+
+// FirstBetterCall counts the members of key strictly better than the
+// entry at 0-based position start (at least 1). See first_better.lua.
+func FirstBetterCall(h Header, key string, start int64) Call {
+	return h.call(FirstBetter, []string{key}, append(h.args(2), itoa(start-1), itoa(start)))
 }
 
 // ShardLocateCall finds member on a sharded board whose keys share one

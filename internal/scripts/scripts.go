@@ -53,6 +53,8 @@ var (
 	partWriteSrc string
 	//go:embed shard_write.lua
 	shardWriteSrc string
+	//go:embed first_better.lua
+	firstBetterSrc string
 	//go:embed shard_read.lua
 	shardReadSrc string
 	//go:embed shard_local.lua
@@ -101,6 +103,9 @@ var (
 	// ShardWrite applies versioned writes to one shard on a Cluster; see
 	// shard_write.lua.
 	ShardWrite = newScript(shardWriteSrc, order, ranks, versions, shardWrites)
+	// FirstBetter counts the members strictly better than the entry at a
+	// position; see first_better.lua.
+	FirstBetter = newReadScript(firstBetterSrc, order)
 	// ShardRead reads one shard with the members strictly better than a
 	// score; see shard_read.lua.
 	ShardRead = newReadScript(shardReadSrc, order)

@@ -18,7 +18,7 @@ var libraries = map[string]string{
 // allScripts are the package's scripts, by name.
 var allScripts = map[string]*Script{
 	"Submit": Submit, "Many": Many, "Batch": Batch, "Rank": Rank, "Range": Range,
-	"PartWrite": PartWrite, "ShardWrite": ShardWrite, "ShardRead": ShardRead,
+	"PartWrite": PartWrite, "ShardWrite": ShardWrite, "ShardRead": ShardRead, "FirstBetter": FirstBetter,
 	"ShardLocal": ShardLocal, "ShardBatch": ShardBatch, "ShardLocalMany": ShardLocalMany,
 	"ShardLocate": ShardLocate, "ShardPage": ShardPage, "RemoveBetween": RemoveBetween,
 	"HotTop": HotTop, "HotPut": HotPut, "TopData": TopData,

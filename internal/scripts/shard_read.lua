@@ -4,10 +4,7 @@
 -- the stretches of a shard an Around with IncludeData cuts its slice from
 -- in one round trip (they depend on where the member is). A member found
 -- in two shards while it moves is resolved by the caller, from the
--- member's partition. An unsharded board runs its 'range' of one entry
--- inside a MULTI beside the plain ZRANGE of a page past the first position
--- under competition ranks: the count that page's first rank needs, without
--- passing the page through Lua.
+-- member's partition.
 --
 -- KEYS[1]  the shard's sorted set
 -- ARGV     the header's board part (common.lua), then
