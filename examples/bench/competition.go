@@ -158,7 +158,6 @@ func checkSlice(zs []rueidis.ZScore, ranks []int64, start int64, want int) error
 // have one; the rest keep theirs.
 func (b *bench) addCompetition(op *operation) {
 	key := b.raw[0].key
-	total := int64(b.cfg.members)
 	switch op.name {
 	case "rank":
 		b.onCompetition(op, "the member's ZSCORE and the ZCARD, then the ZCOUNTs of the members strictly better and strictly worse (two round trips)", func(ctx context.Context, w *worker) error {
@@ -191,16 +190,7 @@ func (b *bench) addCompetition(op *operation) {
 		})
 	case "around-score":
 		b.onCompetition(op, "the ZCOUNT of the members strictly better, then the slice's ZRANGE with the entry before it, a ZCOUNT round trip more when those two tie", func(ctx context.Context, w *worker) error {
-			better, err := b.c.rue.Do(ctx, b.betterCmd(key, formatScore(float64(w.pick(b.cfg.scoreMax))))).AsInt64()
-			if err != nil {
-				return err
-			}
-			start := max(0, better-aroundScoreRadius)
-			zs, ranks, _, err := b.competitionSlice(ctx, key, start, better+aroundScoreRadius-1)
-			if err != nil {
-				return err
-			}
-			return checkSlice(zs, ranks, start, aroundScoreLen(better, total))
+			return b.aroundScoreCompetition(ctx, key, float64(w.pick(b.cfg.scoreMax)))
 		})
 	case "cutoff":
 		b.onCompetition(op, "the ZCARD, then the ZRANGE of the position and the one before, a ZCOUNT round trip more when those two tie", func(ctx context.Context, _ *worker) error {
@@ -234,6 +224,23 @@ func (b *bench) aroundCompetition(ctx context.Context, key, m string) error {
 		return err
 	}
 	return checkSlice(zs, ranks, start, want)
+}
+
+// aroundScoreCompetition is AroundScore by hand under competition ranks:
+// the members strictly better than score, then the slice around that
+// place; a slice cut short by either end of the board holds fewer
+// entries (aroundScoreLen).
+func (b *bench) aroundScoreCompetition(ctx context.Context, key string, score float64) error {
+	better, err := b.c.rue.Do(ctx, b.betterCmd(key, formatScore(score))).AsInt64()
+	if err != nil {
+		return err
+	}
+	start := max(0, better-aroundScoreRadius)
+	zs, ranks, _, err := b.competitionSlice(ctx, key, start, better+aroundScoreRadius-1)
+	if err != nil {
+		return err
+	}
+	return checkSlice(zs, ranks, start, aroundScoreLen(better, int64(b.cfg.members)))
 }
 
 // addShardsCompetition adds the "rueidis shards competition" version of

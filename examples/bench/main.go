@@ -207,11 +207,18 @@ func run(ctx context.Context, cfg config, out io.Writer, progress console) (err 
 	case len(cfg.replicas) > 0:
 		return runReplicas(ctx, b, env, out, progress)
 	}
+	return runOps(ctx, b, env, out, progress)
+}
+
+// runOps runs the operations report, the one without a flag of its own:
+// load the board and the plain sets, measure every operation, and write
+// the figures to out.
+func runOps(ctx context.Context, b *bench, env environment, out io.Writer, progress console) error {
 	ld, err := b.load(ctx, progress)
 	if err != nil {
 		return err
 	}
-	rep := &report{cfg: cfg, env: env, load: ld, board: b.describe()}
+	rep := &report{cfg: b.cfg, env: env, load: ld, board: b.describe()}
 	if err := b.measureAll(ctx, rep, progress.w); err != nil {
 		return err
 	}

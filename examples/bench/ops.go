@@ -58,16 +58,7 @@ func (b *bench) rawSubmit(ctx context.Context, w *worker) error {
 	cmds = append(cmds, bd.Multi().Build())
 	for _, rk := range b.raw {
 		cmds = append(cmds, bd.Zscore().Key(rk.key).Member(m).Build(), b.rankCmd(rk.key, m))
-		switch {
-		case b.cfg.policy == leaderboard.Accumulate:
-			cmds = append(cmds, bd.Zincrby().Key(rk.key).Increment(v).Member(m).Build())
-		case b.cfg.policy == leaderboard.Replace:
-			cmds = append(cmds, bd.Zadd().Key(rk.key).Ch().ScoreMember().ScoreMember(v, m).Build())
-		case b.high():
-			cmds = append(cmds, bd.Zadd().Key(rk.key).Gt().Ch().ScoreMember().ScoreMember(v, m).Build())
-		default:
-			cmds = append(cmds, bd.Zadd().Key(rk.key).Lt().Ch().ScoreMember().ScoreMember(v, m).Build())
-		}
+		cmds = append(cmds, b.writeCmd(rk.key, m, v))
 		if !rk.expire.IsZero() {
 			cmds = append(cmds, bd.Pexpireat().Key(rk.key).MillisecondsTimestamp(rk.expire.UnixMilli()).Build())
 		}
@@ -130,19 +121,7 @@ func (b *bench) goRedisSubmit(ctx context.Context, w *worker) error {
 			wi := &wins[j]
 			wi.before = p.ZScore(ctx, rk.key, m)
 			wi.brank = b.goRank(ctx, p, rk.key, m)
-			z := redis.ZAddArgs{Ch: true, Members: []redis.Z{{Score: v, Member: m}}}
-			switch {
-			case b.cfg.policy == leaderboard.Accumulate:
-				wi.write = p.ZIncrBy(ctx, rk.key, v, m)
-			case b.cfg.policy == leaderboard.Replace:
-				wi.write = p.ZAddArgs(ctx, rk.key, z)
-			case b.high():
-				z.GT = true
-				wi.write = p.ZAddArgs(ctx, rk.key, z)
-			default:
-				z.LT = true
-				wi.write = p.ZAddArgs(ctx, rk.key, z)
-			}
+			wi.write = b.goWrite(ctx, p, rk.key, m, v)
 			if !rk.expire.IsZero() {
 				p.PExpireAt(ctx, rk.key, rk.expire)
 			}
@@ -211,6 +190,41 @@ func (b *bench) articleKey(window string) string {
 		}
 	}
 	return b.raw[0].key + ":articles:" + window
+}
+
+// writeCmd is Submit's write of score v for member m to key under the
+// board's policy: ZINCRBY to accumulate, else a ZADD, with GT or LT to
+// keep the better score; CH makes its reply count a changed score too,
+// not only a new member, as the Result's Changed does.
+func (b *bench) writeCmd(key, m string, v float64) rueidis.Completed {
+	bd := b.c.rue.B()
+	switch {
+	case b.cfg.policy == leaderboard.Accumulate:
+		return bd.Zincrby().Key(key).Increment(v).Member(m).Build()
+	case b.cfg.policy == leaderboard.Replace:
+		return bd.Zadd().Key(key).Ch().ScoreMember().ScoreMember(v, m).Build()
+	case b.high():
+		return bd.Zadd().Key(key).Gt().Ch().ScoreMember().ScoreMember(v, m).Build()
+	default:
+		return bd.Zadd().Key(key).Lt().Ch().ScoreMember().ScoreMember(v, m).Build()
+	}
+}
+
+// goWrite is writeCmd with go-redis, queued on p.
+func (b *bench) goWrite(ctx context.Context, p redis.Cmdable, key, m string, v float64) redis.Cmder {
+	z := redis.ZAddArgs{Ch: true, Members: []redis.Z{{Score: v, Member: m}}}
+	switch {
+	case b.cfg.policy == leaderboard.Accumulate:
+		return p.ZIncrBy(ctx, key, v, m)
+	case b.cfg.policy == leaderboard.Replace:
+		return p.ZAddArgs(ctx, key, z)
+	case b.high():
+		z.GT = true
+		return p.ZAddArgs(ctx, key, z)
+	default:
+		z.LT = true
+		return p.ZAddArgs(ctx, key, z)
+	}
 }
 
 func (b *bench) rankCmd(key, m string) rueidis.Completed {
@@ -503,23 +517,7 @@ func (b *bench) pageOp(number int) operation {
 			return nil
 		}},
 		impl{name: "rueidis MULTI", units: 1, call: func(ctx context.Context, _ *worker) error {
-			bd := b.c.rue.B()
-			res := b.c.rue.DoMulti(ctx, bd.Multi().Build(), b.rangeCmd(key, start, start+pageSize-1), bd.Zcard().Key(key).Build(), bd.Exec().Build())
-			replies, err := res[3].ToArray()
-			if err != nil {
-				return err
-			}
-			zs, err := replies[0].AsZScores()
-			if err != nil {
-				return err
-			}
-			if _, err := replies[1].AsInt64(); err != nil {
-				return err
-			}
-			if len(zs) != pageSize {
-				return errCheck
-			}
-			return nil
+			return b.rawPageMulti(ctx, key, start)
 		}},
 		impl{name: "go-redis", units: 1, call: func(ctx context.Context, _ *worker) error {
 			var zs *redis.ZSliceCmd
@@ -537,6 +535,29 @@ func (b *bench) pageOp(number int) operation {
 		}},
 	)
 	return b.withBaselines(op)
+}
+
+// rawPageMulti is Page by hand with rueidis as the SDK reads it: the page
+// of key from 0-based position start and the ZCARD in one MULTI/EXEC, so
+// that the total is the page's, of the same moment.
+func (b *bench) rawPageMulti(ctx context.Context, key string, start int64) error {
+	bd := b.c.rue.B()
+	res := b.c.rue.DoMulti(ctx, bd.Multi().Build(), b.rangeCmd(key, start, start+pageSize-1), bd.Zcard().Key(key).Build(), bd.Exec().Build())
+	replies, err := res[3].ToArray()
+	if err != nil {
+		return err
+	}
+	zs, err := replies[0].AsZScores()
+	if err != nil {
+		return err
+	}
+	if _, err := replies[1].AsInt64(); err != nil {
+		return err
+	}
+	if len(zs) != pageSize {
+		return errCheck
+	}
+	return nil
 }
 
 // friend is a member the raw Among versions rank, with its score.

@@ -289,17 +289,7 @@ func (b *bench) aroundScoreShards(ctx context.Context, score float64) error {
 func (b *bench) aroundScoreShardsMulti(ctx context.Context, score float64) error {
 	s, bd := b.shardKeys, b.c.rue.B()
 	own, v, r := s.of(score), formatScore(score), int64(aroundScoreRadius)
-	key := s.keys[own]
-	tx := rueidis.Commands{bd.Multi().Build(),
-		bd.Zcount().Key(key).Min("-inf").Max("(" + v).Build(),
-		bd.Zrange().Key(key).Min("("+v).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
-		bd.Zrange().Key(key).Min(v).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
-		bd.Exec().Build()}
-	if b.high() {
-		tx[1] = bd.Zcount().Key(key).Min("(" + v).Max("+inf").Build()
-		tx[2] = bd.Zrange().Key(key).Min("("+v).Max("+inf").Byscore().Limit(0, r).Withscores().Build()
-		tx[3] = bd.Zrange().Key(key).Min(v).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build()
-	}
+	tx := b.aroundScoreTx(s.keys[own], v, r)
 	for _, k := range s.keys {
 		tx = append(tx, bd.Zcard().Key(k).Build())
 	}
@@ -347,6 +337,26 @@ func (b *bench) aroundScoreShardsMulti(ctx context.Context, score float64) error
 		return errCheck
 	}
 	return nil
+}
+
+// aroundScoreTx is aroundScoreShardsMulti's MULTI/EXEC on the score's
+// shard key: the ZCOUNT of its members strictly better than the score v,
+// the r entries nearest v strictly better than it, and the r nearest at
+// or worse than it. The better side comes first whatever the board's
+// order: aroundScoreShardsMulti reads the replies by place.
+func (b *bench) aroundScoreTx(key, v string, r int64) rueidis.Commands {
+	bd := b.c.rue.B()
+	tx := rueidis.Commands{bd.Multi().Build(),
+		bd.Zcount().Key(key).Min("-inf").Max("(" + v).Build(),
+		bd.Zrange().Key(key).Min("("+v).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build(),
+		bd.Zrange().Key(key).Min(v).Max("+inf").Byscore().Limit(0, r).Withscores().Build(),
+		bd.Exec().Build()}
+	if b.high() {
+		tx[1] = bd.Zcount().Key(key).Min("(" + v).Max("+inf").Build()
+		tx[2] = bd.Zrange().Key(key).Min("("+v).Max("+inf").Byscore().Limit(0, r).Withscores().Build()
+		tx[3] = bd.Zrange().Key(key).Min(v).Max("-inf").Byscore().Rev().Limit(0, r).Withscores().Build()
+	}
+	return tx
 }
 
 // int64Messages reads integer replies.
