@@ -217,9 +217,10 @@ func (lb *plainBackend) aroundSteps2(ctx context.Context, tg target, member stri
 	return es, true, nil
 }
 
-// page reads a page and the total atomically: a MULTI of ZRANGE and
-// ZCARD; under Competition ranks past the first position a MULTI of ZRANGE
-// and a small script (competitionPage); range.lua with IncludeData (the
+// page reads a page, and with total the board's count, atomically: one
+// ZRANGE, or a MULTI of ZRANGE and ZCARD; under Competition ranks past the
+// first position a MULTI of ZRANGE and a small script (competitionPage),
+// its ZCARD with total; range.lua with IncludeData (the
 // data of the members read) and with WithReplicaReads (a MULTI would reach
 // the primary).
 func (lb *plainBackend) page(ctx context.Context, tg target, start int64, size int, total bool) (Page, error) {
