@@ -278,6 +278,7 @@ func TestFaultRedisDownPendingThenRebuild(t *testing.T) {
 						t.Helper()
 						require.ErrorIs(t, err, lb.ErrPending, op)
 						require.ErrorIs(t, err, errFault, op)
+						require.Equal(t, 1, strings.Count(err.Error(), "leaderboard: "), "%s: the package named once: %v", op, err)
 					}
 					_, err = board.Submit(ctx, "a", 5)
 					pending("submit", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -76,17 +77,28 @@ func (lb *Leaderboard) afterStore(ctx context.Context, op string, err error, app
 	case err == nil || lb.store == nil || errors.Is(err, ErrExpired):
 		return err
 	case !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision):
-		return fmt.Errorf("%w: %w", ErrPending, err)
+		return pendingError{err}
 	}
 	r, ok := lb.store.(Retractor)
 	if !ok || len(appended) == 0 {
 		return err
 	}
 	if rerr := r.Retract(ctx, appended); rerr != nil {
-		return fmt.Errorf("%w (leaderboard: %s: store: retracting the refused submission: %v; it stays in the store)", err, op, rerr)
+		return fmt.Errorf("%w (%s: store: retracting the refused submission: %v; it stays in the store)", err, op, rerr)
 	}
 	return err
 }
+
+// pendingError is ErrPending with the Redis step's error, cause: both
+// match errors.Is, and the text names the package once (cause's own
+// text opens with it too).
+type pendingError struct{ cause error }
+
+func (e pendingError) Error() string {
+	return ErrPending.Error() + ": " + strings.TrimPrefix(e.cause.Error(), "leaderboard: ")
+}
+
+func (e pendingError) Unwrap() []error { return []error{ErrPending, e.cause} }
 
 // storeSubmission is a submission as the store records it, with the
 // periods it is written to in Redis (live).
@@ -166,6 +178,6 @@ func (lb *Leaderboard) appendEach(ctx context.Context, subs []Submission) (kept 
 // submissions were stored and could not be taken back: they are durable,
 // and reach Redis at the next Rebuild (ErrPending).
 func partlyStored(op string, kept, n int, err error) error {
-	return fmt.Errorf("%w: leaderboard: %s: store: %d of %d submissions stored before it failed: %w (Redis was not written)",
+	return fmt.Errorf("%w: %s: store: %d of %d submissions stored before it failed: %w (Redis was not written)",
 		ErrPending, op, kept, n, err)
 }
