@@ -153,19 +153,20 @@ func defaultConfig() config {
 // a write that another process, or this one, made a moment before: Redis
 // invalidates it after the write's reply, within milliseconds (BENCHMARKS.md).
 // A read the cache answered is answered again for 100µs from this process's
-// copy without asking the cache (whose lookup is about half of a cached Top's
-// CPU under many callers): a write, this process's too, can show up to 100µs
-// after its invalidation arrives (this process's writes that may change the
-// top drop the copy, but a read before the invalidation takes the cache's
-// again). On Windows, whose monotonic clock moves in ticks of a millisecond
-// or more, every read asks the cache. A mirror a crashed process left behind a write expires 10
-// seconds after its last rewrite, and no copy is kept longer (but those
-// 100µs): the bound on how old a cached Top can be. A mirror's rewrite or delete that fails after its write (the network,
+// copy without asking the cache (whose lookup is about half of a cached
+// Top's CPU under many callers): a write, this process's too, can show up to
+// 100µs after its invalidation arrives (this process's writes that may
+// change the top drop the copy, but a read before the invalidation takes the
+// cache's again). On Windows, whose monotonic clock moves in ticks of a
+// millisecond or more, every read asks the cache. A mirror a crashed process
+// left behind a write expires 10 seconds after its last rewrite, and no copy
+// is kept longer (but those 100µs): the bound on how old a cached Top can
+// be. A mirror's rewrite or delete that fails after its write (the network,
 // a ctx that ends between the write and a round trip after it) is not the
-// write's failure: the write's answer is returned, and the mirror is deleted in
-// one more round trip (sent even when the ctx has ended), or where that fails
-// too trails the period as after a crash. Never rely on reading your own write;
-// Rank, Around and the other reads read the board itself.
+// write's failure: the write's answer is returned, and the mirror is deleted
+// in one more round trip (sent even when the ctx has ended), or where that
+// fails too trails the period as after a crash. Never rely on reading your
+// own write; Rank, Around and the other reads read the board itself.
 //
 // The client must track keys for the cache to serve (rueidis's default;
 // with DisableCache every read reaches Redis, still exact), and Redis must

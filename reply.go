@@ -33,7 +33,13 @@ type opError struct {
 }
 
 func (e *opError) Error() string {
-	return "leaderboard: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "leaderboard: ")
+	return "leaderboard: " + e.op + ": " + unprefixed(e.err)
+}
+
+// unprefixed is err's text without the package's prefix, for an error
+// that names the package itself (opError, pendingError).
+func unprefixed(err error) string {
+	return strings.TrimPrefix(err.Error(), "leaderboard: ")
 }
 
 func (e *opError) Unwrap() error { return e.err }

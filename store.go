@@ -134,12 +134,13 @@ type StoredStanding struct {
 // refuses a member or an id that is not valid UTF-8 without NUL bytes).
 // Every write that goes to the store asks it first: Submit, SubmitMany, a
 // Batcher's Submit, and Set when the store is a Corrector. Such input is
-// then refused at once with the store's error, writes nothing anywhere, and never joins a
-// Batcher's batch, where the store would refuse the batch's one append, and
-// so every caller in it. The Submission it is given has no Periods (and
-// from SubmitMany, which checks every entry before it takes the time, no
-// At or Received); a store that refuses a submission for its content without being a
-// SubmissionChecker fails every caller of a Batcher's batch that holds it.
+// then refused at once with the store's error, writes nothing anywhere, and
+// never joins a Batcher's batch, where the store would refuse the batch's
+// one append, and so every caller in it. The Submission it is given has no
+// Periods (and from SubmitMany, which checks every entry before it takes the
+// time, no At or Received); a store that refuses a submission for its
+// content without being a SubmissionChecker fails every caller of a
+// Batcher's batch that holds it.
 type SubmissionChecker interface {
 	CheckSubmission(sub Submission) error
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -95,7 +94,7 @@ func (lb *Leaderboard) afterStore(ctx context.Context, op string, err error, app
 type pendingError struct{ cause error }
 
 func (e pendingError) Error() string {
-	return ErrPending.Error() + ": " + strings.TrimPrefix(e.cause.Error(), "leaderboard: ")
+	return ErrPending.Error() + ": " + unprefixed(e.cause)
 }
 
 func (e pendingError) Unwrap() []error { return []error{ErrPending, e.cause} }

@@ -11,11 +11,8 @@
 --          as decimal integers: passed to ZRANGE as given, as a position
 --          past 2^53 would not survive Lua's numbers
 --
--- Returns the count: the entry's position when the entry before it has a
--- better plain score (every member before it is then strictly better),
--- else a ZCOUNT (see range_better in order.lua); 0 when the set has no
+-- Returns the count (better_after in order.lua); 0 when the set has no
 -- entry there.
 local items = board_range(KEYS[1], ARGV[REST], ARGV[REST + 1])
 if #items < 4 then return 0 end
-if plain(items[2]) ~= plain(items[4]) then return num(ARGV[REST + 1]) end
-return better(KEYS[1], items[4], HIGH)
+return better_after(KEYS[1], items, num(ARGV[REST + 1]))

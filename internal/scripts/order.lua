@@ -40,20 +40,27 @@ local function plain(v)
   return num(v)
 end
 
+-- The members strictly better than the entry at position lo (its
+-- competition rank less one), from items read from lo - 1, the entry
+-- before it first: when that entry's plain score is better (it cannot be
+-- worse) every entry before lo is strictly better, so the count is lo;
+-- only a tie takes better's ZCOUNT. The extra entry costs Redis less than
+-- the count (BENCHMARKS.md, "a slice's first rank without a count").
+local function better_after(key, items, lo)
+  if plain(items[2]) ~= plain(items[4]) then return lo end
+  return better(key, items[4], HIGH)
+end
+
 -- board_range of lo..hi that also settles, when want, the members
 -- strictly better than the entry at lo (a slice's first competition rank
--- less one): it reads the entry before lo too, and when that entry's plain
--- score is better (it cannot be worse) every entry before lo is strictly
--- better, so the count is lo; only a tie takes better's ZCOUNT. The extra
--- entry costs Redis less than the count (BENCHMARKS.md, "a slice's first
--- rank without a count"). Returns the items, the index in them of lo's
--- member (1, or 3 after the entry before), and the count (0 unless want).
+-- less one): it reads the entry before lo too (better_after). Returns the
+-- items, the index in them of lo's member (1, or 3 after the entry
+-- before), and the count (0 unless want).
 local function range_better(key, lo, hi, want)
   if not want or lo <= 0 then return board_range(key, lo, hi), 1, 0 end
   local items = board_range(key, lo - 1, hi)
   if #items < 4 then return {}, 1, 0 end
-  if plain(items[2]) ~= plain(items[4]) then return items, 3, lo end
-  return items, 3, better(key, items[4], HIGH)
+  return items, 3, better_after(key, items, lo)
 end
 
 -- Members strictly better than the stored bound b in the board's order
