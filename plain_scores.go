@@ -149,7 +149,9 @@ func (lb *plainBackend) aroundScoreTx(ctx context.Context, tg target, edge strin
 // would (walkTx), by position, checking in the same MULTI that the last
 // entry yielded still stands where it stood; else (with IncludeData or
 // WithReplicaReads), or when it moved, with range.lua ('after'), which
-// finds where the walk resumes.
+// finds where the walk resumes. Either reads one entry past the n it
+// yields, so that a chunk knows whether the walk is done: a board of k*n
+// members is walked in k chunks, not k and an empty one.
 func (lb *plainBackend) walk(ctx context.Context, tg target, at walkCursor, n int) ([]Entry, walkCursor, error) {
 	if !tg.data && !lb.replicaReads {
 		es, next, ok, err := lb.walkTx(ctx, tg, at, n)
@@ -157,23 +159,24 @@ func (lb *plainBackend) walk(ctx context.Context, tg target, at walkCursor, n in
 			return es, next, err
 		}
 	}
-	res := scripts.AfterCall(lb.readHeader(), tg.key, lb.dataOf(tg), at.value, at.member, n).Exec(ctx, lb.client)
+	res := scripts.AfterCall(lb.readHeader(), tg.key, lb.dataOf(tg), at.value, at.member, n+1).Exec(ctx, lb.client)
 	es, _, err := lb.rangeReply(res, tg.data)
 	if err != nil {
 		return nil, at, err
 	}
-	return lb.walkNext(es, n, func() (string, error) { return lastStored(res, tg.data) })
+	return walkNext(es, n, func(i int) (string, error) { return storedAt(res, tg.data, i) })
 }
 
-// walkNext is the cursor after a chunk es of a walk that asked n: done
-// when it held fewer, else after its last entry, whose stored value last
-// gives.
-func (lb *plainBackend) walkNext(es []Entry, n int, last func() (string, error)) ([]Entry, walkCursor, error) {
-	if len(es) < n {
+// walkNext is the cursor after a chunk es of a walk that yields n and read
+// one more: done when es holds no more than n, else after es's n-th entry,
+// whose stored value stored(n-1) gives, es cut to n.
+func walkNext(es []Entry, n int, stored func(i int) (string, error)) ([]Entry, walkCursor, error) {
+	if len(es) <= n {
 		return es, walkCursor{done: true}, nil
 	}
-	value, err := last()
-	e := es[len(es)-1]
+	es = es[:n]
+	value, err := stored(n - 1)
+	e := es[n-1]
 	return es, walkCursor{value: value, member: e.Member, pos: e.Rank}, err
 }
 
@@ -186,13 +189,13 @@ func (lb *plainBackend) walkTx(ctx context.Context, tg target, at walkCursor, n 
 		return nil, at, false, nil // the cursor's rank is no position
 	}
 	b := lb.client.B()
-	read := lb.rangeCmd(tg.key, at.pos, at.pos+int64(n)-1)
+	read := lb.rangeCmd(tg.key, at.pos, at.pos+int64(n)) // n and one past them
 	cmds := rueidis.Commands{read}
 	if at.value != "" {
 		cmds = rueidis.Commands{b.Multi().Build(), b.Zscore().Key(tg.key).Member(at.member).Build(), lb.rankCmd(tg.key, at.member), read, b.Exec().Build()}
 	}
 	res := lb.client.DoMulti(ctx, cmds...)
-	chunk := res[0]
+	chunk, err := res[0].ToMessage()
 	if at.value != "" {
 		replies, err := execResult(res)
 		if err != nil {
@@ -201,54 +204,44 @@ func (lb *plainBackend) walkTx(ctx context.Context, tg target, at walkCursor, n 
 		if holds, err := cursorHolds(replies, at); err != nil || !holds {
 			return nil, at, false, err
 		}
-		es, err := lb.zMessageEntries(&replies[2])
-		if err != nil {
-			return nil, at, false, err
-		}
-		lb.rankEntries(es, at.pos, 0)
-		es, next, err := lb.walkNext(es, n, func() (string, error) { return lastZScore(&replies[2]) })
-		return es, next, true, err
+		chunk = replies[2]
+	} else if err != nil {
+		return nil, at, false, err
 	}
-	es, err := lb.zEntries(&chunk)
+	es, err := lb.zMessageEntries(&chunk)
 	if err != nil {
 		return nil, at, false, err
 	}
-	lb.rankEntries(es, 0, 1)
-	es, next, err := lb.walkNext(es, n, func() (string, error) {
-		m, err := chunk.ToMessage()
-		if err != nil {
-			return "", err
-		}
-		return lastZScore(&m)
-	})
+	lb.rankEntries(es, at.pos, 1) // a resumed chunk's ranks are Ordinal's
+	es, next, err := walkNext(es, n, func(i int) (string, error) { return zScoreAt(&chunk, i) })
 	return es, next, true, err
 }
 
-// lastZScore is the stored value of a ZRANGE reply's last entry, as the
+// zScoreAt is the stored value of a ZRANGE reply's entry i, as the
 // 'after' script reads it back.
-func lastZScore(m *rueidis.RedisMessage) (string, error) {
+func zScoreAt(m *rueidis.RedisMessage, i int) (string, error) {
 	zs, err := m.AsZScores()
-	if err != nil || len(zs) == 0 {
-		return "", fmt.Errorf("a chunk of %d entries: %v", len(zs), err)
+	if err != nil || i >= len(zs) {
+		return "", fmt.Errorf("entry %d of a chunk of %d entries: %v", i, len(zs), err)
 	}
-	return formatScore(zs[len(zs)-1].Score), nil
+	return formatScore(zs[i].Score), nil
 }
 
-// lastStored is the stored value (a string, as Redis printed it) of the
-// last entry of a range.lua reply: where the next chunk of a walk resumes.
-func lastStored(res rueidis.RedisResult, data bool) (string, error) {
+// storedAt is the stored value (a string, as Redis printed it) of entry i
+// of a range.lua reply: where the next chunk of a walk resumes.
+func storedAt(res rueidis.RedisResult, data bool, i int) (string, error) {
 	v, err := res.ToArray()
 	if err != nil {
 		return "", err
 	}
-	i := len(v) - 1
+	stride := 2
 	if data {
-		i--
+		stride = 3
 	}
-	if i < 4 {
-		return "", fmt.Errorf("range script returned %d values for a chunk", len(v))
+	if j := 3 + stride*i + 1; j < len(v) {
+		return v[j].ToString()
 	}
-	return v[i].ToString()
+	return "", fmt.Errorf("range script returned %d values for entry %d of a chunk", len(v), i)
 }
 
 // set is Set on an unsharded board: the stored value, whatever the policy,

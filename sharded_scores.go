@@ -428,8 +428,9 @@ func stretchBetter(st shardStretch, j int) int64 {
 // walk reads All's next chunk of up to n entries in one round trip: every
 // shard's count (for the ranks, and to plan the next chunk), and the
 // entries after the cursor's in its shard, then, by the counts the last
-// chunk saw, the first entries of the shards after it, n in all. The
-// chunk ends where a shard answered all it was asked: it may hold more. A
+// chunk saw, the first entries of the shards after it, n in all, each
+// shard read one entry past what the chunk asks of it (walkPlan). The
+// chunk ends in a shard that holds more than the chunk takes of it. A
 // member the chunk finds in two shards (see keepOnce) is yielded once, in
 // the shard of its partition's value, with one round trip more; a copy
 // left in a shard of another chunk is not seen (Check repairs it).
@@ -464,7 +465,7 @@ func (lb *shardedBackend) walkChunk(ctx context.Context, tg target, at walkCurso
 		if a.shard == at.shard {
 			value, member = at.value, at.member
 		}
-		calls = append(calls, scripts.ShardAfterCall(lb.readHeader(), sk[lb.bestFirst[a.shard]], value, member, a.limit))
+		calls = append(calls, scripts.ShardAfterCall(lb.readHeader(), sk[lb.bestFirst[a.shard]], value, member, a.read()))
 	}
 	res := scripts.ExecMulti(ctx, lb.client, calls)
 	cards, err := int64s(res[:shards])
@@ -485,13 +486,15 @@ func (lb *shardedBackend) walkChunk(ctx context.Context, tg target, at walkCurso
 		}
 		before := sum(cards[:k])
 		lb.rankEntries(st.es, before+st.lo, before+st.betterIn+1)
-		out = append(out, st.es...)
-		if len(st.es) == a.limit { // the shard may hold more: resume in it
-			last, err := v[len(v)-1].ToString()
+		take, more := walkTake(a, len(st.es), n-len(out))
+		out = append(out, st.es[:take]...)
+		if more {
+			// The stored value of the last entry taken: the reply is {count,
+			// first position, better, n, member, value, ...}.
+			next, err := walkResume(at, k, st.es[:take], st.lo, cards, func() (string, error) { return v[3+2*take].ToString() })
 			if err != nil {
 				return nil, at, err
 			}
-			next := walkCursor{shard: k, value: last, member: st.es[len(st.es)-1].Member, pos: st.lo + int64(a.limit), cards: cards}
 			return out, next, lb.dataIf(ctx, tg, out)
 		}
 	}
@@ -544,10 +547,10 @@ func (lb *shardedBackend) walkTx(ctx context.Context, tg target, at walkCursor, 
 			return nil, at, false, err
 		}
 		lb.rankEntries(es, sum(cards[:a.shard])+lo, 0)
-		out = append(out, es...)
-		if len(es) == a.limit { // the shard may hold more: resume in it
-			last, err := lastZScore(&chunk)
-			next := walkCursor{shard: a.shard, value: last, member: es[len(es)-1].Member, pos: lo + int64(a.limit), cards: cards}
+		take, more := walkTake(a, len(es), n-len(out))
+		out = append(out, es[:take]...)
+		if more {
+			next, err := walkResume(at, a.shard, es[:take], lo, cards, func() (string, error) { return zScoreAt(&chunk, take-1) })
 			return out, next, true, err
 		}
 	}
@@ -575,27 +578,34 @@ func (lb *shardedBackend) walkTxCmds(sk []string, at walkCursor, asked []walkAsk
 		key := sk[lb.bestFirst[a.shard]]
 		if a.shard == at.shard && resume {
 			cmds[0], cmds[1], cmds[2] = b.Multi().Build(), b.Zscore().Key(key).Member(at.member).Build(), lb.rankCmd(key, at.member)
-			cmds[3], cmds[4] = lb.rangeCmd(key, at.pos, at.pos+int64(a.limit)-1), b.Exec().Build()
+			cmds[3], cmds[4] = lb.rangeCmd(key, at.pos, at.pos+int64(a.read())-1), b.Exec().Build()
 			continue
 		}
-		cmds = append(cmds, lb.rangeCmd(key, 0, int64(a.limit)-1))
+		cmds = append(cmds, lb.rangeCmd(key, 0, int64(a.read())-1))
 	}
 	return cmds, ntx
 }
 
-// walkAsk is what a chunk asks of one shard (its index in bestFirst).
+// walkAsk is what a chunk asks of one shard (its index in bestFirst): up
+// to want entries, read with one more, so that a shard that answers no
+// more than want is known to hold no more.
 type walkAsk struct {
-	shard, limit int
+	shard, want int
 }
 
+// read is how many entries the chunk reads of the shard.
+func (a walkAsk) read() int { return a.want + 1 }
+
 // walkPlan is how many entries a chunk asks of the cursor's shard and the
-// shards after it: each one more than it held by the last chunk's counts
-// (the cursor's shard than what was left of it), until n are asked, the
-// last shard the rest of n. The first chunk plans by the counts the last
-// read of the window saw (seenCards), or asks n of the best shard when
-// none did. A plan decides round trips, never answers: the counts read
-// with the chunk rank it, and a shard that answers all it was asked ends
-// the chunk.
+// shards after it: what each held by the last chunk's counts (the
+// cursor's shard what was left of it, at least one, so that a walk moves
+// on whatever its counts), until n are asked, the last shard the rest of
+// n. The first chunk plans by the counts the last read of the window saw
+// (seenCards), or asks n of the best shard when none did. A plan decides
+// round trips, never answers: the counts read with the chunk rank it, a
+// shard that answers more than it was asked for ends the chunk, and one
+// that answers fewer lets it go on to the next shard (a count read beside
+// the last chunk's entries, not with them, may be one short).
 func (lb *shardedBackend) walkPlan(tg target, at walkCursor, n int) []walkAsk {
 	if at.cards == nil {
 		if at.cards = lb.seenBestFirst(tg); at.cards == nil {
@@ -603,22 +613,18 @@ func (lb *shardedBackend) walkPlan(tg target, at walkCursor, n int) []walkAsk {
 		}
 	}
 	var asked []walkAsk
-	left := int64(n)
-	for k := at.shard; k < len(lb.bestFirst) && left > 0; k++ {
-		held := at.cards[k]
+	left, last := int64(n), len(lb.bestFirst)-1
+	for k := at.shard; k <= last && left > 0; k++ {
+		held := max(at.cards[k], 0)
 		if k == at.shard {
-			held -= at.pos
+			held = max(held-at.pos, 1)
 		}
-		// One more than it held: a shard that answers fewer than it was
-		// asked is done, so the chunk goes on to the next; and a count
-		// read beside the last chunk's entries, not with them, may be one
-		// short.
-		take := min(left, max(held, 0)+1)
-		if k == len(lb.bestFirst)-1 {
-			take = left // the last shard asked takes what is left of n
+		want := min(left, held)
+		if k == last {
+			want = left // the last shard asked takes what is left of n
 		}
-		asked = append(asked, walkAsk{k, int(take)})
-		left -= take
+		asked = append(asked, walkAsk{k, int(want)})
+		left -= want
 	}
 	return asked
 }

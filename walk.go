@@ -75,3 +75,32 @@ func cursorHolds(replies []rueidis.RedisMessage, at walkCursor) (bool, error) {
 	p, ok, err := optInt(&replies[1])
 	return err == nil && ok && p+1 == at.pos, err
 }
+
+// walkTake is how many of the got entries a shard answered a chunk, asked
+// a, takes, room being what is left of the chunk's n: at most a.want (the
+// entry read past it tells only whether the shard holds more); more when
+// the shard holds entries the chunk leaves to the next, which resumes in
+// it (walkResume).
+func walkTake(a walkAsk, got, room int) (take int, more bool) {
+	take = min(got, a.want, room)
+	return take, take < got
+}
+
+// walkResume is the cursor after a chunk that ends in the shard at k
+// (bestFirst's index) having taken taken of it, the first at position lo
+// in the shard: after the last of taken, whose stored value stored
+// gives; where the cursor at was when the chunk took none of at's shard;
+// else at the start of shard k.
+func walkResume(at walkCursor, k int, taken []Entry, lo int64, cards []int64, stored func() (string, error)) (walkCursor, error) {
+	switch {
+	case len(taken) > 0:
+		value, err := stored()
+		e := taken[len(taken)-1]
+		return walkCursor{shard: k, value: value, member: e.Member, pos: lo + int64(len(taken)), cards: cards}, err
+	case k == at.shard:
+		at.cards = cards
+		return at, nil
+	default:
+		return walkCursor{shard: k, cards: cards}, nil
+	}
+}

@@ -239,3 +239,64 @@ func chunkEnds(t *testing.T, b *testredis.Backend, seq iter.Seq2[lb.Entry, error
 		}
 	}
 }
+
+// TestAllRoundTrips: a walk costs one round trip a chunk of up to MaxN
+// (two on a sharded board with IncludeData), and no more: a board of
+// exactly k*MaxN members is walked in k chunks, not k and an empty one;
+// on a sharded board whose counts a read has seen, a chunk takes MaxN
+// entries across the shards, not fewer. Each walk yields every member once,
+// in the order of the board's pages.
+func TestAllRoundTrips(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range walkKinds() {
+			for _, rank := range []lb.RankMode{lb.Ordinal, lb.Competition} {
+				t.Run(fmt.Sprintf("%s/%v", kind.name, rank), func(t *testing.T) {
+					runAllRoundTrips(t, b, kind.opts, rank, kind.name == "sharded")
+				})
+			}
+		}
+	})
+}
+
+func runAllRoundTrips(t *testing.T, b *testredis.Backend, opts []lb.Option, rank lb.RankMode, sharded bool) {
+	ctx := context.Background()
+	board := newWalkBoard(t, b, append([]lb.Option{lb.WithRanking(rank)}, opts...), lb.HighestFirst)
+	rng := rand.New(rand.NewPCG(11, 12))
+	size := 0
+	for _, n := range []int{lb.MaxN - 1, lb.MaxN, lb.MaxN + 1, 2 * lb.MaxN} {
+		scores := map[string]float64{}
+		for ; size < n; size++ {
+			scores[fmt.Sprintf("m%05d", size)] = float64(rng.IntN(100))
+		}
+		require.NoError(t, board.SubmitMany(ctx, scores))
+		var want []lb.Entry
+		for p := 1; p <= (n+lb.MaxN-1)/lb.MaxN; p++ {
+			page, err := board.Page(ctx, p, lb.MaxN)
+			require.NoError(t, err)
+			want = append(want, page.Entries...)
+		}
+		for _, q := range [][]lb.Query{nil, {lb.IncludeData()}} {
+			perChunk := int64(1)
+			if sharded && q != nil {
+				perChunk = 2
+			}
+			walk(t, board.All(ctx, q...)) // the counts a sharded walk plans by
+			before := b.Client.Calls()
+			got := walk(t, board.All(ctx, q...))
+			calls := b.Client.Calls() - before
+			require.Len(t, got, n)
+			if q == nil {
+				require.Equal(t, want, got, "%d members: All is the board's pages", n)
+			}
+			chunks := int64((n + lb.MaxN - 1) / lb.MaxN)
+			wantCalls := chunks * perChunk
+			if b.Name == "cluster" && sharded && rank == lb.Ordinal && q == nil {
+				// A chunk that resumes inside a shard reads it by a MULTI
+				// beside the other shards' commands: two pipelines at once,
+				// one round trip's time, two calls of the client.
+				wantCalls += chunks - 1
+			}
+			require.Equal(t, wantCalls, calls, "%d members, %d queries: calls", n, len(q))
+		}
+	}
+}
