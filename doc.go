@@ -14,23 +14,27 @@
 // Redis (Around two with WithTwoStepAround): one Do or one DoMulti on the
 // rueidis client you pass in (with WithReplicaReads, the reads that must
 // reach the primaries go in MULTIs of their own, one a slot, sent at once:
-// several calls in one round trip); All one a chunk of up to MaxN entries,
-// RemoveBetween one a chunk of up to MaxN members (two with a store that
-// records removals). A script costs one more the first time it runs on a Redis
-// that has not loaded it (rueidis sends EVALSHA, then EVAL on NOSCRIPT), and a
-// read that is a MULTI one more while Redis is over its maxmemory (it is read
-// again by script: oom.go). A
+// several calls in one round trip); All one a chunk of up to MaxN entries
+// (two for a chunk whose MULTI finds that the entry it resumes after has
+// moved: the chunk is then read by script), RemoveBetween one a chunk of up
+// to MaxN members (two with a store that records removals). A script costs
+// one more the first time it runs on a Redis that has not loaded it (rueidis
+// sends EVALSHA, then EVAL on NOSCRIPT), and a read that is a MULTI one more
+// while Redis is over its maxmemory (it is read again by script: oom.go). A
 // sharded board (WithShards) spends up to two, more only where its doc comment
 // says (on a Cluster: a Submit that finds a member's copy in another shard,
-// which a crashed or racing write left, or reaches a shard late, a read that finds a member in two shards while it
-// moves, a SubmitMany run dry first, a chunk of RemoveBetween, a Remove
-// whose sweeps of every shard pass 100,000 ops; with
+// which a crashed or racing write left, or reaches a shard late, a read that
+// finds a member in two shards while it moves, a SubmitMany run dry first, a
+// chunk of RemoveBetween, a SubmitMany or Remove whose shard writes (a
+// Remove's sweeps of every shard included) pass 100,000 ops; with
 // IncludeData, the reads IncludeData names; on any sharded board ProposeBounds,
-// three, and a read by position that reads again when members crossed a bound
-// between its two round trips: see WithShards). With WithHotTop the writes and
-// reads of the mirror take what WithHotTop says (on a sharded Cluster board, a
-// write that deletes the mirror one more, a rewrite three more). Rebuild,
-// Verify, Seal and Check take as many as their data needs. A Batcher
+// three, a Delete that names more than about 500,000 keys (see Delete), and a
+// read by position that reads again when members crossed a bound between its
+// two round trips: see WithShards). With WithHotTop the writes and reads of
+// the mirror take what WithHotTop says (on a sharded Cluster board, a write
+// that deletes the mirror one more, a rewrite three more). Rebuild, Verify,
+// Seal, Check and FillShadow take as many as their data needs, and
+// DropShadow one a period. A Batcher
 // (NewBatcher) writes a batch of folded Submits as one script, in one round
 // trip on an unsharded board and on a sharded one whose keys share one node,
 // and in Submit's two steps, each one round trip for the batch, on a sharded

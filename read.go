@@ -154,8 +154,9 @@ func cutoffPosition(total int64, percent float64) int64 {
 // under the board's RankMode: 1 <= from <= to and at most MaxN entries
 // (to-from+1), else ErrInvalidArgument. Past the end it returns what
 // exists, possibly none. It reads as Page does, one round trip, the
-// entries read atomically; on a sharded board one inside the best shard,
-// else two (see WithShards); with IncludeData see IncludeData. With
+// entries read atomically; on a sharded board one inside the best shard
+// (under Competition ranks, from the first position only), else two (see
+// WithShards); with IncludeData see IncludeData. With
 // WithHotTop, entries within the first k positions come from the client's
 // memory while the top is unchanged.
 func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([]Entry, error) {

@@ -66,7 +66,8 @@ func (c *config) validateShadow() error {
 // ShadowReport is what FillShadow did.
 type ShadowReport struct {
 	// Periods is the number of window periods filled: every window's current
-	// period and the closed ones within their retention.
+	// period, the closed ones within their retention, and one starting
+	// within the clock skew (see WithClockSkew).
 	Periods int
 	// Members is the number of members filled, all periods summed.
 	Members int64

@@ -213,7 +213,9 @@ type submission struct {
 
 // SubmitMany applies the board's policy to many members' scores in every
 // configured window's current period, atomically, in one round trip (two
-// on a sharded board on a Cluster, atomic per step: see WithShards). It is
+// on a sharded board on a Cluster, atomic per step: see WithShards; there
+// a call whose shard writes, about members x windows, pass 100,000 sends
+// them in round trips of at most 100,000, as Remove sends its sweeps). It is
 // the bulk load: it reports no standings. Every member and score is checked
 // first; one bad entry refuses the whole batch and nothing is written (an
 // entry Redis refuses leaves the upkeep Submit names); with several, the
