@@ -50,8 +50,9 @@
 // composites), for Accumulate on a tie-broken board (the total must stay within
 // MaxScore) and for an Accumulate increment of 2^970 or more (the only ones
 // that could overflow a float64 total, refused before anything is written).
-// Under Ordinal ranks, then, Replace, KeepBest without a tie-break or under
-// EarlierFirst, and Accumulate without a tie-break (ZINCRBY) are transactions.
+// Under Ordinal ranks without WithID, then, Replace, KeepBest without a
+// tie-break or under EarlierFirst, and Accumulate without a tie-break
+// (ZINCRBY, for increments below 2^970) are transactions.
 // Reads that combine several replies (Rank, Ranks, Page, Range) read them in
 // one transaction, or in one script where the read needs what it reads first:
 // Rank and Ranks under Competition ranks, and with IncludeData for Top, Page
@@ -86,7 +87,9 @@
 // returns a sentinel and writes nothing), encodes scores under a tie-break,
 // resolves the window periods it touches (period.go: each window's current
 // period is computed once per period), reaches the store first where there is
-// one (writethrough.go), and then makes one call to the board's backend. The
+// one (writethrough.go), and then makes one call to the board's backend (one
+// a chunk, a window or a period for those that walk them: All,
+// RemoveBetween, Check, FillShadow, DropShadow, Rebuild, Verify, Seal). The
 // backend (backend.go) is chosen once, in New: plainBackend (plain.go), one
 // sorted set per window period; or shardedBackend (sharded.go,
 // sharded_submit.go, sharded_batch.go, sharded_batch_cluster.go,
@@ -102,12 +105,13 @@
 // scripts live in internal/scripts, each behind a typed Go builder; every
 // script's arguments open with one header that common.lua reads in one
 // place. Replies are decoded in reply.go. With a store (WithStore), Submit,
-// a Batcher's batches, SubmitMany, Set, Remove, RemoveBetween, Reset and
-// Delete write the store
-// first and Redis second; a Redis
-// refusal of a submission retracts what the store took, any other Redis
-// failure returns ErrPending. Rebuild (rebuild.go, pipeline.go), Verify (verify.go) and
-// Seal (seal.go) read the store back.
+// a Batcher's batches and SubmitMany write the store first and Redis
+// second, and so do Set, Remove, RemoveBetween, Reset and Delete when the
+// store records them (a Corrector, a Remover, a PeriodDeleter, a
+// BoardDeleter: pgstore is each); a Redis refusal of a submission retracts
+// what the store took (a Retractor), any other Redis failure returns
+// ErrPending (but a Set's ErrExpired). Rebuild (rebuild.go, pipeline.go),
+// Verify (verify.go) and Seal (seal.go) read the store back.
 //
 // # Keys
 //
