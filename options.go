@@ -221,8 +221,9 @@ func WithHotTop(k int) Option {
 // of their own (one a run of reads of one slot); a Submit's Result is the
 // primary's. WithTwoStepAround's steps are not taken (Around reads by its
 // one script). It takes Redis 7.0 or newer (EVALSHA_RO; an older server
-// refuses the first read). A replica trails its primary: a read may not
-// show a write that returned moments before (see README, "Read replicas").
+// refuses every read that runs a script). A replica trails its primary: a
+// read may not show a write that returned moments before (see README,
+// "Read replicas").
 // Default: off (EVALSHA and MULTI, Redis 6.2 or newer).
 func WithReplicaReads() Option {
 	return func(c *config) { c.replicaReads = true }

@@ -86,7 +86,7 @@ type RebuildReport struct {
 // it once after upgrading. One round trip: one EXISTS of the markers; on a
 // sharded board on a Cluster one EXISTS a marker, in one DoMulti, which
 // rueidis sends to their nodes at once. It reads the primaries, with
-// WithReplicaReads too (a MULTI a marker).
+// WithReplicaReads too (in MULTIs of their own: see WithReplicaReads).
 func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 	groups := lb.be.markers(true, false)
 	cmds := make(rueidis.Commands, len(groups))
