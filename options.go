@@ -462,7 +462,7 @@ type query struct {
 // a Page, Range or Cutoff reads its entries beside the shards' counts
 // where the counts the last read saw place them, with 32 positions more
 // on either side): two round trips in all. Three when such a hint misses:
-// a Top whose best shard held fewer than n + 32 members when last seen and
+// a Top whose best shard held n + 32 members or more when last seen and
 // now holds fewer than n, and on a Cluster the first Page, Range or Cutoff
 // of a window in a process and one whose shards' counts moved by more than
 // 32 since the last read. An Around that finds a member in two shards
