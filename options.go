@@ -612,9 +612,10 @@ func nilValue(x any) bool {
 // such Top, and when the shard has dropped below n since the last one);
 // Page one inside the best shard (under Competition ranks, the first page
 // only), else two; Around, Submit, SubmitMany and Remove two on a Cluster
-// (a Remove of many members more: see Remove) and one on a single node
-// (standalone or Sentinel), where one script reaches every shard (and a
-// write applies the whole call atomically). The
+// (a Remove or SubmitMany of many members more: see Remove and
+// SubmitMany) and one on a single node (standalone or Sentinel), where one
+// script reaches every shard (and a write applies the whole call
+// atomically). The
 // reads by score (Between, CountBetween, AroundScore) cost one: a shard
 // holds one range of scores, so they read the shards they span, one script
 // or ZCOUNT each, beside the counts of the better ones (AroundScore reads
