@@ -623,7 +623,8 @@ func nilValue(x any) bool {
 // when its slice reaches past that shard into another: see AroundScore);
 // Range reads as
 // Page, Cutoff as Page past the best shard (one on a single node, one
-// script); All one a chunk; Set as Submit; RemoveBetween reads a chunk's
+// script); All one a chunk (two when the chunk's MULTI finds the entry it
+// resumes after moved); Set as Submit; RemoveBetween reads a chunk's
 // members, then removes them as Remove. With IncludeData see IncludeData.
 // On a Cluster, a SubmitMany on an Accumulate board with a tie-break whose
 // members span several partition groups takes three: see below.
