@@ -70,7 +70,9 @@
 // by position beside the last entry's score and rank (the first chunk a plain
 // ZRANGE), the script when that entry moved, under Competition ranks after the
 // first chunk, or with IncludeData. So a rank and a total always come from the
-// same moment. Around reads the member's rank and the slice around it in one
+// same moment (but in a Page within a hot top, whose entries come from the
+// client's memory and its total from Redis: see WithHotTop). Around reads
+// the member's rank and the slice around it in one
 // script, never rank-then-range, unless WithTwoStepAround asks for two steps. A
 // sharded board's operations are atomic per step; see WithShards. With
 // WithReplicaReads no read sends a MULTI (those reads run their script instead)
