@@ -75,7 +75,7 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // period's key; on a sharded board on one node one UNLINK of its shards and
 // its 4096 partitions, atomic; on a Cluster one UNLINK a hash slot's keys
 // in one DoMulti (with WithHotTop one more, which deletes the top mirror
-// again: see Delete).
+// after the rest: see Delete).
 func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	w, err := lb.currentWindow(q, "Reset")
 	if err != nil {
