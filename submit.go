@@ -10,8 +10,10 @@ import (
 // window, atomically, in one round trip, and sets each windowed key's expiry
 // to its period's end plus the retention. A sharded board on a Cluster
 // spends two (three when it sweeps a copy a crashed write left in another
-// shard, five when it finds its own shard's copy behind the member's
-// partition, which it repairs and reads again) and is atomic per step; see
+// shard; three more for each window where it finds its own shard's copy
+// behind the member's partition, or where its shard refuses the write as
+// late after a pause between the steps: a repair, then a read of its
+// standing) and is atomic per step; see
 // WithShards. With WithHotTop a write that reaches the top may take more
 // (see WithHotTop).
 //
