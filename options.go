@@ -666,7 +666,11 @@ func nilValue(x any) bool {
 // second, newer, to its write. This needs the Cluster nodes' clocks to agree
 // within 15 seconds (NTP does far better).
 //
-// Each shard is read atomically, but a read that spans shards is not a
+// Each shard is read atomically (one command, transaction or script),
+// but for a member's place under Ordinal ranks (Rank and Around on a
+// Cluster, Ranks on any sharded board): its shard's count, the member's
+// position and its score are three commands of one pipeline, which Redis
+// runs back to back as below; and a read that spans shards is not a
 // snapshot of all of them. On one node a read's commands go in one
 // pipeline, which Redis runs back to back when it reads the pipeline at
 // once (nearly always; a pipeline split between two reads of the socket

@@ -31,7 +31,8 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, err
 // Rank returns member's standing: rank, score, the period's member count and
 // percentile. ErrNotRanked when the member has no score there. One round trip;
 // the parts are read atomically, so they always agree with each other (on a
-// sharded board each shard is read atomically; under Competition ranks on a
+// sharded board each shard is read atomically, on a Cluster under Ordinal
+// ranks by three commands of one pipeline; under Competition ranks on a
 // Cluster two round trips, as Ranks reads; see WithShards).
 func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Standing, error) {
 	if err := checkMember(member); err != nil {
