@@ -94,7 +94,9 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // periods) and the writes of a partition group's call Redis refused are written
 // after it, each as a Submit. A caller whose ctx ends before its
 // batch is written gets ctx's error; its submission may still be written,
-// as a Submit that times out may have been. The batch's write runs with
+// as a Submit that times out may have been; a ctx that has ended when
+// Submit is called joins no batch, and nothing of it is written (ctx's
+// error), as with the board's Submit. The batch's write runs with
 // the values, not the deadline, of the ctx of the first submission in it:
 // it is bounded by the client's own timeouts and the store's, and a store
 // call that never returns holds that batch and every later one (give a
@@ -286,6 +288,10 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 			// submission); it counts in no period a board reads.
 			return lb.submitChecked(ctx, sub)
 		}
+	} else if err := ctx.Err(); err != nil {
+		// Ended already: nothing is written, as the board's Submit
+		// writes nothing then (a batch would write it all the same).
+		return Result{}, fmt.Errorf("leaderboard: batch submit: %w", err)
 	} else if err := b.joinAndWait(ctx, c, live, where, res.Windows); err != nil {
 		if errors.Is(err, errAfterAlone) {
 			return b.submitAlone(ctx, sub)
