@@ -98,10 +98,15 @@ func (b Board) Shards(bounds []float64) []Board {
 // Layout names a set of bounds in a shard's key: six base-36 digits of
 // FNV-1a (64 bits) over the bounds' IEEE 754 bits, so that two sets of
 // bounds share a name with odds of about one in two billion (New refuses a
-// live move between two that do).
+// live move between two that do). A bound of -0 is named as 0, the same
+// bound (-0 == 0: both put a score of 0 above them): bounds that shard
+// alike name one layout.
 func Layout(bounds []float64) string {
 	h := uint64(14695981039346656037)
 	for _, f := range bounds {
+		if f == 0 {
+			f = 0 // -0's bits are not 0's
+		}
 		bits := math.Float64bits(f)
 		for k := 0; k < 64; k += 8 {
 			h ^= bits >> k & 0xff
