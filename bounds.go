@@ -118,7 +118,8 @@ func proposeBounds(scores []float64, shards int) []float64 {
 
 // nonEmpty drops the bounds at or below the lowest score, and of two
 // bounds with no score of the sample between them (a spike's end right
-// before the next spike's start) keeps the second, a score members hold.
+// before the next spike's start) keeps the second, a score members hold;
+// a bound of -0 comes out as 0, the same bound.
 func nonEmpty(scores, bounds []float64) []float64 {
 	kept := bounds[:0]
 	for _, b := range bounds {
@@ -132,6 +133,11 @@ func nonEmpty(scores, bounds []float64) []float64 {
 			}
 		}
 		kept = append(kept, b)
+	}
+	for i, b := range kept {
+		if b == 0 {
+			kept[i] = 0 // -0 (a score of -0; Nextafter above -5e-324) reads as 0
+		}
 	}
 	return kept
 }

@@ -31,9 +31,14 @@ func TestProposeBoundsPure(t *testing.T) {
 		{"spikes side by side, one bound", []float64{1, 1, 1, 2, 2, 2, 5, 6}, 2, []float64{2}},
 		{"spikes side by side", []float64{1, 1, 1, 2, 2, 2, 5, 6}, 3, []float64{2, math.Nextafter(2, 3)}},
 		{"empty", nil, 4, []float64{}},
+		{"a spike at the least negative number", append(slices.Repeat([]float64{-5e-324}, 40), seq(1, 60)...), 4, []float64{0, 21, 41}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, proposeBounds(c.scores, c.shards))
+			got := proposeBounds(c.scores, c.shards)
+			require.Equal(t, c.want, got)
+			for _, b := range got {
+				require.False(t, math.Signbit(b) && b == 0, "a bound of -0 in %v", got) // Equal takes -0 for 0
+			}
 		})
 	}
 }

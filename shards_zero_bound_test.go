@@ -24,6 +24,7 @@ func TestNegativeZeroBoundIsZero(t *testing.T) {
 		require.NoError(t, err)
 		minus, err := lb.New(b.Client, name, lb.WithShards(math.Copysign(0, -1), 10))
 		require.NoError(t, err)
+		t.Cleanup(func() { _ = plus.Delete(context.Background()) })
 		_, err = plus.Submit(ctx, "p", 5)
 		require.NoError(t, err)
 		_, err = minus.Submit(ctx, "q", -5)
