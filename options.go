@@ -670,7 +670,9 @@ func nilValue(x any) bool {
 // but for a member's place under Ordinal ranks (Rank and Around on a
 // Cluster, Ranks on any sharded board): its shard's count, the member's
 // position and its score are three commands of one pipeline, which Redis
-// runs back to back as below; and a read that spans shards is not a
+// runs back to back as below (should a write run between them, the count
+// is taken as at least the place read, so that a rank never passes its
+// total); and a read that spans shards is not a
 // snapshot of all of them. On one node a read's commands go in one
 // pipeline, which Redis runs back to back when it reads the pipeline at
 // once (nearly always; a pipeline split between two reads of the socket

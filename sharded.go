@@ -494,6 +494,13 @@ func (lb *shardedBackend) probe(res []rueidis.RedisResult) (shardProbe, error) {
 			return p, err
 		}
 		p.stored, p.found, err = optResult(res[2], optFloat)
+		// Three commands of one pipeline, not a transaction (see
+		// WithShards): a write run between them can leave the count short
+		// of the place read after it. The place proves the shard held that
+		// many, so that a rank never passes its total.
+		if p.found {
+			p.card = max(p.card, p.posIn+1)
+		}
 		return p, err
 	}
 	v, err := res[0].ToArray()
