@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,8 +53,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // the connection ended before the length it announced (or the last chunk),
 // or was reset or closed, or the request's context ended (HTTP/2 resets a
 // stream that way). A read that timed out stays a 400: the client was too
-// slow, not gone.
+// slow, not gone. It is told apart first, as net/http ends the request's
+// context on any failed read of the connection, a timeout included.
 func bodyCut(r *http.Request, err error) bool {
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
 	return r.Context().Err() != nil ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
