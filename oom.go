@@ -47,14 +47,16 @@ func (o *oomReads) scripted() backend {
 }
 
 // again is a read's answer v and error err, or, when err is Redis's OOM,
-// the answer of read on the board read without a MULTI (scripted), unless
-// that fails too.
+// the answer of read on the board read without a MULTI (scripted), its
+// ErrNotRanked included, unless that fails too.
 func again[T any](o *oomReads, v T, err error, read func(backend) (T, error)) (T, error) {
 	if !isOOM(err) {
 		return v, err
 	}
-	if w, werr := read(o.scripted()); werr == nil {
-		return w, nil
+	// ErrNotRanked (a member not on the board) is that read's answer, not
+	// a failure of it.
+	if w, werr := read(o.scripted()); werr == nil || errors.Is(werr, ErrNotRanked) {
+		return w, werr
 	}
 	return v, err
 }
