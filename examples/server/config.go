@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/redisurl"
 )
 
 // config is everything the service reads at start. Each setting is a flag
@@ -153,7 +154,13 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	errs := env.errs
 	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
+		// Shown as Redact shows a Redis URL: `server $REDIS_URL` is an
+		// easy slip, and no error shows a password.
+		args := make([]string, fs.NArg())
+		for i, a := range fs.Args() {
+			args[i] = redisurl.Redact(a)
+		}
+		errs = append(errs, fmt.Errorf("unexpected arguments %q", args))
 	}
 	// Secrets come only from the environment: a flag would show them in ps.
 	c.RedisURL = getenv("REDIS_URL")
@@ -190,7 +197,7 @@ func (c config) validate() []error {
 	// The listen address and board are checked here, before Redis is
 	// dialled, so that their errors name them; a listen address that is
 	// well formed can still fail at Listen (a port in use), which names it too.
-	check(validAddr(c.Addr), "listen address %q (ADDR, -addr): want host:port, the port a number from 0 to 65535", c.Addr)
+	check(validAddr(c.Addr), "listen address %q (ADDR, -addr): want host:port, the port a number from 0 to 65535", redisurl.Redact(c.Addr))
 	check(validBoard(c.Board), "board name %q (BOARD, -board): want at most 200 bytes of printable UTF-8 without whitespace, braces or '#'", c.Board)
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
