@@ -93,7 +93,7 @@ func (e *envReader) float(name string, def float64) float64 {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a finite number", name, v))
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a finite number", name, redisurl.Redact(v)))
 		return def
 	}
 	return f
@@ -106,7 +106,7 @@ func (e *envReader) int(name string, def int) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		e.errs = append(e.errs, fmt.Errorf("%s=%q: want an integer", name, v))
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want an integer", name, redisurl.Redact(v)))
 		return def
 	}
 	return n
@@ -119,7 +119,7 @@ func (e *envReader) duration(name string, def time.Duration) time.Duration {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a duration such as 30s", name, v))
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a duration such as 30s", name, redisurl.Redact(v)))
 		return def
 	}
 	return d

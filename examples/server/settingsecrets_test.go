@@ -8,8 +8,8 @@ import (
 )
 
 // TestRedisURLElsewhereHidesPassword: a Redis URL given where another
-// setting goes (an argument, as in `server $REDIS_URL`, or the listen
-// address) is refused with an error that shows no password, as for
+// setting goes (an argument, as in `server $REDIS_URL`, the listen
+// address, a setting read as a number or a duration) is refused with an error that shows no password, as for
 // REDIS_URL itself: no error shows a Redis URL with its credentials. The
 // error quoted the argument, and the address, whole.
 func TestRedisURLElsewhereHidesPassword(t *testing.T) {
@@ -23,6 +23,10 @@ func TestRedisURLElsewhereHidesPassword(t *testing.T) {
 		{args: []string{"-addr", url}},
 		{env: map[string]string{"ADDR": url}},
 		{args: []string{"-addr", "127.0.0.1:0", url + "/0?password=" + pw}},
+		// A setting read as a number or a duration, given the URL.
+		{env: map[string]string{"SCORE_MIN": url}},
+		{env: map[string]string{"REDIS_TIMEOUT": url}},
+		{env: map[string]string{"SUBMIT_BURST": url}},
 	} {
 		err := run(context.Background(), c.args, envOf(c.env), io.Discard, io.Discard)
 		if err == nil {
