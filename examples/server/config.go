@@ -198,7 +198,7 @@ func (c config) validate() []error {
 	// dialled, so that their errors name them; a listen address that is
 	// well formed can still fail at Listen (a port in use), which names it too.
 	check(validAddr(c.Addr), "listen address %q (ADDR, -addr): want host:port, the port a number from 0 to 65535", redisurl.Redact(c.Addr))
-	check(validBoard(c.Board), "board name %q (BOARD, -board): want at most 200 bytes of printable UTF-8 without whitespace, braces or '#'", c.Board)
+	check(validBoard(c.Board), "board name %q (BOARD, -board): want at most 200 bytes of printable UTF-8 without whitespace, braces or '#'", redisurl.Redact(c.Board))
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
