@@ -117,10 +117,11 @@ func (lb *Leaderboard) resolvePeriod(w Window, p Period, t time.Time) (target, e
 	if !keys.ValidSegment(p.ID) {
 		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID, keys.MaxNameLen)
 	}
-	if !p.End.IsZero() {
-		if err := checkHolds(w, p, t); err != nil {
-			return target{}, err
-		}
+	// A period that never ends must hold t too: one starting after t
+	// would take a score no Rebuild finds (the store counts the period
+	// from its start).
+	if err := checkHolds(w, p, t); err != nil {
+		return target{}, err
 	}
 	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID), expire: lb.expiry(p)}
 	tg.shards, tg.shadowShards = lb.be.layoutKeys(w.Name(), p.ID)
@@ -131,9 +132,10 @@ func (lb *Leaderboard) resolvePeriod(w Window, p Period, t time.Time) (target, e
 	return tg, nil
 }
 
-// checkHolds checks that p, which w gave for t and which ends, holds t.
+// checkHolds checks that p, which w gave for t, holds t: a zero Start or
+// End bounds nothing on its side.
 func checkHolds(w Window, p Period, t time.Time) error {
-	if !t.Before(p.End) || (!p.Start.IsZero() && t.Before(p.Start)) {
+	if (!p.End.IsZero() && !t.Before(p.End)) || (!p.Start.IsZero() && t.Before(p.Start)) {
 		return fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not hold it", ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t)
 	}
 	return nil
