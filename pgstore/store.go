@@ -209,6 +209,21 @@ func checkText(what, s string, sentinel error) error {
 	return nil
 }
 
+// timestamptz holds the instants from 4714-11-24 BC (year -4713 in Go)
+// to the end of 294276 AD, UTC: [minTime, endTime).
+var (
+	minTime = time.Date(-4713, time.November, 24, 0, 0, 0, 0, time.UTC)
+	endTime = time.Date(294277, time.January, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// checkTime refuses a time a timestamptz column cannot hold.
+func checkTime(what string, t time.Time) error {
+	if t.Before(minTime) || !t.Before(endTime) {
+		return fmt.Errorf("%w: %s %v is outside what PostgreSQL keeps [%v, %v)", leaderboard.ErrInvalidArgument, what, t, minTime, endTime)
+	}
+	return nil
+}
+
 // prepare checks a submission, truncates its time to what timestamptz
 // keeps, and returns the periods whose standings it changes (see
 // keptPeriods).
@@ -242,6 +257,12 @@ func prepareSub(sub leaderboard.Submission) (leaderboard.Submission, error) {
 	}
 	sub.At = sub.At.Truncate(time.Microsecond)
 	sub.Received = sub.Received.Truncate(time.Microsecond)
+	if err := checkTime("time", sub.At); err != nil {
+		return sub, err
+	}
+	if err := checkTime("received time", sub.Received); err != nil {
+		return sub, err
+	}
 	if sub.Score == 0 {
 		sub.Score = 0 // -0 equals 0, and Redis would hold it as 0 too
 	}
@@ -261,7 +282,8 @@ func nullTime(t time.Time) pgtype.Timestamptz {
 
 // CheckSubmission refuses, before any I/O, a submission Append would
 // refuse for its content: text that is not valid UTF-8 without NUL bytes
-// (see Values), an empty board or member, a NaN or infinite score. A board
+// (see Values), an empty board or member, a NaN or infinite score, a time
+// (At, Received) timestamptz cannot hold (before 4714-11-24 BC). A board
 // asks it before each submission and correction it sends to the store
 // (leaderboard.SubmissionChecker), so that a Batcher's batch never holds a
 // submission that would fail every caller in it.
