@@ -394,8 +394,11 @@ func (lb *Leaderboard) windowLivePeriods(w Window, now time.Time) ([]target, err
 // With WithRetention that is b itself. With the default retention it is
 // 2b - now (no earlier than stop): a period within [2b-now, b) is at most
 // now - b long and ended by b, so its retention, its length, ended by now.
+// Never after b: a current period that started before stop (more than
+// maxLookback ago) is followed back by the one just before it, not by an
+// instant it holds itself.
 func (lb *Leaderboard) skipTo(b, now, stop time.Time) time.Time {
-	if lb.retained {
+	if lb.retained || !b.After(stop) {
 		return b
 	}
 	t := b.Add(b.Sub(now))
