@@ -38,12 +38,20 @@ type keptPeriod struct {
 }
 
 // bound is a period bound as stored: t rounded up to the microsecond (see
-// ceilMicro), or inf for a zero t.
+// ceilMicro), or inf for a zero t. A bound beyond what timestamptz holds
+// is the infinity on its side: every time the store holds (see checkTime)
+// compares with it alike.
 func bound(t time.Time, inf pgtype.InfinityModifier) pgtype.Timestamptz {
-	if t.IsZero() {
+	c := ceilMicro(t)
+	switch {
+	case t.IsZero():
 		return pgtype.Timestamptz{InfinityModifier: inf, Valid: true}
+	case c.Before(minTime):
+		return pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
+	case !c.Before(endTime):
+		return pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid: true}
 	}
-	return pgtype.Timestamptz{Time: ceilMicro(t), Valid: true}
+	return pgtype.Timestamptz{Time: c, Valid: true}
 }
 
 // holds reports whether a stored (whole microsecond) time lies in p, as

@@ -603,11 +603,11 @@ func (s *Store) standingsFrom(q leaderboard.StandingsQuery) (string, []any, erro
 	args := []any{q.Board}
 	var where []string
 	if !q.From.IsZero() {
-		args = append(args, ceilMicro(q.From))
+		args = append(args, bound(q.From, pgtype.NegativeInfinity))
 		where = append(where, fmt.Sprintf("at >= $%d", len(args)))
 	}
 	if !q.To.IsZero() {
-		args = append(args, ceilMicro(q.To))
+		args = append(args, bound(q.To, pgtype.Infinity))
 		where = append(where, fmt.Sprintf("at < $%d", len(args)))
 	}
 	if q.Window == "" || q.Period == "" {
