@@ -721,7 +721,8 @@ func nilValue(x any) bool {
 // increment of 2^970 or more) a dry run of every group comes first, and
 // one refusal writes nothing. Only a concurrent write that pushes a total
 // past the limit between the dry run and the write can still refuse one
-// group alone.
+// group alone; a store (a Retractor) then takes back that group's
+// submissions alone, and keeps the others', which Redis applied.
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
 // numbers of members (README: "Sharding"; ProposeBounds proposes them from a

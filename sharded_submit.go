@@ -3,6 +3,7 @@ package leaderboard
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -105,10 +106,14 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 		rows[w] = make([]indexRow, len(members))
 	}
 	var failed error
+	var refused []string
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
 		got, _, err := partRows(r, len(live), len(at[k]), false)
 		if err != nil {
 			failed = cmp.Or(failed, err)
+			if scriptRefusal(err, "LBOVERFLOW") || scriptRefusal(err, "LBRANGE") {
+				refused = append(refused, pick(members, at[k])...)
+			}
 			continue
 		}
 		for w := range live {
@@ -117,7 +122,34 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 			}
 		}
 	}
+	if refused != nil {
+		failed = partRefusal{err: failed, members: refused}
+	}
 	return rows, failed
+}
+
+// partRefusal is partWrite's error when partition groups refused their
+// writes (a total out of range) after the dry run, while the others may
+// have applied theirs: members are the refused groups' members, whose
+// submissions alone a store takes back (SubmitMany).
+type partRefusal struct {
+	err     error
+	members []string
+}
+
+func (e partRefusal) Error() string { return e.err.Error() }
+func (e partRefusal) Unwrap() error { return e.err }
+
+// refusedOnly is appended less the submissions of members that err, a
+// write's error, does not name as refused (partRefusal): those of groups
+// that applied stay in the store, as they stay in Redis. Without a
+// partRefusal it is appended.
+func refusedOnly(err error, appended []Submission) []Submission {
+	var pr partRefusal
+	if !errors.As(err, &pr) {
+		return appended
+	}
+	return slices.DeleteFunc(appended, func(s Submission) bool { return !slices.Contains(pr.members, s.Member) })
 }
 
 // mayRefuse reports whether a partition could refuse a batch of values (as
@@ -653,6 +685,10 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 	// The groups that applied go to the shards even when another failed:
 	// else their shards would trail their partitions.
 	applied := lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "submit many", live, members, rows, false))
+	if pr, ok := err.(partRefusal); ok {
+		// Some groups applied: the store keeps theirs (refusedOnly).
+		return partRefusal{err: lb.scriptErr("submit many", pr.err, "a total"), members: pr.members}
+	}
 	if err != nil {
 		return lb.scriptErr("submit many", err, "a total")
 	}

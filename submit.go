@@ -261,7 +261,8 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	if err != nil {
 		return err
 	}
-	return lb.afterStore(ctx, "submit many", lb.be.submitMany(ctx, scores, live, slot), appended)
+	err = lb.be.submitMany(ctx, scores, live, slot)
+	return lb.afterStore(ctx, "submit many", err, refusedOnly(err, appended))
 }
 
 // badEntry is the error of the bad entry of scores whose member sorts

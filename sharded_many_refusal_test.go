@@ -1,0 +1,91 @@
+package leaderboard_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// afterDryRun is a client that runs hook once, just before the first
+// pipeline of partition writes that follows a SubmitMany's dry run: what
+// another server's write does between the two.
+type afterDryRun struct {
+	rueidis.Client
+	dry  atomic.Bool
+	hook atomic.Pointer[func()]
+}
+
+func (c *afterDryRun) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	for _, cmd := range multi {
+		switch args := cmd.Commands(); {
+		case slices.Contains(args, "check"):
+			c.dry.Store(true)
+		case slices.Contains(args, "submit") && c.dry.Load():
+			if f := c.hook.Swap(nil); f != nil {
+				(*f)()
+			}
+		}
+	}
+	return c.Client.DoMulti(ctx, multi...)
+}
+
+// TestShardedManyRefusedGroupRetractsItsOwn: a SubmitMany on a sharded
+// Cluster board whose dry run passed can still have one partition group
+// refuse its total (a concurrent write pushed it past MaxScore between the
+// two), while the other groups applied theirs. The store then takes back
+// the refused group's submissions alone: it took back the whole batch, and
+// the applied members' scores, in Redis, were lost to the store (Verify
+// named them, a Rebuild dropped them).
+func TestShardedManyRefusedGroupRetractsItsOwn(t *testing.T) {
+	b := testredis.Cluster(t)
+	ctx := context.Background()
+	name := b.BoardName(t)
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 100})
+	require.NoError(t, err)
+	store := newMemStore()
+	opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithTieBreak(tb), lb.WithShards(50), lb.WithStore(store), lb.WithClock(fixed(future))}
+	c := &afterDryRun{Client: b.Client}
+	board, err := lb.New(c, name, opts...)
+	require.NoError(t, err)
+	other, err := lb.New(b.Client, name, opts...) // another server
+	require.NoError(t, err)
+	applied, refused := "a", "b"
+	for i := 0; keys.GroupOf(keys.PartitionOf(applied)) == keys.GroupOf(keys.PartitionOf(refused)); i++ {
+		refused = fmt.Sprintf("b%d", i)
+	}
+	_, err = board.Submit(ctx, refused, 90)
+	require.NoError(t, err)
+	hook := func() {
+		_, err := other.Submit(ctx, refused, 10) // 100: the batch's 5 now passes MaxScore
+		require.NoError(t, err)
+	}
+	c.hook.Store(&hook)
+	err = board.SubmitMany(ctx, map[string]float64{applied: 5, refused: 5})
+	require.ErrorIs(t, err, lb.ErrInvalidScore)
+	st, err := board.Rank(ctx, applied)
+	require.NoError(t, err)
+	require.Equal(t, 5.0, st.Score, "the other group applied")
+	reports, err := board.Verify(ctx)
+	require.NoError(t, err)
+	for _, r := range reports {
+		require.True(t, r.Clean(), "%+v", r)
+	}
+	b.Wipe(t, name)
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+	for m, want := range map[string]float64{applied: 5, refused: 100} {
+		st, err := board.Rank(ctx, m)
+		require.NoError(t, err)
+		require.Equal(t, want, st.Score, m)
+	}
+}
