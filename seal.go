@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // SealedPeriod is a closed period's final standings, as sealed into the store.
@@ -121,11 +122,18 @@ const sealTries = 5
 // then it reads them again, and after sealTries it returns an error
 // rather than seal torn standings for good.
 func (lb *Leaderboard) sealEntries(ctx context.Context, tg target) ([]Entry, error) {
+	// An instant the period holds: its Start, or for a window's first
+	// period, which has none, the last before its End (Seal reads ended
+	// periods only).
+	at := tg.period.Start
+	if at.IsZero() {
+		at = tg.period.End.Add(-time.Nanosecond)
+	}
 	for range sealTries {
 		var es []Entry
 		var total int64
 		for n := 1; ; n++ {
-			p, err := lb.Page(ctx, n, MaxN, In(tg.window), At(tg.period.Start))
+			p, err := lb.Page(ctx, n, MaxN, In(tg.window), At(at))
 			if err != nil {
 				return nil, err
 			}
