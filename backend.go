@@ -121,6 +121,8 @@ type backend interface {
 	// member's data (WithData).
 	idSet(member string) string
 	dataKey(member string) string
+	// idSets lists every id set of the board.
+	idSets() []string
 
 	// rebuildKeys lists the sorted sets and the hashes a rebuild of tg
 	// writes; rebuildAdd queues with add what one standing (its stored

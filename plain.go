@@ -719,6 +719,8 @@ func (lb *plainBackend) dropHot(ctx context.Context, tgs []target) error {
 
 func (lb *plainBackend) idSet(string) string { return lb.keys.IDs() }
 
+func (lb *plainBackend) idSets() []string { return []string{lb.keys.IDs()} }
+
 func (lb *plainBackend) dataKey(string) string { return lb.keys.Data() }
 
 func (lb *plainBackend) rebuildKeys(tg target) (zsets, hashes []string) {

@@ -118,8 +118,10 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // of one period are swapped 32 at a time, not all at once). It then gives Redis
 // back its memory of the WithID ids the store received within the dedupe
 // window, when the store is an IDKeeper (so that their retries are
-// duplicates, see WithID), and writes the markers that Present looks for
-// (the shadow's too).
+// duplicates, see WithID), and only those: an id the store does not hold
+// (a board whose Delete failed in Redis after the store) is forgotten, so
+// that its next submission counts in Redis as in the store; then it
+// writes the markers that Present looks for (the shadow's too).
 // A period with members that the board's clock finds live but whose expiry
 // Redis's own clock has passed (a board clock behind the server's, see
 // WithClock) is gone as soon as it is swapped in, and the report does not
@@ -177,11 +179,23 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (Rebu
 // (IDKeeper): the scores just rebuilt include those submissions, so their
 // retries must find them applied. Each id goes to the id set a Submit of
 // its member records it in (a sharded board keeps one a partition), and is
-// forgotten when it would have been; ids Redis already holds stay.
+// forgotten when it would have been; ids the store does not hold are
+// forgotten.
 func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 	k, ok := lb.store.(IDKeeper)
 	if !ok {
 		return nil
+	}
+	// Redis's memory is the store's, not more: an id the store does not
+	// hold (a board whose Delete reached the store and failed in Redis)
+	// would make Redis take its next submission for a duplicate that the
+	// store appends. Forgotten first: a write that records an id after
+	// this appended it after, and one that recorded it before appended
+	// it before IDsSince reads the store.
+	for _, r := range lb.client.DoMulti(ctx, unlinkBySlot(lb.client.B(), lb.be.idSets())...) {
+		if err := r.Error(); err != nil {
+			return wrap("rebuild: ids", err)
+		}
 	}
 	pending := map[string][]string{} // id set -> ZADD arguments
 	n := 0

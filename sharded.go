@@ -1439,6 +1439,15 @@ func (lb *shardedBackend) idSet(member string) string {
 	return lb.parts.Of(keys.PartitionOf(member)).IDs()
 }
 
+// idSets lists every partition's id set.
+func (lb *shardedBackend) idSets() []string {
+	ks := make([]string, lb.parts.Len())
+	for p := range ks {
+		ks[p] = lb.parts.Of(p).IDs()
+	}
+	return ks
+}
+
 // dataKey is member's partition's data hash: no key holds every member's
 // data.
 func (lb *shardedBackend) dataKey(member string) string {
