@@ -57,7 +57,10 @@ func bound(t time.Time, inf pgtype.InfinityModifier) pgtype.Timestamptz {
 // holds reports whether a stored (whole microsecond) time lies in p, as
 // Standings' [From, To) comparison decides it.
 func (p keptPeriod) holds(at time.Time) bool {
-	if p.start.InfinityModifier == pgtype.Finite && at.Before(p.start.Time) {
+	switch {
+	case p.start.InfinityModifier == pgtype.Infinity, p.end.InfinityModifier == pgtype.NegativeInfinity:
+		return false // a bound past either end of timestamptz (see bound)
+	case p.start.InfinityModifier == pgtype.Finite && at.Before(p.start.Time):
 		return false
 	}
 	return p.end.InfinityModifier != pgtype.Finite || at.Before(p.end.Time)

@@ -56,3 +56,23 @@ func TestPeriodBoundsBeyondTimestamptz(t *testing.T) {
 		require.True(t, reports[0].Store.Kept, "the period's standings are kept")
 	})
 }
+
+// TestPeriodBoundsBeyondTimestamptzHoldNothing: a listed period that ends
+// before timestamptz's first instant, or starts after its last, holds no
+// time the store keeps: Append keeps no standing in it.
+func TestPeriodBoundsBeyondTimestamptzHoldNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, p := range []leaderboard.SubmissionPeriod{
+		{Window: "old", Period: "p", Start: eraStart.AddDate(-1, 0, 0), End: eraStart},
+		{Window: "late", Period: "p", Start: eraEnd, End: eraEnd.AddDate(1, 0, 0)},
+	} {
+		_, err := s.Append(ctx, leaderboard.Submission{Board: "b", Member: "m", Score: 1, At: at, Policy: leaderboard.KeepBest,
+			Periods: []leaderboard.SubmissionPeriod{p}})
+		require.NoError(t, err)
+		var n int
+		require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.tKept+` WHERE "window" = $1`, p.Window).Scan(&n))
+		require.Zero(t, n, "%s holds no time the store keeps", p.Window)
+	}
+}
