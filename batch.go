@@ -291,7 +291,7 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	} else if err := ctx.Err(); err != nil {
 		// Ended already: nothing is written, as the board's Submit
 		// writes nothing then (a batch would write it all the same).
-		return Result{}, fmt.Errorf("leaderboard: batch submit: %w", err)
+		return Result{}, wrap("batch submit", err)
 	} else if err := b.joinAndWait(ctx, c, live, where, res.Windows); err != nil {
 		if errors.Is(err, errAfterAlone) {
 			return b.submitAlone(ctx, sub)

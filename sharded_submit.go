@@ -149,7 +149,11 @@ func refusedOnly(err error, appended []Submission) []Submission {
 	if !errors.As(err, &pr) {
 		return appended
 	}
-	return slices.DeleteFunc(appended, func(s Submission) bool { return !slices.Contains(pr.members, s.Member) })
+	refused := make(map[string]bool, len(pr.members)) // a SubmitMany may hold thousands
+	for _, m := range pr.members {
+		refused[m] = true
+	}
+	return slices.DeleteFunc(appended, func(s Submission) bool { return !refused[s.Member] })
 }
 
 // mayRefuse reports whether a partition could refuse a batch of values (as
