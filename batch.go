@@ -156,8 +156,8 @@ func WithBatchWindow(d time.Duration) BatchOption {
 // WithBatchSize sets how many folded writes (distinct members, or members
 // with submissions in distinct periods) a batch holds at most: a full
 // batch is sent at once. It bounds how long one batch's script holds
-// Redis: about 10 µs a write of one window on the machine BENCHMARKS.md
-// describes, 5 ms for a full batch of the default. Default 512;
+// Redis: about 6 µs a write of one window on the machine BENCHMARKS.md
+// describes, 3 ms for a full batch of the default. Default 512;
 // 1 <= n <= MaxN.
 func WithBatchSize(n int) BatchOption {
 	return func(c *batchConfig) { c.size = n }

@@ -38,21 +38,27 @@ local cards = {}
 local expired, gone = {}, {}
 -- The members with a refused submission: their later ones wait for it.
 local later = {}
-local at = REST
-while at <= #ARGV do
-  local member, value, data, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4])
+-- The write's member, its periods' keys and expiries, their stored values
+-- and what it stores: one set of tables for every write (entries 1..n of
+-- the write at hand are the ones read; see work_out).
+local member
+local ks, exps, prev, store = {}, {}, {}, {}
+local function read(j)
+  return redis.call('ZSCORE', ks[j], member), ks[j]
+end
+local at, nargs = REST, #ARGV
+while at <= nargs do
+  local value, data, n
+  member, value, data, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4])
   TSLOT = num(ARGV[at + 2])
-  local ks, exps = {}, {}
   for j = 1, n do
     ks[j], exps[j] = KEYS[num(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j]
   end
   at = at + 5 + 2 * n
 
-  local prev, store, refused
+  local refused
   if not later[member] then
-    prev, store, refused = work_out(n, value, function(j)
-      return redis.call('ZSCORE', ks[j], member), ks[j]
-    end)
+    refused = work_out(n, value, read, prev, store)
   end
   if later[member] then
     out[#out + 1] = 'later'

@@ -42,21 +42,29 @@ end
 local out = {}
 -- The members with a refused submission: their later ones wait for it.
 local later = {}
-while at <= #ARGV do
-  local member, value, data, dk, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4]), num(ARGV[at + 5])
+-- The write's member, its periods' first shard keys, partition hashes and
+-- expiries, their stored values and what it stores: one set of tables for
+-- every write (entries 1..n of the write at hand are the ones read; see
+-- work_out).
+local member
+local bases, parts, exps, prev, store = {}, {}, {}, {}, {}
+local function read(j)
+  return redis.call('HGET', KEYS[parts[j]], member), KEYS[parts[j]]
+end
+local nargs = #ARGV
+while at <= nargs do
+  local value, data, dk, n
+  member, value, data, dk, n = ARGV[at], ARGV[at + 1], ARGV[at + 3], num(ARGV[at + 4]), num(ARGV[at + 5])
   TSLOT = num(ARGV[at + 2])
-  local bases, parts, exps = {}, {}, {}
   for j = 1, n do
     local q = at + 3 + 3 * j
     bases[j], parts[j], exps[j] = (num(ARGV[q]) - 1) * nshards + 1, num(ARGV[q + 1]), ARGV[q + 2]
   end
   at = at + 6 + 3 * n
 
-  local prev, store, refused
+  local refused
   if not later[member] then
-    prev, store, refused = work_out(n, value, function(j)
-      return redis.call('HGET', KEYS[parts[j]], member), KEYS[parts[j]]
-    end)
+    refused = work_out(n, value, read, prev, store)
   end
   if later[member] then
     out[#out + 1] = 'later'
