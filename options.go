@@ -722,7 +722,10 @@ func nilValue(x any) bool {
 // one refusal writes nothing. Only a concurrent write that pushes a total
 // past the limit between the dry run and the write can still refuse one
 // group alone; a store (a Retractor) then takes back that group's
-// submissions alone, and keeps the others', which Redis applied.
+// submissions alone, and keeps the others', which Redis applied. When
+// beside it another group's call failed (a timeout, TRYAGAIN), the error
+// matches ErrPending too: the store keeps that group's submissions, which
+// reach Redis at the next Rebuild.
 //
 // Choose bounds from a histogram of your scores so the shards hold similar
 // numbers of members (README: "Sharding"; ProposeBounds proposes them from a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,6 +85,66 @@ func TestShardedManyRefusedGroupRetractsItsOwn(t *testing.T) {
 	_, err = board.Rebuild(ctx)
 	require.NoError(t, err)
 	for m, want := range map[string]float64{applied: 5, refused: 100} {
+		st, err := board.Rank(ctx, m)
+		require.NoError(t, err)
+		require.Equal(t, want, st.Score, m)
+	}
+}
+
+// TestShardedManyRefusedAndFailedGroups: a SubmitMany on a sharded Cluster
+// board where, after the dry run passed, one partition group refuses its
+// total (a concurrent write), another group's call fails (a timeout,
+// TRYAGAIN) and a third applies. The answer is the refusal and ErrPending
+// both: the store takes back the refused group's submissions alone and
+// keeps the failed group's for the next Rebuild. It was the error of
+// whichever group came first: the refusal alone (the failed group's
+// submissions pending in the store, unsaid), or ErrPending alone with the
+// refused submission kept in the store (a Rebuild then counted it).
+func TestShardedManyRefusedAndFailedGroups(t *testing.T) {
+	b := testredis.Cluster(t)
+	ctx := context.Background()
+	name := b.BoardName(t)
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 100})
+	require.NoError(t, err)
+	store := newMemStore()
+	opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithTieBreak(tb), lb.WithShards(50), lb.WithStore(store), lb.WithClock(fixed(future))}
+	fc := &faultClient{Client: b.Client}
+	c := &afterDryRun{Client: fc}
+	board, err := lb.New(c, name, opts...)
+	require.NoError(t, err)
+	other, err := lb.New(b.Client, name, opts...) // another server
+	require.NoError(t, err)
+	group := func(m string) int { return keys.GroupOf(keys.PartitionOf(m)) }
+	applied, refused, lost := "a", "b", "c"
+	for i := 0; group(refused) == group(applied); i++ {
+		refused = fmt.Sprintf("b%d", i)
+	}
+	for i := 0; group(lost) == group(applied) || group(lost) == group(refused); i++ {
+		lost = fmt.Sprintf("c%d", i)
+	}
+	_, err = board.Submit(ctx, refused, 90)
+	require.NoError(t, err)
+	tag := strings.TrimSuffix(keys.NewBoard("lb", name).Partitions().GroupClock(group(lost)), ":clock")
+	hook := func() {
+		_, err := other.Submit(ctx, refused, 10) // 100: the batch's 5 now passes MaxScore
+		require.NoError(t, err)
+		fc.failing.Store(&tag) // and the lost member's group call fails
+	}
+	c.hook.Store(&hook)
+	err = board.SubmitMany(ctx, map[string]float64{applied: 5, refused: 5, lost: 5})
+	fc.failing.Store(nil)
+	require.ErrorIs(t, err, lb.ErrInvalidScore)
+	require.ErrorIs(t, err, lb.ErrPending)
+	require.ErrorIs(t, err, errFault)
+	st, err := board.Rank(ctx, applied)
+	require.NoError(t, err)
+	require.Equal(t, 5.0, st.Score, "the third group applied")
+	_, err = board.Rank(ctx, lost)
+	require.ErrorIs(t, err, lb.ErrNotRanked, "the failed group wrote nothing")
+	b.Wipe(t, name)
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+	for m, want := range map[string]float64{applied: 5, refused: 100, lost: 5} {
 		st, err := board.Rank(ctx, m)
 		require.NoError(t, err)
 		require.Equal(t, want, st.Score, m)

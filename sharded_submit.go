@@ -105,14 +105,16 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 	for w := range rows {
 		rows[w] = make([]indexRow, len(members))
 	}
-	var failed error
+	var refusal, failed error
 	var refused []string
 	for k, r := range scripts.ExecMulti(ctx, lb.client, calls) {
 		got, _, err := partRows(r, len(live), len(at[k]), false)
 		if err != nil {
-			failed = cmp.Or(failed, err)
 			if scriptRefusal(err, "LBOVERFLOW") || scriptRefusal(err, "LBRANGE") {
+				refusal = cmp.Or(refusal, err)
 				refused = append(refused, pick(members, at[k])...)
+			} else {
+				failed = cmp.Or(failed, err)
 			}
 			continue
 		}
@@ -123,7 +125,7 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 		}
 	}
 	if refused != nil {
-		failed = partRefusal{err: failed, members: refused}
+		return rows, partRefusal{err: refusal, members: refused, failed: failed}
 	}
 	return rows, failed
 }
@@ -131,14 +133,37 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 // partRefusal is partWrite's error when partition groups refused their
 // writes (a total out of range) after the dry run, while the others may
 // have applied theirs: members are the refused groups' members, whose
-// submissions alone a store takes back (SubmitMany).
+// submissions alone a store takes back (SubmitMany). failed is the first
+// failure of another group's call (a timeout, TRYAGAIN), nil when none
+// failed: that group's submissions are neither applied nor refused, and
+// a store keeps them for the next Rebuild (ErrPending beside the
+// refusal; see afterStore).
 type partRefusal struct {
 	err     error
 	members []string
+	failed  error
 }
 
-func (e partRefusal) Error() string { return e.err.Error() }
-func (e partRefusal) Unwrap() error { return e.err }
+func (e partRefusal) Error() string {
+	if e.failed == nil {
+		return e.err.Error()
+	}
+	return e.err.Error() + "; and " + unprefixed(e.failed)
+}
+
+func (e partRefusal) Unwrap() []error {
+	if e.failed == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.failed}
+}
+
+// partlyFailed reports whether err, a write's refusal, is a partRefusal
+// beside which another partition group's call failed.
+func partlyFailed(err error) bool {
+	var pr partRefusal
+	return errors.As(err, &pr) && pr.failed != nil
+}
 
 // refusedOnly is appended less the submissions of members that err, a
 // write's error, does not name as refused (partRefusal): those of groups
@@ -691,7 +716,8 @@ func (lb *shardedBackend) submitMany(ctx context.Context, scores map[string]floa
 	applied := lb.afterWrite(ctx, notGone(live, rows), lb.applyRows(ctx, "submit many", live, members, rows, false))
 	if pr, ok := err.(partRefusal); ok {
 		// Some groups applied: the store keeps theirs (refusedOnly).
-		return partRefusal{err: lb.scriptErr("submit many", pr.err, "a total"), members: pr.members}
+		return partRefusal{err: lb.scriptErr("submit many", pr.err, "a total"), members: pr.members,
+			failed: lb.scriptErr("submit many", pr.failed, "a total")}
 	}
 	if err != nil {
 		return lb.scriptErr("submit many", err, "a total")

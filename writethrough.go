@@ -67,7 +67,10 @@ func storeErr(op string, err error) error {
 // (appended: what it appended, nil for a removal). A refusal from Redis
 // (ErrInvalidScore, ErrPrecision: a total out of range, found only as Redis
 // adds it) retracts what was appended, so that bad input leaves nothing
-// behind; a period Redis has already expired (ErrExpired: Set) is no
+// behind (and when, beside the refused partition groups of a sharded
+// Cluster SubmitMany, another group's call failed, the error is ErrPending
+// too: the store keeps that group's submissions); a period Redis has
+// already expired (ErrExpired: Set) is no
 // pending write, as no Rebuild brings that period back; any other error
 // means the store holds what Redis may not: ErrPending. Without a store,
 // or with a nil err, err is the answer.
@@ -78,6 +81,19 @@ func (lb *Leaderboard) afterStore(ctx context.Context, op string, err error, app
 	case !errors.Is(err, ErrInvalidScore) && !errors.Is(err, ErrPrecision):
 		return pendingError{err}
 	}
+	err = lb.retract(ctx, op, err, appended)
+	if partlyFailed(err) {
+		// Beside the refused groups, a group whose call failed: its
+		// submissions stay in the store for the next Rebuild.
+		return pendingError{err}
+	}
+	return err
+}
+
+// retract takes the refused submissions appended back from the store, when
+// it is a Retractor, and returns err, the refusal, with what went wrong
+// doing it.
+func (lb *Leaderboard) retract(ctx context.Context, op string, err error, appended []Submission) error {
 	r, ok := lb.store.(Retractor)
 	if !ok || len(appended) == 0 {
 		return err
