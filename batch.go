@@ -59,9 +59,11 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // the order a store adds them in; a member's other scores are each a write of
 // their own in the batch, in order (what a member's further writes in a batch
 // cost on each kind of board: doc.go). A whole-number fold added to a total
-// that is not a whole number (the member once scored a fraction) may still
-// differ from the store's in the last bit, which Verify names; a tie-break with
-// Decimals keeps every total exact.
+// that is not a whole number (the member once scored a fraction), or to one
+// whose size passes 2^53 (where float64 holds only every second whole number
+// or fewer: 2^53 + 1 + 1 is 2^53 one by one, 2^53 + 2 folded), may still
+// differ from the store's in the last bits, which Verify names; a tie-break
+// with Decimals keeps every total exact.
 //
 // With a store, every submission of a batch reaches the store (in one call
 // when it is a BatchAppender) before the batch reaches Redis: a store
@@ -620,8 +622,10 @@ func (lb *Leaderboard) addInto(w, next *submission) bool {
 	}
 	if lb.tb == nil {
 		// Only whole numbers fold: float64 adds them exactly, in any
-		// order, to a whole total, as a store adding the submissions one
-		// by one does (0.1 + (0.2 + 0.3) is not (0.1 + 0.2) + 0.3).
+		// order, to a whole total of at most 2^53, as a store adding the
+		// submissions one by one does (0.1 + (0.2 + 0.3) is not
+		// (0.1 + 0.2) + 0.3). The stored total is not known here: past
+		// 2^53 the two may differ (see Batcher).
 		sum := w.score + next.score
 		if !wholeSum(w.score, next.score, sum) {
 			return false
