@@ -82,8 +82,10 @@ type TimeOrder struct {
 // EarlierFirst returns a tie-break under which, among equal scores, the member
 // who reached the score first ranks higher, on HighestFirst and LowestFirst
 // boards alike. It returns ErrPrecision when the settings leave under one
-// year of horizon, and ErrInvalidArgument for a zero Epoch, a Resolution
-// or MaxScore that is not positive, or Decimals outside 0..15.
+// year of horizon or when MaxScore is below one step of Decimals (0.001
+// with 2 decimals: no score but 0 would fit), and ErrInvalidArgument for a
+// zero Epoch, a Resolution or MaxScore that is not positive, or Decimals
+// outside 0..15.
 func EarlierFirst(o TimeOrder) (TieBreak, error) { return tieBreak(newComposite(o, false)) }
 
 // LaterFirst returns a tie-break under which, among equal scores, the member
@@ -141,7 +143,11 @@ func newComposite(o TimeOrder, later bool) (*composite, error) {
 	if m/c.scale > o.MaxScore {
 		m-- // MaxScore has more decimals than kept: the largest S within it
 	}
-	if m < 1 || m+1 >= maxExact {
+	if m < 1 {
+		return nil, fmt.Errorf("%w: %s: MaxScore %v is below one step of %d decimals (%v): the board could hold no score but 0",
+			ErrPrecision, rule, o.MaxScore, o.Decimals, 1/c.scale)
+	}
+	if m+1 >= maxExact {
 		return nil, fmt.Errorf("%w: %s: MaxScore %v with %d decimals is %v steps, which leaves no room for time below 2^53",
 			ErrPrecision, rule, o.MaxScore, o.Decimals, m)
 	}

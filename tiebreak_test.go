@@ -64,6 +64,7 @@ func TestCompositeConstructorGuards(t *testing.T) {
 	require.ErrorIs(t, err, ErrPrecision, "no room for time at all")
 	_, err = newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 0.001}, false)
 	require.ErrorIs(t, err, ErrPrecision, "MaxScore below one step of Decimals")
+	require.ErrorContains(t, err, "below one step of 0 decimals", "the error names what is wrong, not the room for time")
 }
 
 func TestCompositeSubmitGuards(t *testing.T) {
