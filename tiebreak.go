@@ -208,8 +208,11 @@ func (c *composite) scaled(score float64) (int64, error) {
 
 // sumOfScaled returns the score of Decimals fraction digits nearest to
 // total, a float64 sum of such scores: an exact sum has no more digits,
-// and float64's rounding strays from it by far less than half the last
-// kept digit (at most a 2^-53 part of MaxScore an addition).
+// and each float64 addition strays from it by at most a 2^-53 part of
+// MaxScore, an H-th of a step (the slots: (M+1) x H <= 2^53). So the
+// nearest is the exact sum for a sum of fewer than H/2 scores whatever
+// they are, and in practice of far more; past that, on a tie-break of few
+// slots, it can be a step off (README "Guards").
 func (c *composite) sumOfScaled(total float64) float64 {
 	return math.Round(total*c.scale) / c.scale
 }
