@@ -283,7 +283,9 @@ func WithDedupeWindow(d time.Duration) Option {
 // The same margin makes the board's walks over its periods (Remove,
 // Delete, Rebuild, Verify, FillShadow, DropShadow) take in a period that
 // starts within d after now: a process whose clock runs that far ahead
-// writes there already.
+// writes there already; and Seal waits that long after a period's end
+// before it seals it: a process whose clock runs that far behind writes
+// there still.
 func WithClockSkew(d time.Duration) Option {
 	return func(c *config) {
 		c.skew = d

@@ -19,8 +19,12 @@ type SealedPeriod struct {
 // Seal seals every closed period whose key still lives (the ones within their
 // retention) into the store, each exactly once, and runs hook once for each
 // period it seals first (rewards, notifications); periods sealed before, and
-// periods nobody played, are skipped. It returns what it sealed. Run it from a
-// job shortly after each reset: a period whose key expired before it was sealed
+// periods nobody played, are skipped. It returns what it sealed. A period is
+// sealed once the board's clock skew (WithClockSkew) has passed after its
+// end, not before: a process whose clock runs up to that far behind this one
+// still writes into it (a period kept for less than the skew is never
+// sealed). Run it from a job shortly after each reset, and again until it
+// seals the period: a period whose key expired before it was sealed
 // is gone. The hook runs after the seal is recorded, so a hook that fails is
 // not run again for that period: it returns the error, and the hook must make
 // its own retries. A period whose retention ends on the board's clock while
@@ -55,8 +59,8 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 	}
 	var out []SealedPeriod
 	for _, tg := range live {
-		if tg.expire == 0 || now.Before(tg.period.End) {
-			continue // never closes, or still open
+		if tg.expire == 0 || now.Before(tg.period.End.Add(lb.skew)) {
+			continue // never closes, or still open on a clock within the skew behind
 		}
 		if _, sealed, err := lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID); err != nil {
 			return out, fmt.Errorf("leaderboard: seal: store: %w", err)

@@ -233,7 +233,7 @@ func TestLiveSealConcurrent(t *testing.T) {
 			_, err := board.Submit(ctx, fmt.Sprintf("m%02d", i), float64(i%7))
 			require.NoError(t, err)
 		}
-		clock.Set(day.Add(24 * time.Hour)) // exactly the boundary
+		clock.Set(day.Add(24*time.Hour + time.Second)) // exactly when sealing starts: the day's end plus the clock skew
 		var mu sync.Mutex
 		hooks := map[string]int{}
 		var wg sync.WaitGroup
