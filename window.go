@@ -1,6 +1,7 @@
 package leaderboard
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
@@ -10,14 +11,19 @@ import (
 // key and every score submitted in the span lands in the same place.
 type Period struct {
 	// ID names the period: "2026-11-30" (daily), "2026-W49" (weekly),
-	// "2026-11" (monthly) or "alltime". IDs sort chronologically as strings,
-	// and each names one period only: periods that share an ID share one
-	// key, and a new period would start with the scores of an old one.
+	// "2026-11" (monthly) or "alltime". IDs of the years 0 to 9999 sort
+	// chronologically as strings, and each names one period only: periods
+	// that share an ID share one key, and a new period would start with the
+	// scores of an old one.
 	ID string
 	// Start is the first instant of the period and End the first instant of
 	// the next one, that is, the next reset; both are zero for a window that
-	// never resets. The period holds exactly the instants t with
-	// Start <= t < End.
+	// never resets. End is zero too for a built-in window's last period,
+	// the one holding 292277024627-11-01 (its day, ISO week or month), which
+	// holds every later instant up to the last one a time.Time holds, a
+	// month on.
+	// The period holds exactly the instants t with Start <= t < End (a zero
+	// End bounds nothing).
 	Start, End time.Time
 }
 
@@ -132,9 +138,15 @@ func (c calendar) Name() string {
 
 func (c calendar) Period(t time.Time) Period {
 	y, m, d := t.In(c.loc).Date()
+	if y > lastDay.y || y == lastDay.y && (m > lastDay.m || m == lastDay.m && d >= lastDay.d) {
+		return c.last() // its key is lastDay's, or later: not to be built
+	}
 	key := c.first(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
 	start := startOfDate(key, c.loc)
 	for {
+		if !key.Before(lastKeys[c.unit]) {
+			return c.last()
+		}
 		next := c.next(key)
 		end := startOfDate(next, c.loc)
 		// Periods are [startOfDate(key), startOfDate(next)). In a few zones
@@ -146,6 +158,42 @@ func (c calendar) Period(t time.Time) Period {
 		}
 		key, start = next, end
 	}
+}
+
+// lastDay is the first civil date of the last period of every calendar
+// window: the first of the month before the last date a time.Time holds
+// (292277024627-12-06). The date arithmetic stops there (Add) or wraps
+// around to the past (AddDate, time.Date), and a period found by it
+// would not hold its instants: Period would look for the one that does
+// forever. Every period before the last ends by the last one's key date,
+// over a month before time.Time's last instant, in any zone.
+var lastDay = func() (d struct {
+	y, d int
+	m    time.Month
+}) {
+	y, m, _ := time.Unix(math.MaxInt64-unixToInternal, 0).UTC().Date()
+	first := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).AddDate(0, -1, 0)
+	d.y, d.m, d.d = first.Date()
+	return d
+}()
+
+// unixToInternal is the seconds from time.Time's zero to the Unix epoch.
+const unixToInternal = 62135596800
+
+// lastKeys are the key dates of the last periods, by unit: each the key
+// of the period holding lastDay.
+var lastKeys = func() (ks [unitMonth + 1]time.Time) {
+	day := time.Date(lastDay.y, lastDay.m, lastDay.d, 0, 0, 0, 0, time.UTC)
+	for u := range ks {
+		ks[u] = calendar{unit: unit(u)}.first(day)
+	}
+	return ks
+}()
+
+// last is c's last period, which never ends (see lastDay).
+func (c calendar) last() Period {
+	key := lastKeys[c.unit]
+	return Period{ID: c.id(key), Start: startOfDate(key, c.loc)}
 }
 
 // first returns the key date of the period holding the civil date day.
