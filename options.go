@@ -359,9 +359,10 @@ func WithKeyPrefix(prefix string) Option {
 
 // WithRetention sets how long a closed period stays readable (with At) after
 // its end; its key expires then, and a read At it returns ErrExpired. Default:
-// one period length (a daily board's day stays readable for one more day; under
-// it, Periods, Remove and Delete look back a century at most, for a window
-// whose periods differ in length). Zero expires a period at its end; negative
+// one period length (a daily board's day stays readable for one more day; a
+// period with no Start, a custom window's first, has no length and expires at
+// its end; under it, Periods, Remove and Delete look back a century at most,
+// for a window whose periods differ in length). Zero expires a period at its end; negative
 // is refused. A window that would keep over 1,000,000 periods readable at once
 // (one-millisecond periods kept an hour) is refused with ErrInvalidArgument: by
 // New, from the length of its period at the board's clock, else, for a window
