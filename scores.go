@@ -262,7 +262,8 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // counts, and a Rebuild would drop its acknowledged submissions); and as
 // with Remove, a submission that reaches the store after the removal and
 // Redis before it is then in the store alone (Verify names it, a Rebuild
-// brings it back). A sharded board reads each chunk's members, then
+// brings it back). A member the store cannot hold (see Remove) is
+// removed from Redis alone. A sharded board reads each chunk's members, then
 // removes them as Remove does (their data kept), in chunks of 100, so
 // that one chunk's script holds Redis a few milliseconds at most
 // (BENCHMARKS.md): two round trips a chunk on one node, three on a
@@ -309,7 +310,15 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 	if err != nil || len(members) == 0 {
 		return 0, false, wrap("remove between", err)
 	}
-	removal := Removal{Board: lb.name, Members: members, At: lb.now(), Periods: submissionPeriods([]target{tg})}
+	now := lb.now()
+	held := lb.storeHeld(members, now)
+	if len(held) == 0 {
+		// Members the store cannot hold: nothing to record, nothing
+		// pending, and, as without a Remover, only those still in range go.
+		n, err := lb.be.evict(ctx, tg, r, members)
+		return n, more && err == nil, wrap("remove between", err)
+	}
+	removal := Removal{Board: lb.name, Members: held, At: now, Periods: submissionPeriods([]target{tg})}
 	if err := rm.Remove(ctx, removal); err != nil {
 		return 0, false, storeErr("remove between", err)
 	}

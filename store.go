@@ -133,7 +133,10 @@ type StoredStanding struct {
 // hold alone, before any I/O: text its storage cannot keep, say (pgstore
 // refuses a member or an id that is not valid UTF-8 without NUL bytes).
 // Every write that goes to the store asks it first: Submit, SubmitMany, a
-// Batcher's Submit, and Set when the store is a Corrector. Such input is
+// Batcher's Submit, and Set when the store is a Corrector; Remove and
+// RemoveBetween ask it of each member, and leave the store out of the
+// removal of a member it refuses (ErrInvalidMember), which it never held
+// (Redis alone removes it). Such input is
 // then refused at once with the store's error, writes nothing anywhere, and
 // never joins a Batcher's batch, where the store would refuse the batch's
 // one append, and so every caller in it. The Submission it is given has no

@@ -2,7 +2,9 @@ package leaderboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -123,6 +125,28 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 // (a SubmissionChecker), asked before anything is sent; nil without one.
 // Only the writes that reach the store ask it (Set without a Corrector
 // store does not).
+// storeHeld is members without those the store refuses as members (its
+// SubmissionChecker returns ErrInvalidMember: pgstore's text that is not
+// UTF-8 or holds NUL bytes): members itself when it refuses none. No
+// submission of a refused member ever reached the store, so a removal
+// records nothing there for it, and Redis removes it all the same: its
+// data (SetData does not ask the store), or scores written before the
+// board had a store. Recording it would fail the whole removal with
+// ErrInvalidMember, and RemoveBetween, which names no member, on every
+// call.
+func (lb *Leaderboard) storeHeld(members []string, now time.Time) []string {
+	if lb.checker == nil {
+		return members
+	}
+	refused := func(m string) bool {
+		return errors.Is(lb.checker.CheckSubmission(lb.storeSubmission(m, 0, "", now, time.Time{}, nil)), ErrInvalidMember)
+	}
+	if !slices.ContainsFunc(members, refused) {
+		return members
+	}
+	return slices.DeleteFunc(slices.Clone(members), refused)
+}
+
 func (lb *Leaderboard) storeRefuses(op string, sub submission) error {
 	if lb.checker == nil {
 		return nil
@@ -310,7 +334,11 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 // store first, so that a Rebuild does not bring the members back: a store
 // failure returns an error and leaves Redis untouched, a Redis failure
 // after it returns an error matching ErrPending (run Remove again, or
-// Rebuild). A Submit of the member that runs at the same time may land in
+// Rebuild). A member the store cannot hold (its SubmissionChecker refuses
+// it as a member: pgstore's text that is not UTF-8 or holds a NUL byte)
+// never reached it: Redis removes it (its data, or scores written before
+// the board had a store) and the store records the others. A Submit of the
+// member that runs at the same time may land in
 // the store and in Redis in different orders: one that reaches the store
 // after the removal and Redis before it is then in the store alone
 // (Verify names it under Missing, a Rebuild brings it back); one that
@@ -335,10 +363,11 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 		return err
 	}
 	r, ok := lb.store.(Remover)
-	if !ok {
+	held := lb.storeHeld(members, now)
+	if !ok || len(held) == 0 {
 		return lb.be.remove(ctx, live, members)
 	}
-	if err := r.Remove(ctx, Removal{Board: lb.name, Members: members, At: now, Periods: submissionPeriods(live)}); err != nil {
+	if err := r.Remove(ctx, Removal{Board: lb.name, Members: held, At: now, Periods: submissionPeriods(live)}); err != nil {
 		return storeErr("remove", err)
 	}
 	return lb.afterStore(ctx, "remove", lb.be.remove(ctx, live, members), nil)
