@@ -55,7 +55,9 @@ const (
 // perhaps not Redis: it is durable, and reaches Redis at the next Rebuild,
 // or when retried with the same WithID within the dedupe window on a store
 // that is an IDKeeper (pgstore is; see WithID), or, for Remove, when run
-// again.
+// again. Member data lives in Redis alone: a Rebuild does not take it, so
+// after a Remove or a Delete that returned it, run that again to remove the
+// data too.
 var ErrPending = errors.New("leaderboard: stored, not yet in Redis")
 
 // ErrNotPresent means Redis does not hold the board as last rebuilt

@@ -328,13 +328,14 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 // every shard for each member, members x shards x periods script ops, sent
 // in round trips of at most 100,000 of them: a Remove of 1,000 members
 // from a board of 101 shards and three readable periods takes five).
-// Members that are not ranked are ignored, and a member named twice is
-// removed once. With a store that records
+// A member that is not ranked loses only its data (see SetData), if any,
+// and a member named twice is removed once. With a store that records
 // removals (a Remover, as pgstore is), the removal goes to the
 // store first, so that a Rebuild does not bring the members back: a store
 // failure returns an error and leaves Redis untouched, a Redis failure
-// after it returns an error matching ErrPending (run Remove again, or
-// Rebuild). A member the store cannot hold (its SubmissionChecker refuses
+// after it returns an error matching ErrPending (run Remove again: a
+// Rebuild drops the members' scores but not their data, which lives in
+// Redis alone). A member the store cannot hold (its SubmissionChecker refuses
 // it as a member: pgstore's text that is not UTF-8 or holds a NUL byte)
 // never reached it: Redis removes it (its data, or scores written before
 // the board had a store) and the store records the others. A Submit of the
