@@ -133,16 +133,17 @@ type StoredStanding struct {
 // hold alone, before any I/O: text its storage cannot keep, say (pgstore
 // refuses a member or an id that is not valid UTF-8 without NUL bytes).
 // Every write that goes to the store asks it first: Submit, SubmitMany, a
-// Batcher's Submit, and Set when the store is a Corrector; Remove and
-// RemoveBetween ask it of each member, and leave the store out of the
-// removal of a member it refuses (ErrInvalidMember), which it never held
-// (Redis alone removes it). Such input is
-// then refused at once with the store's error, writes nothing anywhere, and
-// never joins a Batcher's batch, where the store would refuse the batch's
-// one append, and so every caller in it. The Submission it is given has no
-// Periods (and from SubmitMany, which checks every entry before it takes the
-// time, no At or Received); a store that refuses a submission for its
-// content without being a SubmissionChecker fails every caller of a
+// Batcher's Submit, and Set when the store is a Corrector; so does SetData,
+// which does not reach the store, for its member (data of a member that can
+// never score). Such input is then refused at once with the store's error,
+// writes nothing anywhere, and never joins a Batcher's batch, where the
+// store would refuse the batch's one append, and so every caller in it.
+// Remove and RemoveBetween ask it of each member they remove, and leave out
+// of the store's removal a member it refuses as a member (ErrInvalidMember):
+// the store never held it, and Redis alone removes it. The Submission it is
+// given has no Periods (and from SubmitMany, which checks every entry before
+// it takes the time, no At or Received); a store that refuses a submission
+// for its content without being a SubmissionChecker fails every caller of a
 // Batcher's batch that holds it.
 type SubmissionChecker interface {
 	CheckSubmission(sub Submission) error

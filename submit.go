@@ -138,13 +138,24 @@ func (lb *Leaderboard) storeHeld(members []string, now time.Time) []string {
 	if lb.checker == nil {
 		return members
 	}
-	refused := func(m string) bool {
-		return errors.Is(lb.checker.CheckSubmission(lb.storeSubmission(m, 0, "", now, time.Time{}, nil)), ErrInvalidMember)
-	}
+	refused := func(m string) bool { return lb.memberRefused(m, now) != nil }
 	if !slices.ContainsFunc(members, refused) {
 		return members
 	}
 	return slices.DeleteFunc(slices.Clone(members), refused)
+}
+
+// memberRefused is the store's error when its SubmissionChecker refuses
+// member as a member (ErrInvalidMember), whatever the score; nil without a
+// checker.
+func (lb *Leaderboard) memberRefused(member string, now time.Time) error {
+	if lb.checker == nil {
+		return nil
+	}
+	if err := lb.checker.CheckSubmission(lb.storeSubmission(member, 0, "", now, time.Time{}, nil)); errors.Is(err, ErrInvalidMember) {
+		return err
+	}
+	return nil
 }
 
 func (lb *Leaderboard) storeRefuses(op string, sub submission) error {

@@ -12,10 +12,11 @@ import (
 )
 
 // TestRemoveMembersTheStoreCannotHold: a member the store refuses (text
-// that is not UTF-8, or holds a NUL byte) can still be in Redis, by
-// SetData, which does not ask the store, or by scores written before the
-// board had a store. Remove and RemoveBetween take it out of Redis and
-// record only the others in the store. Before, the store refused the
+// that is not UTF-8, or holds a NUL byte) can still be in Redis, with
+// scores or data written before the board had a store. Remove and
+// RemoveBetween take it out of Redis and record only the others in the
+// store. SetData refuses such a member with ErrInvalidMember, as Submit
+// does; it took it before, data of a member that can never score. Before, the store refused the
 // whole removal with ErrInvalidMember: Remove could never take such a
 // member's data, and RemoveBetween, which names no member, failed on every
 // call and removed nothing.
@@ -45,7 +46,11 @@ func TestRemoveMembersTheStoreCannotHold(t *testing.T) {
 					_, err = board.Submit(ctx, m, 6)
 					require.NoError(t, err)
 				}
-				require.NoError(t, board.SetData(ctx, "c\x00", "data"))
+				before := b.Snapshot(t, name)
+				err = board.SetData(ctx, "d\x00", "data")
+				require.ErrorIs(t, err, leaderboard.ErrInvalidMember, "a member that can never score here")
+				require.Equal(t, before, b.Snapshot(t, name), "SetData refused wrote nothing")
+				require.NoError(t, bare.SetData(ctx, "c\x00", "data")) // as before a store
 
 				require.NoError(t, board.Remove(ctx, "c\x00"))
 				require.NoError(t, board.Remove(ctx, "\xff\xfe", "ok3"))
