@@ -121,19 +121,14 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 	return sub, err
 }
 
-// storeRefuses is op's error when the store refuses sub for what it holds
-// (a SubmissionChecker), asked before anything is sent; nil without one.
-// Only the writes that reach the store ask it (Set without a Corrector
-// store does not).
 // storeHeld is members without those the store refuses as members (its
 // SubmissionChecker returns ErrInvalidMember: pgstore's text that is not
 // UTF-8 or holds NUL bytes): members itself when it refuses none. No
 // submission of a refused member ever reached the store, so a removal
 // records nothing there for it, and Redis removes it all the same: its
-// data (SetData does not ask the store), or scores written before the
-// board had a store. Recording it would fail the whole removal with
-// ErrInvalidMember, and RemoveBetween, which names no member, on every
-// call.
+// scores or data written before the board had a store. Recording it
+// would fail the whole removal with ErrInvalidMember, and RemoveBetween,
+// which names no member, on every call.
 func (lb *Leaderboard) storeHeld(members []string, now time.Time) []string {
 	if lb.checker == nil {
 		return members
@@ -158,6 +153,10 @@ func (lb *Leaderboard) memberRefused(member string, now time.Time) error {
 	return nil
 }
 
+// storeRefuses is op's error when the store refuses sub for what it holds
+// (a SubmissionChecker), asked before anything is sent; nil without one.
+// Only the writes that reach the store ask it (Set without a Corrector
+// store does not).
 func (lb *Leaderboard) storeRefuses(op string, sub submission) error {
 	if lb.checker == nil {
 		return nil
