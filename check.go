@@ -90,8 +90,16 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 
 func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) ([]CheckReport, error) {
 	r, err := lb.checkLayout(ctx, tg, repair)
-	if err == nil && r.Repaired {
-		err = wrap("check", lb.dropHot(ctx, []target{tg})) // the repair may have changed the top
+	switch {
+	case err == nil && r.Repaired:
+		// The repair may have changed the top. A failed delete is tried
+		// once more, even when ctx has ended (hotLost).
+		if err = lb.dropHot(ctx, []target{tg}); err != nil {
+			lb.hotLost(ctx, []target{tg})
+			err = wrap("check", err)
+		}
+	case err != nil && repair:
+		lb.hotFailed(ctx, []target{tg}, err) // a part of the repair may have applied
 	}
 	if err != nil || lb.shadow == nil {
 		return []CheckReport{r}, err

@@ -29,7 +29,9 @@ import (
 // Rebuild, Check's repairs) deletes the mirror after it, and the next read
 // builds it again. The mirror expires hotTTL after its last rewrite: a process
 // that dies between a write and its rewrite leaves it behind the period for
-// that long at most, and so does a rewrite that fails (hotLost).
+// that long at most, and so does a rewrite that fails (hotLost), which a
+// write that fails (but by Redis's refusal) deletes as it may have applied
+// (hotFailed).
 
 // hotTTL is how long a mirror lives after its last rewrite, and how long
 // this process keeps a read of it (rueidis's client-side cache): with
@@ -279,6 +281,19 @@ func (lb *Leaderboard) hotLost(ctx context.Context, tgs []target) {
 	_ = lb.be.dropHot(context.WithoutCancel(ctx), tgs) // best effort: see above
 }
 
+// hotFailed deals with a write to tgs that failed with err: a write Redis
+// refused (isRefusal) wrote nothing, but any other failure (a reply lost
+// to the network, a ctx that ended while the write was in flight, a later
+// step of a write of several failing) may have come after the write, or a
+// part of it, applied: its mirrors go as after an upkeep that failed
+// (hotLost), since the rewrite or the delete that follows a write that
+// succeeds is not sent.
+func (lb *Leaderboard) hotFailed(ctx context.Context, tgs []target, err error) {
+	if err != nil && lb.hot != nil && !isRefusal(err) {
+		lb.hotLost(ctx, tgs)
+	}
+}
+
 // hotForget drops this process's snapshots of tgs' mirrors.
 func (lb *Leaderboard) hotForget(tgs []target) {
 	for _, tg := range tgs {
@@ -307,7 +322,10 @@ func (lb *Leaderboard) execThenDrop(ctx context.Context, writes []scripts.Call, 
 		// follower may be sent twice.
 		then = []scripts.Call{{Cmd: func() rueidis.Completed { return lb.hotDrop(tgs)[0] }}}
 	}
-	res, _ := lb.execThen(ctx, writes, then)
+	res, drops := lb.execThen(ctx, writes, then)
+	if firstErr(drops) != nil {
+		lb.hotLost(ctx, tgs) // the write may have applied: see hotLost
+	}
 	return res
 }
 

@@ -165,7 +165,10 @@ func defaultConfig() config {
 // a ctx that ends between the write and a round trip after it) is not the
 // write's failure: the write's answer is returned, and the mirror is deleted
 // in one more round trip (sent even when the ctx has ended), or where that
-// fails too trails the period as after a crash. Never rely on reading your
+// fails too trails the period as after a crash; so is the mirror of a write
+// that fails for any other reason than Redis refusing it (its reply lost, a
+// ctx that ended while it was in flight, a later step of a write of
+// several), which may have applied. Never rely on reading your
 // own write; Rank, Around and the other reads read the board itself.
 //
 // The client must track keys for the cache to serve (rueidis's default;

@@ -359,14 +359,17 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	gone, err := lb.swapAll(ctx, fresh, all, tg.expire)
 	if err != nil {
 		// The keys not swapped yet keep their copies: they go too (a copy
-		// swapped in is gone already, and its UNLINK finds nothing).
+		// swapped in is gone already, and its UNLINK finds nothing). The
+		// keys swapped in may have changed the top: its mirror goes.
 		lb.dropCopies(ctx, fresh, all)
+		lb.hotFailed(ctx, []target{tg}, err)
 		return members, false, wrap("rebuild", err)
 	}
 	// The period's top mirror (WithHotTop) goes with the old period; the
 	// next read builds it from the new one.
 	if !gone {
 		if err := lb.be.dropHot(ctx, []target{tg}); err != nil {
+			lb.hotLost(ctx, []target{tg}) // once more, even when ctx has ended
 			return members, false, wrap("rebuild", err)
 		}
 	}

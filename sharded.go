@@ -1425,9 +1425,14 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 		}
 	}
 	if !lb.cluster {
-		return lb.unlink(ctx, groups, lb.hotDrop(tgs)...)
+		// A chunk of keys that failed after others went leaves the
+		// mirrors, which go last (hotFailed).
+		err := lb.unlink(ctx, groups, lb.hotDrop(tgs)...)
+		lb.hotFailed(ctx, tgs, err)
+		return err
 	}
 	if err := lb.unlink(ctx, groups); err != nil {
+		lb.hotFailed(ctx, tgs, err) // some keys may have gone
 		return err
 	}
 	return lb.dropHotFor(ctx, tgs, hotTTL)

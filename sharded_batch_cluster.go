@@ -61,11 +61,28 @@ func (lb *shardedBackend) submitBatchCluster(ctx context.Context, ws []*batchWri
 		return nil
 	}
 	if err := lb.batchShards(ctx, groups, refused, rows, written, wrows); err != nil {
+		lb.hotFailed(ctx, batchPeriods(written, wrows), err) // some shards may have taken theirs
 		return err
 	}
 	lb.batchHot(ctx, written)
 	lb.submitEach(ctx, sortedBySeq(alone))
 	return nil
+}
+
+// batchPeriods lists the periods the written writes reach the shards of,
+// each once: not those whose partition Redis deleted in the first step
+// (indexRow.gone), as a turn taken on a period that is over would outlive
+// it (hotTurnTTL).
+func batchPeriods(written []*batchWrite, wrows [][]indexRow) []target {
+	var tgs []target
+	for k, w := range written {
+		for j, tg := range w.live {
+			if !wrows[k][j].gone && !holdsTarget(tgs, tg) {
+				tgs = append(tgs, tg)
+			}
+		}
+	}
+	return tgs
 }
 
 // sortedBySeq sorts ws in the batch's order, and returns it.
