@@ -28,7 +28,7 @@ func HotPut(ctx context.Context, lb *Leaderboard, turn int64, members, values []
 		return 0, err
 	}
 	return scripts.HotPutCall(lb.readHeader(), lb.hotKey(tg), lb.keys.HotTurn(tg.window.Name(), tg.period.ID),
-		turn, hotTTL.Milliseconds(), lb.hot.k, members, values).Exec(ctx, lb.client).AsInt64()
+		turn, hotTTL.Milliseconds(), lb.hot.k, tg.expire, members, values).Exec(ctx, lb.client).AsInt64()
 }
 
 // UnlinkChunk is about the most keys one DoMulti of a sharded board's

@@ -27,7 +27,8 @@ import (
 // refuse a put read before a write that finished since. Every other write that
 // may change the top (SubmitMany, Remove, RemoveBetween, Reset, Delete,
 // Rebuild, Check's repairs) deletes the mirror after it, and the next read
-// builds it again. The mirror expires hotTTL after its last rewrite: a process
+// builds it again. The mirror expires hotTTL after its last rewrite, or
+// with its period's data if sooner (mirror.lua): a process
 // that dies between a write and its rewrite leaves it behind the period for
 // that long at most, and so does a rewrite that fails (hotLost), which a
 // write that fails (but by Redis's refusal) deletes as it may have applied

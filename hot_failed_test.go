@@ -135,3 +135,42 @@ func TestHotTopDropFailsAfterAWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestHotTopNeverOutlivesItsPeriod: a mirror expires no later than its
+// period's data. A board's clock behind the server's (here yesterday's
+// period, which Redis expires in a second, read as live by a board
+// clock an hour before its end) reads a period Redis has expired; its
+// mirror, written for 10 seconds whatever the period had left, showed
+// the members Redis had expired with the period, where the board itself
+// read none. On every kind of board (a sharded Cluster board puts its
+// mirror from the client: hot_put.lua).
+func TestHotTopNeverOutlivesItsPeriod(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		now := time.Now().Truncate(time.Millisecond)
+		if b.Mini != nil {
+			b.Mini.SetTime(now) // miniredis's clock, which it moves when told to
+		}
+		midnight := now.UTC().Truncate(24 * time.Hour)
+		expire := now.Add(time.Second).Truncate(time.Millisecond)
+		opts := []lb.Option{lb.WithWindows(lb.Daily()), lb.WithRetention(expire.Sub(midnight)), lb.WithClock(fixed(midnight.Add(-time.Hour)))}
+		hot, plain := hotTwins(t, b, &faultClient{Client: b.Client}, kind, opts...)
+		require.NoError(t, hot.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3, "d": 4}))
+		top, err := hot.Top(ctx, 3)
+		require.NoError(t, err)
+		require.Len(t, top, 3, "read before the period expired")
+		c := b.Client.Client
+		at, err := c.Do(ctx, c.B().Pexpiretime().Key(lb.HotKey(hot)).Build()).AsInt64()
+		require.NoError(t, err)
+		require.LessOrEqual(t, at, expire.UnixMilli(), "the mirror expires after its period")
+		if b.Mini != nil {
+			b.Mini.FastForward(expire.Sub(now) + 100*time.Millisecond)
+		} else {
+			time.Sleep(time.Until(expire) + 100*time.Millisecond)
+		}
+		hotMatches(t, hot, plain, "once Redis expired the period")
+		top, err = hot.Top(ctx, 3)
+		require.NoError(t, err)
+		require.Empty(t, top)
+	})
+}

@@ -183,7 +183,10 @@ func defaultConfig() config {
 // the mirror). Page still
 // reads the period's count from Redis (one ZCARD, on a sharded board one
 // a shard). Reads with IncludeData read the board. An empty period's
-// mirror holds no members, and stays in place and in the cache.
+// mirror holds no members, and stays in place and in the cache. A mirror
+// that holds members expires with its period when that is sooner than 10
+// seconds, by Redis's clock: a board whose clock is behind the server's
+// reads no members in a period Redis has expired, as without WithHotTop.
 //
 // Every process that writes the board should use WithHotTop, and the same
 // k: a process without it (an admin tool, another service, the first

@@ -67,7 +67,7 @@ func (lb *shardedBackend) hotRewrite(ctx context.Context, tgs []target) ([]Entry
 			members[j], values[j] = e.Member, formatScore(e.Score)
 			es[j] = Entry{Member: e.Member, Score: lb.plain(e.Score)}
 		}
-		puts[i] = scripts.HotPutCall(lb.readHeader(), lb.hotKey(tg), lb.hotTurnKey(tg), turns[i], hotTTL.Milliseconds(), lb.hot.k, members, values)
+		puts[i] = scripts.HotPutCall(lb.readHeader(), lb.hotKey(tg), lb.hotTurnKey(tg), turns[i], hotTTL.Milliseconds(), lb.hot.k, tg.expire, members, values)
 		lb.hotSeen(tg, es)
 	}
 	// A refused put (0) leaves the mirror to the later turn's holder; its

@@ -445,10 +445,11 @@ func HotTopCall(h Header, mirror string, sets []string, k int, ttl int64) Call {
 
 // HotPutCall puts members with their stored values (board order) into
 // mirror, a sharded Cluster board's top mirror of k entries, expiring ttl
-// milliseconds later, unless the counter turn has moved past the reader's
-// turn. See hot_put.lua.
-func HotPutCall(h Header, mirror, turn string, reader, ttl int64, k int, members, values []string) Call {
-	args := append(h.args(3+2*len(members)), itoa(reader), itoa(ttl), strconv.Itoa(k))
+// milliseconds later or at the period's expire (unix ms; 0 for none) if
+// sooner, unless the counter turn has moved past the reader's turn. See
+// hot_put.lua.
+func HotPutCall(h Header, mirror, turn string, reader, ttl int64, k int, expire int64, members, values []string) Call {
+	args := append(h.args(4+2*len(members)), itoa(reader), itoa(ttl), strconv.Itoa(k), itoa(expire))
 	for i, m := range members {
 		args = append(args, m, values[i])
 	}

@@ -10,12 +10,19 @@
 --
 -- KEYS[1]  the mirror; KEYS[2] its turn counter
 -- ARGV     the header's board part (common.lua), then the reader's turn,
---          the TTL in ms, k, then the first k entries, member, value,
---          ..., in board order
+--          the TTL in ms, k, the period's expiry (unix ms, as its writes
+--          set it on the shards; 0 for none), then the first k entries,
+--          member, value, ..., in board order
 --
 -- Returns 1 when the mirror holds the entries, 0 when the turn had passed.
 if redis.call('GET', KEYS[2]) ~= ARGV[REST] then return 0 end
 local top = {}
-for i = REST + 3, #ARGV do top[#top + 1] = ARGV[i] end
-mirror_put(KEYS[1], top, ARGV[REST + 1], ARGV[REST + 2])
+for i = REST + 4, #ARGV do top[#top + 1] = ARGV[i] end
+-- The shards' life by this node's clock, which expires them.
+local life, expire = -1, num(ARGV[REST + 3])
+if expire ~= 0 then
+  local t = redis.call('TIME')
+  life = math.max(expire - (num(t[1]) * 1000 + math.floor(num(t[2]) / 1000)), 0)
+end
+mirror_put(KEYS[1], top, ARGV[REST + 1], ARGV[REST + 2], life)
 return 1

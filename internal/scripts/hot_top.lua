@@ -19,5 +19,12 @@ for i = 2, #KEYS do
   for j = 1, #got do top[#top + 1] = got[j] end
   have = have + #got / 2
 end
-mirror_put(KEYS[1], top, ARGV[REST + 1], ARGV[REST])
+-- The period's data lives as long as the shortest life of its sets (they
+-- share one expiry; a missing one holds nothing).
+local life = -1
+for i = 2, #KEYS do
+  local left = redis.call('PTTL', KEYS[i])
+  if left >= 0 and (life < 0 or left < life) then life = left end
+end
+mirror_put(KEYS[1], top, ARGV[REST + 1], ARGV[REST], life)
 return top

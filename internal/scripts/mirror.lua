@@ -10,11 +10,23 @@
 -- members" from "no mirror" and does not rebuild it on every call.
 
 -- mirror_put makes mirror hold top (member, value, member, value, ...) as
--- the first k entries, expiring ttl ms later. A mirror that already holds
+-- the first k entries, expiring ttl ms later, or sooner when the period's
+-- data has less than that left (life ms; negative: no expiry): a mirror
+-- must never show members of a period Redis has expired (a board's clock
+-- behind the server's reads it as live). A mirror of no members shows
+-- none, and keeps ttl (a read would else build it again every time). A mirror that already holds
 -- exactly that is left as it is, expiry and all: a write would invalidate
 -- every client's cached copy of it. Values are written as fmt writes their numbers: a
 -- client's formatting of one (hot_put.lua) differs from Redis's.
-local function mirror_put(mirror, top, ttl, k)
+local function mirror_put(mirror, top, ttl, k, life)
+  ttl = num(ttl)
+  if #top > 0 and life >= 0 and life < ttl then
+    if life < 1 then
+      redis.call('UNLINK', mirror)
+      return 0
+    end
+    ttl = life
+  end
   local parts = {k .. ';'}
   for i = 1, #top, 2 do
     parts[#parts + 1] = #top[i] .. ':' .. top[i] .. fmt(num(top[i + 1])) .. ','
