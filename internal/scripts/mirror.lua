@@ -20,12 +20,14 @@
 -- client's formatting of one (hot_put.lua) differs from Redis's.
 local function mirror_put(mirror, top, ttl, k, life)
   ttl = num(ttl)
-  if #top > 0 and life >= 0 and life < ttl then
-    if life < 1 then
+  if #top > 0 and life >= 0 and life <= ttl then
+    -- A millisecond short: Redis rounds the time a TTL counts from and
+    -- the time PTTL or TIME tells differently, by up to one.
+    if life < 2 then
       redis.call('UNLINK', mirror)
       return 0
     end
-    ttl = life
+    ttl = life - 1
   end
   local parts = {k .. ';'}
   for i = 1, #top, 2 do
