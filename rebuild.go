@@ -365,16 +365,23 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 		lb.hotFailed(ctx, []target{tg}, err)
 		return members, false, wrap("rebuild", err)
 	}
-	// The period's top mirror (WithHotTop) goes with the old period; the
-	// next read builds it from the new one.
 	if !gone {
-		if err := lb.be.dropHot(ctx, []target{tg}); err != nil {
-			lb.hotLost(ctx, []target{tg}) // once more, even when ctx has ended
-			return members, false, wrap("rebuild", err)
+		if err := lb.dropRebuiltHot(ctx, tg); err != nil {
+			return members, false, err
 		}
 	}
 	progress(members, true)
 	return members, gone, nil
+}
+
+// dropRebuiltHot deletes the top mirror (WithHotTop) of the old period tg
+// after its swap; the next read builds it from the new one.
+func (lb *Leaderboard) dropRebuiltHot(ctx context.Context, tg target) error {
+	if err := lb.be.dropHot(ctx, []target{tg}); err != nil {
+		lb.hotLost(ctx, []target{tg}) // once more, even when ctx has ended
+		return wrap("rebuild", err)
+	}
+	return nil
 }
 
 // swapParallel is how many swaps run at once: a sharded board swaps
