@@ -40,6 +40,15 @@ func (c *afterDryRun) DoMulti(ctx context.Context, multi ...rueidis.Completed) [
 	return c.Client.DoMulti(ctx, multi...)
 }
 
+// refusingShardedOpts is a sharded Accumulate board whose totals stop at
+// MaxScore 100 (a tie-break), with a store: one whose partition groups may
+// refuse a SubmitMany's total after its dry run passed.
+func refusingShardedOpts(t *testing.T) []lb.Option {
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 100})
+	require.NoError(t, err)
+	return []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithTieBreak(tb), lb.WithShards(50), lb.WithStore(newMemStore()), lb.WithClock(fixed(future))}
+}
+
 // TestShardedManyRefusedGroupRetractsItsOwn: a SubmitMany on a sharded
 // Cluster board whose dry run passed can still have one partition group
 // refuse its total (a concurrent write pushed it past MaxScore between the
@@ -51,10 +60,7 @@ func TestShardedManyRefusedGroupRetractsItsOwn(t *testing.T) {
 	b := testredis.Cluster(t)
 	ctx := context.Background()
 	name := b.BoardName(t)
-	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 100})
-	require.NoError(t, err)
-	store := newMemStore()
-	opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithTieBreak(tb), lb.WithShards(50), lb.WithStore(store), lb.WithClock(fixed(future))}
+	opts := refusingShardedOpts(t)
 	c := &afterDryRun{Client: b.Client}
 	board, err := lb.New(c, name, opts...)
 	require.NoError(t, err)
@@ -104,10 +110,7 @@ func TestShardedManyRefusedAndFailedGroups(t *testing.T) {
 	b := testredis.Cluster(t)
 	ctx := context.Background()
 	name := b.BoardName(t)
-	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 100})
-	require.NoError(t, err)
-	store := newMemStore()
-	opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithTieBreak(tb), lb.WithShards(50), lb.WithStore(store), lb.WithClock(fixed(future))}
+	opts := refusingShardedOpts(t)
 	fc := &faultClient{Client: b.Client}
 	c := &afterDryRun{Client: fc}
 	board, err := lb.New(c, name, opts...)
