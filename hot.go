@@ -295,6 +295,21 @@ func (lb *Leaderboard) hotFailed(ctx context.Context, tgs []target, err error) {
 	}
 }
 
+// hotSubmitFailed is hotFailed for a Submit's write to live whose round
+// trip also rewrote the mirrors of hot after it (withHot): those hold what
+// the write left, or withHot dropped them already (hotLost), so only the
+// others go, and a write whose every mirror was in hot costs no more
+// round trip than withHot's.
+func (lb *Leaderboard) hotSubmitFailed(ctx context.Context, live, hot []target, err error) {
+	if err == nil || lb.hot == nil {
+		return
+	}
+	rest := slices.DeleteFunc(slices.Clone(live), func(tg target) bool { return holdsTarget(hot, tg) })
+	if len(rest) > 0 {
+		lb.hotFailed(ctx, rest, err)
+	}
+}
+
 // hotForget drops this process's snapshots of tgs' mirrors.
 func (lb *Leaderboard) hotForget(tgs []target) {
 	for _, tg := range tgs {

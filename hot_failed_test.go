@@ -174,3 +174,26 @@ func TestHotTopNeverOutlivesItsPeriod(t *testing.T) {
 		require.Empty(t, top)
 	})
 }
+
+// TestHotTopLostReplyDropsOnce: a Submit expected to reach the top sends
+// the mirror's rewrite in its own round trip (withHot), which deals with a
+// failed rewrite by deleting the mirror; a write whose reply was lost then
+// deletes it once, in one more round trip, not a second time for the
+// write's own failure (hotSubmitFailed).
+func TestHotTopLostReplyDropsOnce(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		fc := &faultClient{Client: b.Client}
+		hot, plain := hotTwins(t, b, fc, kind)
+		require.NoError(t, hot.SubmitMany(ctx, map[string]float64{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}))
+		hotMatches(t, hot, plain, "before") // this process has seen the mirror full
+		fc.lost.Store(true)
+		fc.nth.Store(1) // the write's first call: sent, its reply lost
+		before := fc.calls.Load()
+		_, err := hot.Submit(ctx, "z", 100)
+		require.Error(t, err)
+		fc.lost.Store(false)
+		require.Equal(t, int64(2), fc.calls.Load()-before, "the write's round trip, then the mirror's delete once")
+		hotMatches(t, hot, plain, "lost")
+	})
+}

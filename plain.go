@@ -436,7 +436,7 @@ func (lb *plainBackend) submit(ctx context.Context, sub submission, live []targe
 		dup, err = lb.submitScript(ctx, sub, live, where, out, hot)
 	}
 	if err != nil || lb.hot == nil || dup {
-		lb.hotFailed(ctx, live, err)
+		lb.hotSubmitFailed(ctx, live, hot, err)
 		return dup, err
 	}
 	lb.hotFollow(ctx, live, where, out, hot)

@@ -49,6 +49,22 @@ func refusingShardedOpts(t *testing.T) []lb.Option {
 	return []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithTieBreak(tb), lb.WithShards(50), lb.WithStore(newMemStore()), lb.WithClock(fixed(future))}
 }
 
+// partGroup is the partition group of member m.
+func partGroup(m string) int { return keys.GroupOf(keys.PartitionOf(m)) }
+
+// inOtherGroup is a member named from prefix whose partition group is none
+// of the others': prefix itself, or prefix and a number.
+func inOtherGroup(prefix string, others ...string) string {
+	taken := func(m string) bool {
+		return slices.ContainsFunc(others, func(o string) bool { return partGroup(o) == partGroup(m) })
+	}
+	m := prefix
+	for i := 0; taken(m); i++ {
+		m = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return m
+}
+
 // TestShardedManyRefusedGroupRetractsItsOwn: a SubmitMany on a sharded
 // Cluster board whose dry run passed can still have one partition group
 // refuse its total (a concurrent write pushed it past MaxScore between the
@@ -66,10 +82,8 @@ func TestShardedManyRefusedGroupRetractsItsOwn(t *testing.T) {
 	require.NoError(t, err)
 	other, err := lb.New(b.Client, name, opts...) // another server
 	require.NoError(t, err)
-	applied, refused := "a", "b"
-	for i := 0; keys.GroupOf(keys.PartitionOf(applied)) == keys.GroupOf(keys.PartitionOf(refused)); i++ {
-		refused = fmt.Sprintf("b%d", i)
-	}
+	applied := "a"
+	refused := inOtherGroup("b", applied)
 	_, err = board.Submit(ctx, refused, 90)
 	require.NoError(t, err)
 	hook := func() {
@@ -117,17 +131,12 @@ func TestShardedManyRefusedAndFailedGroups(t *testing.T) {
 	require.NoError(t, err)
 	other, err := lb.New(b.Client, name, opts...) // another server
 	require.NoError(t, err)
-	group := func(m string) int { return keys.GroupOf(keys.PartitionOf(m)) }
-	applied, refused, lost := "a", "b", "c"
-	for i := 0; group(refused) == group(applied); i++ {
-		refused = fmt.Sprintf("b%d", i)
-	}
-	for i := 0; group(lost) == group(applied) || group(lost) == group(refused); i++ {
-		lost = fmt.Sprintf("c%d", i)
-	}
+	applied := "a"
+	refused := inOtherGroup("b", applied)
+	lost := inOtherGroup("c", applied, refused)
 	_, err = board.Submit(ctx, refused, 90)
 	require.NoError(t, err)
-	tag := strings.TrimSuffix(keys.NewBoard("lb", name).Partitions().GroupClock(group(lost)), ":clock")
+	tag := strings.TrimSuffix(keys.NewBoard("lb", name).Partitions().GroupClock(partGroup(lost)), ":clock")
 	hook := func() {
 		_, err := other.Submit(ctx, refused, 10) // 100: the batch's 5 now passes MaxScore
 		require.NoError(t, err)

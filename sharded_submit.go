@@ -319,7 +319,7 @@ func (lb *shardedBackend) submit(ctx context.Context, sub submission, live []tar
 	}
 	dup, err := lb.submitOnce(ctx, sub, live, where, out, hot)
 	if err != nil || lb.hot == nil || dup {
-		lb.hotFailed(ctx, live, err)
+		lb.hotSubmitFailed(ctx, live, hot, err)
 		return dup, err
 	}
 	lb.hotFollow(ctx, live, where, out, hot)

@@ -374,8 +374,11 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 		return err
 	}
 	r, ok := lb.store.(Remover)
+	if !ok {
+		return lb.be.remove(ctx, live, members)
+	}
 	held := lb.storeHeld(members, now)
-	if !ok || len(held) == 0 {
+	if len(held) == 0 {
 		return lb.be.remove(ctx, live, members)
 	}
 	if err := r.Remove(ctx, Removal{Board: lb.name, Members: held, At: now, Periods: submissionPeriods(live)}); err != nil {

@@ -24,6 +24,13 @@ local function num(s)
   return s + 0
 end
 
+-- Now in unix ms by this node's clock (versions.lua's versions, hot_put.lua's
+-- mirror life): a script that calls it needs the ACL's +time.
+local function now_ms()
+  local t = redis.call('TIME')
+  return num(t[1]) * 1000 + math.floor(num(t[2]) / 1000)
+end
+
 -- Whether the stored value v lies within lo..hi, stored bounds inclusive
 -- as the Go side gives them ('-inf' and '+inf' for open ends): numbers
 -- compared, as Redis compares scores.

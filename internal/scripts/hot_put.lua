@@ -20,9 +20,6 @@ local top = {}
 for i = REST + 4, #ARGV do top[#top + 1] = ARGV[i] end
 -- The shards' life by this node's clock, which expires them.
 local life, expire = -1, num(ARGV[REST + 3])
-if expire ~= 0 then
-  local t = redis.call('TIME')
-  life = math.max(expire - (num(t[1]) * 1000 + math.floor(num(t[2]) / 1000)), 0)
-end
+if expire ~= 0 then life = math.max(expire - now_ms(), 0) end
 mirror_put(KEYS[1], top, ARGV[REST + 1], ARGV[REST + 2], life)
 return 1

@@ -14,10 +14,12 @@
 -- data has less than that left (life ms; negative: no expiry): a mirror
 -- must never show members of a period Redis has expired (a board's clock
 -- behind the server's reads it as live). A mirror of no members shows
--- none, and keeps ttl (a read would else build it again every time). A mirror that already holds
--- exactly that is left as it is, expiry and all: a write would invalidate
--- every client's cached copy of it. Values are written as fmt writes their numbers: a
--- client's formatting of one (hot_put.lua) differs from Redis's.
+-- none, and keeps ttl (a read would else build it again every time). A
+-- mirror that already holds exactly that is left as it is, expiry and all
+-- (set no later than its period's end when it was written): a write would
+-- invalidate every client's cached copy of it. Values are written as fmt
+-- writes their numbers: a client's formatting of one (hot_put.lua) differs
+-- from Redis's.
 local function mirror_put(mirror, top, ttl, k, life)
   ttl = num(ttl)
   if #top > 0 and life >= 0 and life <= ttl then

@@ -23,12 +23,6 @@ local RECENT_PARTS = 1024
 -- the year 2248.
 local TICKS = 1024
 
--- Now in unix ms by this node's clock.
-local function now_ms()
-  local t = redis.call('TIME')
-  return num(t[1]) * 1000 + math.floor(num(t[2]) / 1000)
-end
-
 -- Takes k versions from a partition's clock key (the last version given),
 -- returning the first: later than any it gave before, and never before
 -- this node's time, so that a clock key that expired (five idle minutes)
