@@ -55,7 +55,9 @@ func (r CheckReport) Clean() bool {
 // checked too: each window's report of the shadow (CheckReport.Shadow)
 // follows the board's.
 // It reads whole shards, so run it from maintenance jobs and tests, not on
-// a request path. On an unsharded board it returns ErrInvalidArgument.
+// a request path. A period past its retention (At) returns ErrExpired, as
+// a read At it does, before any period is scanned; otherwise, on an
+// unsharded board, Check returns ErrInvalidArgument.
 func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
 	qq, err := parseQueries(q)
 	if err != nil {
@@ -69,16 +71,27 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 		}
 		windows = []Window{w}
 	}
+	now := lb.now()
 	at := qq.at
 	if at.IsZero() {
-		at = lb.now()
+		at = now
 	}
-	var out []CheckReport
-	for _, w := range windows {
+	// Every period first: one past its retention is refused as a read At
+	// it is (its keys are gone, or going, and a repair would write into
+	// them), before any is scanned.
+	tgs := make([]target, len(windows))
+	for i, w := range windows {
 		tg, err := lb.target(w, at)
 		if err != nil {
 			return nil, err
 		}
+		if err := expiredAt(tg, now); err != nil {
+			return nil, err
+		}
+		tgs[i] = tg
+	}
+	var out []CheckReport
+	for _, tg := range tgs {
 		rs, err := lb.be.check(ctx, tg, repair)
 		if err != nil {
 			return nil, err

@@ -223,11 +223,23 @@ func (lb *Leaderboard) queryWindow(q query) (Window, error) {
 // retention is over.
 func (lb *Leaderboard) read(qs []Query) (target, error) {
 	tg, now, err := lb.pick(qs)
-	if err == nil && tg.expire != 0 && tg.expire <= now.UnixMilli() {
-		return target{}, fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, tg.window.Name(), tg.period.ID,
-			time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
+	if err != nil {
+		return target{}, err
 	}
-	return tg, err
+	if err := expiredAt(tg, now); err != nil {
+		return target{}, err
+	}
+	return tg, nil
+}
+
+// expiredAt is ErrExpired when tg's retention is over at now (its key
+// gone, or about to be), else nil: what a read, or Check, of it returns.
+func expiredAt(tg target, now time.Time) error {
+	if tg.expire == 0 || tg.expire > now.UnixMilli() {
+		return nil
+	}
+	return fmt.Errorf("%w: window %q, period %q: its retention ended at %v", ErrExpired, tg.window.Name(), tg.period.ID,
+		time.UnixMilli(tg.expire).UTC().Format(time.RFC3339))
 }
 
 // pick resolves the period the queries pick (the default window's current
