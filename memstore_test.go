@@ -35,6 +35,7 @@ var (
 	_ lb.Remover       = (*memStore)(nil)
 	_ lb.PeriodDeleter = (*memStore)(nil)
 	_ lb.Corrector     = (*memStore)(nil)
+	_ lb.IDReplayer    = (*memStore)(nil)
 )
 
 // memCorrection is a correction, with how many submissions there were when
@@ -305,6 +306,17 @@ func (s *memStore) IDReceived(_ context.Context, board, id string) (time.Time, s
 	defer s.mu.Unlock()
 	at, ok := s.ids[board+"\x00"+id]
 	return at, s.idFor[board+"\x00"+id], ok, nil
+}
+
+func (s *memStore) IDSubmission(_ context.Context, board, id string) (lb.Submission, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sub := range s.subs {
+		if sub.ID != "" && sub.Board == board && sub.ID == id {
+			return sub, true, nil
+		}
+	}
+	return lb.Submission{}, false, nil
 }
 
 func (s *memStore) IDsSince(_ context.Context, board string, since time.Time, fn func(id, member string, received time.Time) error) error {

@@ -428,10 +428,13 @@ func WithData(data string) SubmitOption {
 // reports the id a duplicate wins over Redis, except that a retry of a
 // submission the store received within the dedupe window and Redis never
 // applied (ErrPending, a timeout) is applied, once, when the store is an
-// IDKeeper and can say when it received the id. Rebuild gives Redis back
-// the ids of the window. A submission refused for bad input
-// (ErrInvalidScore, ErrPrecision) records its id nowhere (see Retractor),
-// so the corrected retry with the same id is applied.
+// IDKeeper and can say when it received the id: as the store holds it
+// (its score and time, not the retry's) when the store is an IDReplayer,
+// else with the retry's own, which must then be the original score and
+// WithTime. Rebuild gives Redis back the ids of the window. A submission
+// refused for bad input (ErrInvalidScore, ErrPrecision) records its id
+// nowhere (see Retractor), so the corrected retry with the same id is
+// applied.
 func WithID(id string) SubmitOption {
 	return func(c *submitConfig) { c.id, c.hasID = id, true }
 }

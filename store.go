@@ -248,6 +248,20 @@ type IDKeeper interface {
 	IDsSince(ctx context.Context, board string, since time.Time, fn func(id, member string, received time.Time) error) error
 }
 
+// IDReplayer is an IDKeeper that can return the submission it holds under
+// a WithID id. With one, a retry that Redis is to apply (of a submission
+// that reached the store but not Redis: ErrPending, a timeout) applies the
+// submission the store holds, its score and time, not the retry's: the
+// store keeps the first submission with an id, and Redis then holds what a
+// Rebuild from the store gives, whatever score or time the retry carried.
+type IDReplayer interface {
+	// IDSubmission returns the submission with id that the store holds for
+	// board: its Board, ID, Member, Score, At and Received as Append
+	// stored them (Policy, Order and Periods may be left zero); ok is
+	// false when it holds none.
+	IDSubmission(ctx context.Context, board, id string) (sub Submission, ok bool, err error)
+}
+
 // BoardDeleter is a Store that can delete everything it holds of a board:
 // every submission, removal, kept standing and sealed period. Delete uses
 // it, first, when the store has it, so that a Rebuild does not bring a

@@ -67,6 +67,11 @@ func (lb *Leaderboard) submitChecked(ctx context.Context, sub submission) (Resul
 		if appended, err = lb.appendSubmission(ctx, &sub, live); err != nil {
 			return Result{}, storeErr("submit", err)
 		}
+		if sub.replayed {
+			if live, where, err = lb.submitTargets(sub, m.windows, m.all, m.where); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	if len(live) > 0 {
 		if res.Duplicate, err = lb.be.submit(ctx, sub, live, where, res.Windows); err != nil {
@@ -245,6 +250,10 @@ type submission struct {
 	set     bool      // Set: the stored score becomes this one, whatever the policy
 	// storeSeen: the store holds the id and wins over Redis's memory.
 	storeSeen bool
+	// replayed: a retry that took the score and time the store holds
+	// under its id (see storeKnowsApplied); its periods are those of
+	// that time.
+	replayed bool
 }
 
 // SubmitMany applies the board's policy to many members' scores in every

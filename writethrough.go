@@ -34,8 +34,18 @@ func (lb *Leaderboard) appendSubmission(ctx context.Context, sub *submission, li
 // window, or by a store that cannot say when (not an IDKeeper), was applied
 // as far as anyone can know: the store wins. So does an id the store holds
 // for another member, which a sharded board's Redis, keeping ids per
-// partition of members, may not know.
+// partition of members, may not know. A retry Redis may apply takes the
+// score and time of the submission the store holds, when the store can
+// say (IDReplayer; sub.replayed): what Redis applies is then what a
+// Rebuild from the store gives, whatever the retry carried.
 func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (bool, error) {
+	if r, ok := lb.store.(IDReplayer); ok {
+		held, found, err := r.IDSubmission(ctx, lb.name, sub.id)
+		if err != nil || !found || held.Member != sub.member || !held.Received.Add(lb.dedupe).After(sub.at) {
+			return true, err
+		}
+		return false, lb.replay(sub, held)
+	}
 	k, ok := lb.store.(IDKeeper)
 	if !ok {
 		return true, nil
@@ -45,6 +55,19 @@ func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (
 		return false, err
 	}
 	return !found || member != sub.member || !received.Add(lb.dedupe).After(sub.at), nil
+}
+
+// replay makes sub, a retry Redis may apply, the submission the store
+// holds under its id: that score, reached at that time (the periods and
+// the tie-break slot follow from it).
+func (lb *Leaderboard) replay(sub *submission, held Submission) error {
+	if held.Score == sub.score && held.At.Equal(sub.reached) {
+		return nil
+	}
+	var err error
+	sub.score, sub.reached, sub.replayed = held.Score, held.At, true
+	sub.stored, sub.s, sub.t, err = lb.storedOf(sub.score, sub.reached)
+	return err
 }
 
 // Every write with a store takes the same order: the store first, so that

@@ -12,7 +12,8 @@ import (
 	"github.com/skiprank/leaderboard"
 )
 
-// The store is an IDKeeper: it knows when every WithID id was received.
+// The store is an IDKeeper: it knows when every WithID id was received;
+// and an IDReplayer: it returns the submission an id names.
 // Received is the submission's Submission.Received as Append stored it
 // (truncated to the microsecond), or, when that was zero, the database's
 // clock at the append (created_at); rows appended before migration 4 have
@@ -38,6 +39,31 @@ func (s *Store) IDReceived(ctx context.Context, board, id string) (received time
 		return time.Time{}, "", false, fmt.Errorf("pgstore: id received: %w", err)
 	}
 	return received.UTC(), member, true, nil
+}
+
+// IDSubmission returns the submission with id that the store holds for
+// board (see leaderboard.IDReplayer): its Board, ID, Member, Score, At
+// and Received (as IDReceived reports it), times in UTC; ok is false when
+// the store holds none. An empty id names none. Board or id that are not
+// valid UTF-8 without NUL bytes return leaderboard.ErrInvalidArgument.
+func (s *Store) IDSubmission(ctx context.Context, board, id string) (sub leaderboard.Submission, ok bool, err error) {
+	if err := checkBoardID(board, id); err != nil {
+		return sub, false, fmt.Errorf("pgstore: id submission: %w", err)
+	}
+	if id == "" {
+		return sub, false, nil
+	}
+	sub.Board, sub.ID = board, id
+	err = s.pool.QueryRow(ctx, `SELECT member, score, at, coalesce(received, created_at) FROM `+s.tSubs+`
+WHERE board = $1 AND id = $2`, board, id).Scan(&sub.Member, &sub.Score, &sub.At, &sub.Received)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return leaderboard.Submission{}, false, nil
+	}
+	if err != nil {
+		return leaderboard.Submission{}, false, fmt.Errorf("pgstore: id submission: %w", err)
+	}
+	sub.At, sub.Received = sub.At.UTC(), sub.Received.UTC()
+	return sub, true, nil
 }
 
 // IDsSince calls fn for every id of board received at or after since (zero:

@@ -65,7 +65,8 @@
 // Besides leaderboard.Store, the store is a BatchAppender (AppendBatch), a
 // Remover (Remove), a Retractor (Retract: a submission Redis refused is
 // taken back, kept standings recomputed), an IDKeeper (IDReceived,
-// IDsSince), a BoardDeleter (DeleteBoard), a PeriodDeleter (DeletePeriod:
+// IDsSince), an IDReplayer (IDSubmission: the submission an id names,
+// which a retry after ErrPending applies), a BoardDeleter (DeleteBoard), a PeriodDeleter (DeletePeriod:
 // Reset), a Corrector (Correct: Set, an operator's correction of a
 // member's standing in a period), a StandingsChecker (CheckStandings:
 // kept standings against the log, and their repair) and a
@@ -155,6 +156,7 @@ var (
 	_ leaderboard.Remover           = (*Store)(nil)
 	_ leaderboard.Retractor         = (*Store)(nil)
 	_ leaderboard.IDKeeper          = (*Store)(nil)
+	_ leaderboard.IDReplayer        = (*Store)(nil)
 	_ leaderboard.BoardDeleter      = (*Store)(nil)
 	_ leaderboard.PeriodDeleter     = (*Store)(nil)
 	_ leaderboard.Corrector         = (*Store)(nil)
