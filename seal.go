@@ -32,7 +32,10 @@ type SealedPeriod struct {
 // for good, so Seal first checks that Redis holds the board as last rebuilt
 // (Present, one round trip): after a wipe, before the Rebuild, Redis may hold
 // part of a period's standings, and Seal returns ErrNotPresent and seals
-// nothing (a board is rebuilt once to start: see Present). With
+// nothing (a board is rebuilt once to start: see Present). It seals what
+// Redis holds: a write of the period that returned ErrPending is there
+// only after a Rebuild (or the retry of a submission with its WithID), so
+// rebuild before sealing a period that had one. With
 // WithReplicaReads it reads the primaries, as a write would: a replica may not
 // yet hold the last submissions of the period. It reads a period page by page
 // (MaxN a page) and seals it only whole: when a write lands in the closed
