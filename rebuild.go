@@ -200,10 +200,10 @@ func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 	pending := map[string][]string{} // id set -> ZADD arguments
 	n := 0
 	err := k.IDsSince(ctx, lb.name, now.Add(-lb.dedupe), func(id, member string, received time.Time) error {
-		forget := received.Add(lb.dedupe).UnixMilli()
-		if forget <= now.UnixMilli() {
+		if !lb.idRemembered(received, now) {
 			return nil
 		}
+		forget := lb.forgetMs(received)
 		key := lb.be.idSet(member)
 		pending[key] = append(pending[key], strconv.FormatInt(forget, 10), id)
 		if n++; n == rebuildBatch {

@@ -57,7 +57,7 @@ func (lb *Leaderboard) writeHeader(slot int64, sub *submission) scripts.Header {
 	}
 	if sub != nil && sub.id != "" {
 		h.ID, h.Now = sub.id, sub.at.UnixMilli()
-		h.Forget, h.Applied = h.Now+lb.dedupe.Milliseconds(), sub.storeSeen
+		h.Forget, h.Applied = lb.forgetMs(sub.at), sub.storeSeen
 	}
 	if sub != nil {
 		h.Data = sub.data

@@ -78,3 +78,36 @@ func standings(t *testing.T, board *lb.Leaderboard, yesterday time.Time) []strin
 	}
 	return out
 }
+
+// TestRetryAtDedupeEdge: a retry of an applied submission in the last
+// millisecond of the dedupe window, after Redis forgot the id (it counts
+// in milliseconds), is a duplicate: the store and Redis agree, to the
+// microsecond, on where the window ends (before, the store took the retry
+// for one Redis still knew, and Redis applied it again).
+func TestRetryAtDedupeEdge(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for i, store := range []lb.Store{receivedOnly{newMemStore()}, newMemStore(), newMemStore()} {
+			clock := future.Add(700 * time.Microsecond)
+			opts := []lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate),
+				lb.WithDedupeWindow(time.Hour), lb.WithClock(func() time.Time { return clock })}
+			if i == 2 {
+				opts = append(opts, lb.WithShards(1))
+			}
+			board, _ := newBoard(t, b, opts...)
+			_, err := board.Submit(ctx, "p", 2, lb.WithID("a"))
+			require.NoError(t, err)
+			clock = future.Add(time.Hour + 500*time.Microsecond)
+			res, err := board.Submit(ctx, "p", 2, lb.WithID("a"))
+			require.NoError(t, err)
+			require.True(t, res.Duplicate, "%d: %T", i, store)
+			require.Equal(t, 2.0, res.Score)
+			requireVerified(t, board)
+		}
+	})
+}
+
+// receivedOnly is an IDKeeper that is not an IDReplayer.
+type receivedOnly struct{ *memStore }
+
+func (receivedOnly) IDSubmission() {} // hides memStore's

@@ -41,7 +41,7 @@ func (lb *Leaderboard) appendSubmission(ctx context.Context, sub *submission, li
 func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (bool, error) {
 	if r, ok := lb.store.(IDReplayer); ok {
 		held, found, err := r.IDSubmission(ctx, lb.name, sub.id)
-		if err != nil || !found || held.Member != sub.member || !held.Received.Add(lb.dedupe).After(sub.at) {
+		if err != nil || !found || held.Member != sub.member || !lb.idRemembered(held.Received, sub.at) {
 			return true, err
 		}
 		return false, lb.replay(sub, held)
@@ -54,7 +54,23 @@ func (lb *Leaderboard) storeKnowsApplied(ctx context.Context, sub *submission) (
 	if err != nil {
 		return false, err
 	}
-	return !found || member != sub.member || !received.Add(lb.dedupe).After(sub.at), nil
+	return !found || member != sub.member || !lb.idRemembered(received, sub.at), nil
+}
+
+// forgetMs is when Redis forgets a WithID id received at received, in
+// unix milliseconds, as a write records it (writeHeader) and Rebuild
+// restores it.
+func (lb *Leaderboard) forgetMs(received time.Time) int64 {
+	return received.UnixMilli() + lb.dedupe.Milliseconds()
+}
+
+// idRemembered reports whether Redis may still remember, at now, an id
+// received at received: by Redis's own arithmetic, in milliseconds, so
+// that the store and Redis agree on where the dedupe window ends (a retry
+// in its last millisecond that Redis counts in the next would be applied
+// again by Redis, forgotten, with the store taking it for one Redis knew).
+func (lb *Leaderboard) idRemembered(received, now time.Time) bool {
+	return lb.forgetMs(received) > now.UnixMilli()
 }
 
 // replay makes sub, a retry Redis may apply, the submission the store
