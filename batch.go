@@ -43,7 +43,7 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // written on their own after it, so that a member's submissions apply in their
 // order. A submission whose every window period has closed joins no batch
 // either: it is answered at once, Closed, and recorded in a store as Submit
-// records it. After Close, Submit returns ErrClosed, whatever the submission,
+// records it (Close waits for that record). After Close, Submit returns ErrClosed, whatever the submission,
 // bad input included; a Batcher not made by NewBatcher (its zero value) is
 // closed. Under Accumulate a submission folds only into a write of
 // the same sign (so a total in range at the end of a fold was in range all
@@ -282,13 +282,13 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		return Result{}, err
 	}
 	if len(live) == 0 {
-		if b.isClosed() {
-			return Result{}, ErrClosed
-		}
 		if lb.store != nil {
 			// Recorded as Submit records it (the store keeps every
 			// submission); it counts in no period a board reads.
-			return lb.submitChecked(ctx, sub)
+			return b.recordClosed(ctx, sub)
+		}
+		if b.isClosed() {
+			return Result{}, ErrClosed
 		}
 	} else if err := ctx.Err(); err != nil {
 		// Ended already: nothing is written, as the board's Submit
@@ -357,6 +357,23 @@ func (b *Batcher) submitAlone(ctx context.Context, sub submission) (Result, erro
 		}
 	}
 	defer b.endAlone(sub.member, mine)
+	return b.lb.submitChecked(ctx, sub)
+}
+
+// recordClosed records in the store a submission whose every window
+// period has closed, at once (it waits for no batch: it writes nothing in
+// Redis), counted in as a submission on its own unless the Batcher is
+// closed, so that Close waits for it: a store call after Close returned
+// would reach a store its caller may have closed by then.
+func (b *Batcher) recordClosed(ctx context.Context, sub submission) (Result, error) {
+	b.mu.Lock()
+	if b.closed.Load() {
+		b.mu.Unlock()
+		return Result{}, ErrClosed
+	}
+	b.alone.Add(1) // before Close's Wait: closed is set under this lock
+	b.mu.Unlock()
+	defer b.alone.Done()
 	return b.lb.submitChecked(ctx, sub)
 }
 
@@ -775,8 +792,9 @@ func (b *Batcher) Flush(ctx context.Context) error {
 
 // Close sends what is pending, refuses further submissions (ErrClosed) and
 // waits until every batch is written, and every submission written on its
-// own (WithID) that came before it, or ctx ends (they are still written
-// then). Closing twice is harmless.
+// own (WithID; or, with a store, one whose every window period has closed)
+// that came before it, or ctx ends (they are still written then). Closing
+// twice is harmless.
 func (b *Batcher) Close(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed.Store(true)

@@ -667,12 +667,12 @@ func submitHeld(ctx context.Context, bt *lb.Batcher, store *blockingStore, membe
 }
 
 // requireWaiting fails when what (its answer on ch) returns within 100 ms
-// while the WithID submission before it is held.
+// while the submission on its own before it is held (in the store).
 func requireWaiting(t *testing.T, ch chan error, what string) {
 	t.Helper()
 	select {
 	case err := <-ch:
-		t.Fatalf("%s returned (%v) before the WithID submission before it was written", what, err)
+		t.Fatalf("%s returned (%v) before the submission on its own before it was written", what, err)
 	case <-time.After(100 * time.Millisecond):
 	}
 }
@@ -863,4 +863,36 @@ func TestBatcherClosedWindowsReachStore(t *testing.T) {
 		require.Equal(t, "p", store.subs[0].Member)
 		require.Empty(t, store.subs[0].Periods)
 	}
+}
+
+// TestBatcherCloseWaitsForClosedWindows: a submission whose every window
+// period has closed, answered at once and recorded in the store alone,
+// that came before Close is waited for as a WithID one is: Close returns
+// only once the store holds it (here held in its Append), not while the
+// Batcher still writes to a store its caller may close next.
+func TestBatcherCloseWaitsForClosedWindows(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	store := &blockingStore{memStore: newMemStore(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	board, _ := newBoard(t, b, lb.WithWindows(lb.Daily()), lb.WithClock(fixed(future)), lb.WithStore(store))
+	bt, err := board.NewBatcher()
+	require.NoError(t, err)
+	submitted := make(chan error, 1)
+	go func() {
+		res, err := bt.Submit(ctx, "p", 10, lb.WithTime(future.AddDate(0, 0, -5)))
+		if err == nil && !res.Windows[0].Closed {
+			err = errors.New("window not reported closed")
+		}
+		submitted <- err
+	}()
+	<-store.started
+	closed := make(chan error, 1)
+	go func() { closed <- bt.Close(ctx) }()
+	requireWaiting(t, closed, "Close")
+	close(store.release)
+	require.NoError(t, <-submitted)
+	require.NoError(t, <-closed)
+	require.Len(t, store.subs, 1)
+	_, err = bt.Submit(ctx, "p", 10, lb.WithTime(future.AddDate(0, 0, -5)))
+	require.ErrorIs(t, err, lb.ErrClosed)
 }
