@@ -26,3 +26,14 @@ func BatchAlone(b *Batcher, member string) bool {
 	defer b.mu.Unlock()
 	return b.after[member] != nil
 }
+
+// BatchAfter is the mark of member's newest submission written on its own
+// in b (nil for none): it changes when another one starts.
+func BatchAfter(b *Batcher, member string) any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c := b.after[member]; c != nil {
+		return c
+	}
+	return nil
+}
