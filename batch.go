@@ -43,9 +43,10 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // written on their own after it, so that a member's submissions apply in their
 // order. A submission whose every window period has closed joins no batch
 // either: it is answered at once, Closed, and recorded in a store as Submit
-// records it (Close waits for that record). After Close, Submit returns ErrClosed, whatever the submission,
-// bad input included; a Batcher not made by NewBatcher (its zero value) is
-// closed. Under Accumulate a submission folds only into a write of
+// records it (Close waits for that record). After Close, Submit returns
+// ErrClosed, whatever the submission, bad input included; a Batcher not
+// made by NewBatcher (its zero value) is closed. Under Accumulate a
+// submission folds only into a write of
 // the same sign (so a total in range at the end of a fold was in range all
 // along), and one whose sum would leave the range starts a write of its own;
 // and so that one submission's refusal is never another's, a folded write Redis
