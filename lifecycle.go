@@ -87,6 +87,9 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 		return err
 	}
 	if d, ok := lb.store.(PeriodDeleter); ok {
+		if err := beforeStore(ctx, "reset"); err != nil {
+			return err
+		}
 		if err := d.DeletePeriod(ctx, lb.name, submissionPeriods([]target{tg})[0], now); err != nil {
 			return storeErr("reset", err)
 		}
@@ -122,6 +125,9 @@ func (lb *Leaderboard) Delete(ctx context.Context) error {
 		return err
 	}
 	if d, ok := lb.store.(BoardDeleter); ok {
+		if err := beforeStore(ctx, "delete"); err != nil {
+			return err
+		}
 		if err := d.DeleteBoard(ctx, lb.name); err != nil {
 			return storeErr("delete", err)
 		}

@@ -16,12 +16,15 @@ import (
 // memStore is a Store in memory, for the ordering rules; pgstore is tested
 // in its own module against PostgreSQL.
 type memStore struct {
-	mu     sync.Mutex
-	subs   []lb.Submission
-	ids    map[string]time.Time // board + "\x00" + id -> received
-	idFor  map[string]string    // board + "\x00" + id -> member
-	fail   error                // Append and Remove fail with it when set
-	sealed map[string][]lb.Entry
+	mu    sync.Mutex
+	subs  []lb.Submission
+	ids   map[string]time.Time // board + "\x00" + id -> received
+	idFor map[string]string    // board + "\x00" + id -> member
+	fail  error                // Append and Remove fail with it when set
+	// afterAppend, when set, runs after each Append that records: a ctx
+	// that ends between the store and Redis.
+	afterAppend func()
+	sealed      map[string][]lb.Entry
 	// removed holds, by board, window, period and member, how many
 	// submissions there were at the member's last removal from the period.
 	removed map[string]int
@@ -148,6 +151,9 @@ func (s *memStore) Append(_ context.Context, sub lb.Submission) (bool, error) {
 		s.idFor[sub.Board+"\x00"+sub.ID] = sub.Member
 	}
 	s.subs = append(s.subs, sub)
+	if s.afterAppend != nil {
+		s.afterAppend()
+	}
 	return false, nil
 }
 

@@ -255,8 +255,10 @@ func WithTwoStepAround() Option {
 // WithStore makes a Store the board's durable source of truth: Submit
 // appends every submission to it before writing Redis, and Rebuild and
 // Verify read it. A store that is a SubmissionChecker (pgstore is) refuses
-// what it cannot hold before anything is sent. Default: none, Redis alone.
-// A nil store, or a nil pointer in the interface, is refused.
+// what it cannot hold before anything is sent. A write whose ctx has ended
+// before it reaches the store returns ctx's error and writes nothing, in the
+// store or in Redis, whether or not the store looks at ctx. Default: none,
+// Redis alone. A nil store, or a nil pointer in the interface, is refused.
 func WithStore(s Store) Option {
 	return func(c *config) {
 		c.store = s

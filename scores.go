@@ -319,6 +319,9 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 		return n, more && err == nil, wrap("remove between", err)
 	}
 	removal := Removal{Board: lb.name, Members: held, At: now, Periods: submissionPeriods([]target{tg})}
+	if err := beforeStore(ctx, "remove between"); err != nil {
+		return 0, false, err
+	}
 	if err := rm.Remove(ctx, removal); err != nil {
 		return 0, false, storeErr("remove between", err)
 	}

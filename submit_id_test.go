@@ -79,10 +79,12 @@ func TestWithIDAppliedOnceAcrossRebuild(t *testing.T) {
 			require.Equal(t, 8.0, res.Score)
 			require.Equal(t, 8.0, score(t, board, "p"))
 
-			// Stored, not in Redis: the retry applies it, once.
+			// Stored, not in Redis (the ctx ended between the two): the
+			// retry applies it, once.
 			gone, cancel := context.WithCancel(ctx)
-			cancel()
+			store.afterAppend = cancel
 			_, err = board.Submit(gone, "p", 2, lb.WithID("b"))
+			store.afterAppend = nil
 			require.ErrorIs(t, err, lb.ErrPending)
 			require.Equal(t, 8.0, score(t, board, "p"))
 			for i, dup := range []bool{false, true} {

@@ -1,0 +1,253 @@
+package leaderboard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// textStore is a memStore that refuses, as pgstore does, members and ids
+// that are not valid UTF-8 or hold NUL bytes.
+type textStore struct{ *memStore }
+
+func (textStore) CheckSubmission(sub lb.Submission) error {
+	for what, s := range map[string]string{"member": sub.Member, "id": sub.ID} {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			if what == "member" {
+				return fmt.Errorf("%w: %s %q", lb.ErrInvalidMember, what, s)
+			}
+			return fmt.Errorf("%w: %s %q", lb.ErrInvalidArgument, what, s)
+		}
+	}
+	return nil
+}
+
+// rows is everything the store holds, to prove a refused call added nothing.
+func (s *memStore) rows() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprint(len(s.subs), s.ids, s.idFor, s.sealed, s.removed, s.corrected)
+}
+
+// badCall is one call with bad input and the sentinel it must return.
+type badCall struct {
+	name string
+	want error
+	call func(ctx context.Context) error
+}
+
+// badCalls lists bad input for every method of board; tb tells whether the
+// board has the tie-break badTieBreak, store whether it has a store, sharded
+// whether it has shards.
+func badCalls(board *lb.Leaderboard, tb, store, sharded bool) []badCall {
+	long := strings.Repeat("x", lb.MaxMemberLen+1)
+	nan, inf := math.NaN(), math.Inf(1)
+	unknown := lb.In(lb.Named("season", lb.Daily()))
+	at := lb.At(future)
+	var cs []badCall
+	add := func(name string, want error, call func(ctx context.Context) error) {
+		cs = append(cs, badCall{name, want, call})
+	}
+	submit := func(m string, s float64, o ...lb.SubmitOption) func(ctx context.Context) error {
+		return func(ctx context.Context) error { _, err := board.Submit(ctx, m, s, o...); return err }
+	}
+	for _, m := range []string{"", long} {
+		add(fmt.Sprintf("Submit member %d bytes", len(m)), lb.ErrInvalidMember, submit(m, 1))
+		add(fmt.Sprintf("Submit member %d bytes WithID", len(m)), lb.ErrInvalidMember, submit(m, 1, lb.WithID("id-m"), lb.WithData("d")))
+		add("SubmitMany member", lb.ErrInvalidMember, func(ctx context.Context) error {
+			return board.SubmitMany(ctx, map[string]float64{"new": 1, m: 1})
+		})
+		add("Set member", lb.ErrInvalidMember, func(ctx context.Context) error { return board.Set(ctx, m, 1) })
+		add("SetData member", lb.ErrInvalidMember, func(ctx context.Context) error { return board.SetData(ctx, m, "d") })
+		add("Remove member", lb.ErrInvalidMember, func(ctx context.Context) error { return board.Remove(ctx, "seed", m) })
+	}
+	for _, s := range []float64{nan, inf, -inf} {
+		add(fmt.Sprintf("Submit %v", s), lb.ErrInvalidScore, submit("new", s, lb.WithID("id-s"), lb.WithData("d")))
+		add(fmt.Sprintf("Submit seed %v", s), lb.ErrInvalidScore, submit("seed", s))
+		add(fmt.Sprintf("SubmitMany %v", s), lb.ErrInvalidScore, func(ctx context.Context) error {
+			return board.SubmitMany(ctx, map[string]float64{"new": 1, "new2": s})
+		})
+		add(fmt.Sprintf("Set %v", s), lb.ErrInvalidScore, func(ctx context.Context) error { return board.Set(ctx, "seed", s) })
+		add(fmt.Sprintf("Set new %v", s), lb.ErrInvalidScore, func(ctx context.Context) error { return board.Set(ctx, "new", s) })
+	}
+	if tb {
+		for _, s := range []float64{1001, -1001, 0.5, math.MaxFloat64} {
+			add(fmt.Sprintf("Submit tb %v", s), lb.ErrPrecision, submit("new", s, lb.WithID("id-tb"), lb.WithData("d")))
+			add(fmt.Sprintf("SubmitMany tb %v", s), lb.ErrPrecision, func(ctx context.Context) error {
+				return board.SubmitMany(ctx, map[string]float64{"new": 1, "new2": s})
+			})
+			add(fmt.Sprintf("Set tb %v", s), lb.ErrPrecision, func(ctx context.Context) error { return board.Set(ctx, "new", s) })
+		}
+		add("Submit before epoch", lb.ErrPrecision, submit("new", 1, lb.WithTime(future.Add(-1000*time.Hour))))
+	}
+	for _, id := range []string{"", strings.Repeat("i", lb.MaxIDLen+1)} {
+		add(fmt.Sprintf("WithID %d bytes", len(id)), lb.ErrInvalidArgument, submit("new", 1, lb.WithID(id), lb.WithData("d")))
+	}
+	add("WithData too long", lb.ErrInvalidArgument, submit("new", 1, lb.WithData(strings.Repeat("d", lb.MaxDataLen+1))))
+	add("WithData too long seed", lb.ErrInvalidArgument, submit("seed", 99, lb.WithData(strings.Repeat("d", lb.MaxDataLen+1))))
+	add("SetData too long", lb.ErrInvalidArgument, func(ctx context.Context) error {
+		return board.SetData(ctx, "seed", strings.Repeat("d", lb.MaxDataLen+1))
+	})
+	add("nil SubmitOption", lb.ErrInvalidArgument, submit("new", 1, lb.WithData("d"), nil))
+	add("WithTime zero", lb.ErrInvalidArgument, submit("new", 1, lb.WithData("d"), lb.WithTime(time.Time{})))
+	add("WithTime ahead", lb.ErrInvalidArgument, submit("new", 1, lb.WithData("d"), lb.WithTime(future.Add(time.Hour))))
+	for _, q := range []lb.Query{nil, unknown, at, lb.At(time.Time{})} {
+		add("Set query", lb.ErrInvalidArgument, func(ctx context.Context) error { return board.Set(ctx, "new", 1, q) })
+		add("Reset query", lb.ErrInvalidArgument, func(ctx context.Context) error { return board.Reset(ctx, q) })
+		add("RemoveBetween query", lb.ErrInvalidArgument, func(ctx context.Context) error {
+			_, err := board.RemoveBetween(ctx, -inf, inf, q)
+			return err
+		})
+		add("Periods query", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Periods(ctx, q); return err })
+	}
+	for _, r := range [][2]float64{{nan, 1}, {1, nan}, {2, 1}, {inf, -inf}} {
+		add("RemoveBetween range", lb.ErrInvalidArgument, func(ctx context.Context) error {
+			_, err := board.RemoveBetween(ctx, r[0], r[1])
+			return err
+		})
+	}
+	for _, n := range []int{0, 1, -1, lb.MaxProposedShards + 1} {
+		add(fmt.Sprintf("ProposeBounds %d", n), lb.ErrInvalidArgument, func(ctx context.Context) error {
+			_, err := board.ProposeBounds(ctx, n)
+			return err
+		})
+	}
+	add("ProposeBounds nil query", lb.ErrInvalidArgument, func(ctx context.Context) error {
+		_, err := board.ProposeBounds(ctx, 2, nil)
+		return err
+	})
+	for _, o := range [][]lb.BatchOption{{nil}, {lb.WithBatchSize(0)}, {lb.WithBatchSize(lb.MaxN + 1)}, {lb.WithBatchSize(-1)},
+		{lb.WithBatchWindow(0)}, {lb.WithBatchWindow(-time.Second)}, {lb.WithBatchWindow(time.Minute + 1)}} {
+		add("NewBatcher option", lb.ErrInvalidArgument, func(context.Context) error { _, err := board.NewBatcher(o...); return err })
+	}
+	add("Sealed nil query", lb.ErrInvalidArgument, func(ctx context.Context) error { _, _, err := board.Sealed(ctx, nil); return err })
+	add("Check nil query", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Check(ctx, true, nil); return err })
+	add("FillShadow without shadow", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.FillShadow(ctx); return err })
+	add("DropShadow without shadow", lb.ErrInvalidArgument, func(ctx context.Context) error { return board.DropShadow(ctx) })
+	if !sharded {
+		add("Check unsharded", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Check(ctx, true); return err })
+	}
+	if !store {
+		add("Rebuild without store", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Rebuild(ctx); return err })
+		add("Verify without store", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Verify(ctx); return err })
+		add("Seal without store", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Seal(ctx, nil); return err })
+	} else {
+		add("Rebuild nil option", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Rebuild(ctx, nil); return err })
+		for _, m := range []string{"a\x00b", "a\xffb"} {
+			add(fmt.Sprintf("Submit store member %q", m), lb.ErrInvalidMember, submit(m, 1, lb.WithData("d")))
+			add(fmt.Sprintf("SubmitMany store member %q", m), lb.ErrInvalidMember, func(ctx context.Context) error {
+				return board.SubmitMany(ctx, map[string]float64{"new": 1, m: 1})
+			})
+			add(fmt.Sprintf("Set store member %q", m), lb.ErrInvalidMember, func(ctx context.Context) error { return board.Set(ctx, m, 1) })
+			add(fmt.Sprintf("SetData store member %q", m), lb.ErrInvalidMember, func(ctx context.Context) error { return board.SetData(ctx, m, "d") })
+			add(fmt.Sprintf("Submit store id %q", m), lb.ErrInvalidArgument, submit("new", 1, lb.WithID(m), lb.WithData("d")))
+		}
+	}
+	return cs
+}
+
+// TestBadInputMatrix runs every kind of bad input against every method on
+// plain and sharded boards, with and without a store and a tie-break, on
+// every backend: each returns its sentinel, panics not, and writes nothing
+// to Redis or to the store.
+func TestBadInputMatrix(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, sharded := range []bool{false, true} {
+			for _, store := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					t.Run(fmt.Sprintf("sharded=%v/store=%v/tb=%v", sharded, store, tb), func(t *testing.T) {
+						runBadInputMatrix(t, b, sharded, store, tb)
+					})
+				}
+			}
+		}
+	})
+}
+
+func runBadInputMatrix(t *testing.T, b *testredis.Backend, sharded, store, tb bool) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	opts := []lb.Option{lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)), lb.WithPolicy(lb.Accumulate)}
+	if sharded {
+		opts = append(opts, lb.WithShards(0, 3))
+	}
+	mem := newMemStore()
+	if store {
+		opts = append(opts, lb.WithStore(textStore{mem}))
+	}
+	if tb {
+		t, err := lb.EarlierFirst(lb.TimeOrder{Epoch: future.Add(-100 * time.Hour), Resolution: time.Second, MaxScore: 1000})
+		if err != nil {
+			panic(err)
+		}
+		opts = append(opts, lb.WithTieBreak(t))
+	}
+	board, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	_, err = board.Submit(ctx, "seed", 10, lb.WithData("Seed"), lb.WithID("seed-id"))
+	require.NoError(t, err)
+	before, rows := b.Snapshot(t, name), mem.rows()
+	calls := badCalls(board, tb, store, sharded)
+	for _, c := range calls {
+		var err error
+		require.NotPanics(t, func() { err = c.call(ctx) }, c.name)
+		require.ErrorIs(t, err, c.want, c.name)
+		require.Equal(t, before, b.Snapshot(t, name), "%s wrote to Redis", c.name)
+		require.Equal(t, rows, mem.rows(), "%s wrote to the store", c.name)
+	}
+	// A context that has ended: an error matching its cause, and nothing
+	// written, whatever else the call holds.
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, c := range endedCalls(board, store) {
+		var err error
+		require.NotPanics(t, func() { err = c.call(ended) }, c.name)
+		require.True(t, errors.Is(err, context.Canceled), "%s: %v", c.name, err)
+		assert.False(t, errors.Is(err, lb.ErrPending), "%s: %v", c.name, err)
+		require.Equal(t, before, b.Snapshot(t, name), "%s with an ended context wrote to Redis", c.name)
+		if !assert.Equal(t, rows, mem.rows(), "%s with an ended context wrote to the store: %v", c.name, err) {
+			rows = mem.rows()
+		}
+	}
+}
+
+// endedCalls are good writes, to run with a context that has ended.
+func endedCalls(board *lb.Leaderboard, store bool) []badCall {
+	cs := []badCall{
+		{"Submit", nil, func(ctx context.Context) error { _, err := board.Submit(ctx, "new", 1, lb.WithData("d")); return err }},
+		{"Submit WithID", nil, func(ctx context.Context) error { _, err := board.Submit(ctx, "new", 1, lb.WithID("x")); return err }},
+		{"SubmitMany", nil, func(ctx context.Context) error { return board.SubmitMany(ctx, map[string]float64{"new": 1}) }},
+		{"Set", nil, func(ctx context.Context) error { return board.Set(ctx, "new", 1) }},
+		{"SetData", nil, func(ctx context.Context) error { return board.SetData(ctx, "seed", "x") }},
+		{"Remove", nil, func(ctx context.Context) error { return board.Remove(ctx, "seed") }},
+		{"RemoveBetween", nil, func(ctx context.Context) error { _, err := board.RemoveBetween(ctx, 0, 100); return err }},
+		{"Reset", nil, func(ctx context.Context) error { return board.Reset(ctx) }},
+		{"Delete", nil, func(ctx context.Context) error { return board.Delete(ctx) }},
+		{"Batcher", nil, func(ctx context.Context) error {
+			bt, err := board.NewBatcher()
+			if err != nil {
+				return err
+			}
+			defer bt.Close(context.Background())
+			_, err = bt.Submit(ctx, "new", 1)
+			return err
+		}},
+	}
+	if store {
+		cs = append(cs,
+			badCall{"Rebuild", nil, func(ctx context.Context) error { _, err := board.Rebuild(ctx); return err }},
+			badCall{"Seal", nil, func(ctx context.Context) error { _, err := board.Seal(ctx, nil); return err }})
+	}
+	return cs
+}
