@@ -154,11 +154,80 @@ func badCalls(board *lb.Leaderboard, tb, store, sharded bool) []badCall {
 			add(fmt.Sprintf("Submit store id %q", m), lb.ErrInvalidArgument, submit("new", 1, lb.WithID(m), lb.WithData("d")))
 		}
 	}
+	return append(cs, badReads(board)...)
+}
+
+// badReads lists bad input for every read.
+func badReads(board *lb.Leaderboard) []badCall {
+	long := strings.Repeat("x", lb.MaxMemberLen+1)
+	nan, inf := math.NaN(), math.Inf(1)
+	var cs []badCall
+	add := func(name string, want error, call func(ctx context.Context) error) {
+		cs = append(cs, badCall{name, want, call})
+	}
+	for _, m := range []string{"", long} {
+		add("Rank member", lb.ErrInvalidMember, func(ctx context.Context) error { _, err := board.Rank(ctx, m); return err })
+		add("Around member", lb.ErrInvalidMember, func(ctx context.Context) error { _, err := board.Around(ctx, m, 1); return err })
+		add("Among member", lb.ErrInvalidMember, func(ctx context.Context) error { _, err := board.Among(ctx, []string{"seed", m}); return err })
+		add("Ranks member", lb.ErrInvalidMember, func(ctx context.Context) error { _, err := board.Ranks(ctx, []string{"seed", m}); return err })
+	}
+	for _, n := range []int{0, -1, lb.MaxN + 1} {
+		add("Top n", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Top(ctx, n); return err })
+		add("Page size", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Page(ctx, 1, n); return err })
+		add("Between n", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Between(ctx, 0, 1, n); return err })
+	}
+	for _, n := range []int{0, -1, math.MinInt} {
+		add("Page number", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Page(ctx, n, 1); return err })
+	}
+	for _, r := range []int{-1, lb.MaxRadius + 1, math.MinInt, math.MaxInt} {
+		add("Around radius", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Around(ctx, "seed", r); return err })
+		add("AroundScore radius", lb.ErrInvalidArgument, func(ctx context.Context) error { _, _, err := board.AroundScore(ctx, 1, r); return err })
+	}
+	for _, x := range []float64{nan, inf, -inf} {
+		add("AroundScore score", lb.ErrInvalidArgument, func(ctx context.Context) error { _, _, err := board.AroundScore(ctx, x, 1); return err })
+	}
+	for _, pct := range []float64{0, -1, 100.000001, nan, inf, -inf} {
+		add("Cutoff", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Cutoff(ctx, pct); return err })
+	}
+	for _, fr := range [][2]int64{{0, 5}, {-1, 5}, {5, 4}, {1, lb.MaxN + 1}, {math.MinInt64, math.MaxInt64}} {
+		add("Range", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Range(ctx, fr[0], fr[1]); return err })
+	}
+	for _, r := range [][2]float64{{nan, 1}, {1, nan}, {2, 1}, {inf, -inf}} {
+		add("Between range", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Between(ctx, r[0], r[1], 5); return err })
+		add("CountBetween range", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.CountBetween(ctx, r[0], r[1]); return err })
+	}
+	add("Among too many", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Among(ctx, make([]string, lb.MaxN+1)); return err })
+	add("Ranks none", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Ranks(ctx, nil); return err })
+	for _, q := range []lb.Query{nil, lb.In(lb.Named("season", lb.Daily())), lb.At(time.Time{}), lb.In(nil)} {
+		for name, read := range map[string]func(ctx context.Context) error{
+			"Top":          func(ctx context.Context) error { _, err := board.Top(ctx, 1, q); return err },
+			"Page":         func(ctx context.Context) error { _, err := board.Page(ctx, 1, 1, q); return err },
+			"Rank":         func(ctx context.Context) error { _, err := board.Rank(ctx, "seed", q); return err },
+			"Around":       func(ctx context.Context) error { _, err := board.Around(ctx, "seed", 1, q); return err },
+			"Among":        func(ctx context.Context) error { _, err := board.Among(ctx, []string{"seed"}, q); return err },
+			"Ranks":        func(ctx context.Context) error { _, err := board.Ranks(ctx, []string{"seed"}, q); return err },
+			"Range":        func(ctx context.Context) error { _, err := board.Range(ctx, 1, 2, q); return err },
+			"Between":      func(ctx context.Context) error { _, err := board.Between(ctx, 0, 1, 1, q); return err },
+			"CountBetween": func(ctx context.Context) error { _, err := board.CountBetween(ctx, 0, 1, q); return err },
+			"AroundScore":  func(ctx context.Context) error { _, _, err := board.AroundScore(ctx, 1, 1, q); return err },
+			"Cutoff":       func(ctx context.Context) error { _, err := board.Cutoff(ctx, 50, q); return err },
+			"Count":        func(ctx context.Context) error { _, err := board.Count(ctx, q); return err },
+			"All": func(ctx context.Context) error {
+				for _, err := range board.All(ctx, q) {
+					return err
+				}
+				return nil
+			},
+		} {
+			add(name+" query", lb.ErrInvalidArgument, read)
+		}
+	}
 	return cs
 }
 
 // TestBadInputMatrix runs every kind of bad input against every method on
-// plain and sharded boards, with and without a store and a tie-break, on
+// plain and sharded boards, with and without a store, with a tie-break or
+// a top mirror (WithHotTop), on
 // every backend: each returns its sentinel, panics not, and writes nothing
 // to Redis or to the store.
 func TestBadInputMatrix(t *testing.T) {
@@ -192,6 +261,8 @@ func runBadInputMatrix(t *testing.T, b *testredis.Backend, sharded, store, tb bo
 			panic(err)
 		}
 		opts = append(opts, lb.WithTieBreak(t))
+	} else {
+		opts = append(opts, lb.WithHotTop(5)) // reads that write the top mirror
 	}
 	board, err := lb.New(b.Client, name, opts...)
 	require.NoError(t, err)

@@ -41,6 +41,9 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 	if err != nil {
 		return err
 	}
+	if err := notStarted(ctx, "set"); err != nil {
+		return err
+	}
 	c, ok := lb.store.(Corrector)
 	if !ok {
 		// Nothing recorded: a Redis failure is not ErrPending, which
@@ -52,9 +55,6 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 	}
 	corr := Correction{Board: lb.name, Member: member, Score: sub.score, At: sub.at, Policy: lb.policy, Order: lb.order,
 		Period: submissionPeriods([]target{tg})[0]}
-	if err := beforeStore(ctx, "set"); err != nil {
-		return err
-	}
 	if err := c.Correct(ctx, corr); err != nil {
 		return storeErr("set", err)
 	}

@@ -86,10 +86,10 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	if err != nil {
 		return err
 	}
+	if err := notStarted(ctx, "reset"); err != nil {
+		return err
+	}
 	if d, ok := lb.store.(PeriodDeleter); ok {
-		if err := beforeStore(ctx, "reset"); err != nil {
-			return err
-		}
 		if err := d.DeletePeriod(ctx, lb.name, submissionPeriods([]target{tg})[0], now); err != nil {
 			return storeErr("reset", err)
 		}
@@ -124,10 +124,10 @@ func (lb *Leaderboard) Delete(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := notStarted(ctx, "delete"); err != nil {
+		return err
+	}
 	if d, ok := lb.store.(BoardDeleter); ok {
-		if err := beforeStore(ctx, "delete"); err != nil {
-			return err
-		}
 		if err := d.DeleteBoard(ctx, lb.name); err != nil {
 			return storeErr("delete", err)
 		}

@@ -256,9 +256,9 @@ func WithTwoStepAround() Option {
 // appends every submission to it before writing Redis, and Rebuild and
 // Verify read it. A store that is a SubmissionChecker (pgstore is) refuses
 // what it cannot hold before anything is sent. A write whose ctx has ended
-// before it reaches the store returns ctx's error and writes nothing, in the
-// store or in Redis, whether or not the store looks at ctx. Default: none,
-// Redis alone. A nil store, or a nil pointer in the interface, is refused.
+// before it starts returns ctx's error and writes nothing, in the store or
+// in Redis, whether or not the store looks at ctx. Default: none, Redis
+// alone. A nil store, or a nil pointer in the interface, is refused.
 func WithStore(s Store) Option {
 	return func(c *config) {
 		c.store = s

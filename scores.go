@@ -301,6 +301,9 @@ func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Q
 // removeChunk removes one chunk of RemoveBetween and reports whether
 // members are left in the range.
 func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange) (int64, bool, error) {
+	if err := notStarted(ctx, "remove between"); err != nil {
+		return 0, false, err
+	}
 	rm, ok := lb.store.(Remover)
 	if !ok {
 		n, more, err := lb.be.dropBetween(ctx, tg, r, MaxN)
@@ -319,7 +322,7 @@ func (lb *Leaderboard) removeChunk(ctx context.Context, tg target, r scoreRange)
 		return n, more && err == nil, wrap("remove between", err)
 	}
 	removal := Removal{Board: lb.name, Members: held, At: now, Periods: submissionPeriods([]target{tg})}
-	if err := beforeStore(ctx, "remove between"); err != nil {
+	if err := notStarted(ctx, "remove between"); err != nil {
 		return 0, false, err
 	}
 	if err := rm.Remove(ctx, removal); err != nil {

@@ -62,11 +62,11 @@ func (lb *Leaderboard) submitChecked(ctx context.Context, sub submission) (Resul
 	if err != nil {
 		return Result{}, err
 	}
+	if err := notStarted(ctx, "submit"); err != nil {
+		return Result{}, err
+	}
 	var appended []Submission
 	if lb.store != nil {
-		if err := beforeStore(ctx, "submit"); err != nil {
-			return Result{}, err
-		}
 		if appended, err = lb.appendSubmission(ctx, &sub, live); err != nil {
 			return Result{}, storeErr("submit", err)
 		}
@@ -300,11 +300,11 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 			return err
 		}
 	}
+	if err := notStarted(ctx, "submit many"); err != nil {
+		return err
+	}
 	if lb.store == nil {
 		return lb.be.submitMany(ctx, scores, live, slot)
-	}
-	if err := beforeStore(ctx, "submit many"); err != nil {
-		return err
 	}
 	appended, err := lb.appendMany(ctx, scores, now, live)
 	if err != nil {
@@ -388,6 +388,9 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 	if err != nil {
 		return err
 	}
+	if err := notStarted(ctx, "remove"); err != nil {
+		return err
+	}
 	r, ok := lb.store.(Remover)
 	if !ok {
 		return lb.be.remove(ctx, live, members)
@@ -395,9 +398,6 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) error {
 	held := lb.storeHeld(members, now)
 	if len(held) == 0 {
 		return lb.be.remove(ctx, live, members)
-	}
-	if err := beforeStore(ctx, "remove"); err != nil {
-		return err
 	}
 	if err := r.Remove(ctx, Removal{Board: lb.name, Members: held, At: now, Periods: submissionPeriods(live)}); err != nil {
 		return storeErr("remove", err)
