@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -277,6 +278,22 @@ func runBadInputMatrix(t *testing.T, b *testredis.Backend, sharded, store, tb bo
 		require.Equal(t, before, b.Snapshot(t, name), "%s wrote to Redis", c.name)
 		require.Equal(t, rows, mem.rows(), "%s wrote to the store", c.name)
 	}
+	// Not ranked: ErrNotRanked, never rueidis.Nil (which a caller might
+	// take for something else), on every kind of board.
+	yesterday := []lb.Query{lb.In(lb.Daily()), lb.At(future.Add(-24 * time.Hour))}
+	for what, read := range map[string]func() error{
+		"Rank":         func() error { _, err := board.Rank(ctx, "nobody"); return err },
+		"Around":       func() error { _, err := board.Around(ctx, "nobody", 2); return err },
+		"Rank data":    func() error { _, err := board.Rank(ctx, "nobody", lb.IncludeData()); return err },
+		"Around data":  func() error { _, err := board.Around(ctx, "nobody", 2, lb.IncludeData()); return err },
+		"Cutoff empty": func() error { _, err := board.Cutoff(ctx, 50, yesterday...); return err },
+		"Rank empty":   func() error { _, err := board.Rank(ctx, "seed", yesterday...); return err },
+	} {
+		err := read()
+		require.ErrorIs(t, err, lb.ErrNotRanked, what)
+		require.False(t, errors.Is(err, rueidis.Nil), "%s: %v", what, err)
+	}
+	require.Equal(t, before, b.Snapshot(t, name), "reads of members not ranked wrote to Redis")
 	// A context that has ended: an error matching its cause, and nothing
 	// written, whatever else the call holds.
 	ended, cancel := context.WithCancel(ctx)
