@@ -158,6 +158,39 @@ func badCalls(board *lb.Leaderboard, tb, store, sharded bool) []badCall {
 	return append(cs, badReads(board)...)
 }
 
+// badBatched lists bad input for a Batcher's Submit, as badCalls does for
+// the board's.
+func badBatched(bt *lb.Batcher, tb, store bool) []badCall {
+	var cs []badCall
+	add := func(name string, want error, m string, s float64, o ...lb.SubmitOption) {
+		cs = append(cs, badCall{"Batcher " + name, want, func(ctx context.Context) error {
+			_, err := bt.Submit(ctx, m, s, o...)
+			return err
+		}})
+	}
+	for _, m := range []string{"", strings.Repeat("x", lb.MaxMemberLen+1)} {
+		add("member", lb.ErrInvalidMember, m, 1, lb.WithData("d"))
+	}
+	for _, s := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		add("score", lb.ErrInvalidScore, "new", s, lb.WithID("b"), lb.WithData("d"))
+	}
+	add("id", lb.ErrInvalidArgument, "new", 1, lb.WithID(""), lb.WithData("d"))
+	add("data", lb.ErrInvalidArgument, "new", 1, lb.WithData(strings.Repeat("d", lb.MaxDataLen+1)))
+	add("nil option", lb.ErrInvalidArgument, "new", 1, lb.WithData("d"), nil)
+	add("time", lb.ErrInvalidArgument, "new", 1, lb.WithTime(future.Add(time.Hour)))
+	add("zero time", lb.ErrInvalidArgument, "new", 1, lb.WithTime(time.Time{}))
+	if tb {
+		add("beyond MaxScore", lb.ErrPrecision, "new", 1001, lb.WithData("d"))
+		add("beyond MaxScore WithID", lb.ErrPrecision, "new", 1001, lb.WithID("b"))
+		add("fraction", lb.ErrPrecision, "new", 0.5)
+	}
+	if store {
+		add("member NUL", lb.ErrInvalidMember, "a\x00", 1, lb.WithData("d"))
+		add("id not UTF-8", lb.ErrInvalidArgument, "new", 1, lb.WithID("\xff"))
+	}
+	return cs
+}
+
 // badReads lists bad input for every read.
 func badReads(board *lb.Leaderboard) []badCall {
 	long := strings.Repeat("x", lb.MaxMemberLen+1)
@@ -270,7 +303,10 @@ func runBadInputMatrix(t *testing.T, b *testredis.Backend, sharded, store, tb bo
 	_, err = board.Submit(ctx, "seed", 10, lb.WithData("Seed"), lb.WithID("seed-id"))
 	require.NoError(t, err)
 	before, rows := b.Snapshot(t, name), mem.rows()
-	calls := badCalls(board, tb, store, sharded)
+	bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, bt.Close(ctx)) }()
+	calls := append(badCalls(board, tb, store, sharded), badBatched(bt, tb, store)...)
 	for _, c := range calls {
 		var err error
 		require.NotPanics(t, func() { err = c.call(ctx) }, c.name)
