@@ -375,3 +375,71 @@ func endedCalls(board *lb.Leaderboard, store bool) []badCall {
 	}
 	return cs
 }
+
+// TestTotalsRedisRefusesWriteNothing: an Accumulate total that only Redis
+// finds out of range (overflowing float64, or beyond a tie-break's
+// MaxScore) is refused with its sentinel and leaves Redis and the store as
+// they were, on sharded boards too (whose Cluster writes take two steps),
+// through Submit, SubmitMany and a Batcher.
+func TestTotalsRedisRefusesWriteNothing(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, sharded := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, store := range []bool{false, true} {
+					t.Run(fmt.Sprintf("sharded=%v/tb=%v/store=%v", sharded, tb, store), func(t *testing.T) {
+						runTotalsRefused(t, b, sharded, tb, store)
+					})
+				}
+			}
+		}
+	})
+}
+
+func runTotalsRefused(t *testing.T, b *testredis.Backend, sharded, tb, store bool) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future))}
+	big, want := math.MaxFloat64, lb.ErrInvalidScore
+	if sharded {
+		opts = append(opts, lb.WithShards(-1, 1))
+	}
+	if tb {
+		order, err := lb.LaterFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 1000})
+		require.NoError(t, err)
+		opts = append(opts, lb.WithTieBreak(order))
+		big, want = 1000, lb.ErrPrecision
+	}
+	mem := newMemStore()
+	if store {
+		opts = append(opts, lb.WithStore(mem))
+	}
+	board, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"hi": big, "lo": -big, "mid": 0}))
+	bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, bt.Close(ctx)) }()
+	before, rows := b.Snapshot(t, name), mem.rows()
+	for what, call := range map[string]func() error{
+		"Submit up":       func() error { _, err := board.Submit(ctx, "hi", big, lb.WithData("d")); return err },
+		"Submit down":     func() error { _, err := board.Submit(ctx, "lo", -big, lb.WithID("x")); return err },
+		"SubmitMany":      func() error { return board.SubmitMany(ctx, map[string]float64{"mid": 1, "new": -1, "hi": big}) },
+		"SubmitMany lo":   func() error { return board.SubmitMany(ctx, map[string]float64{"mid": 1, "lo": -big}) },
+		"Batcher":         func() error { _, err := bt.Submit(ctx, "hi", big, lb.WithData("d")); return err },
+		"Batcher WithID":  func() error { _, err := bt.Submit(ctx, "lo", -big, lb.WithID("y")); return err },
+		"Submit crossing": func() error { _, err := board.Submit(ctx, "lo", 2*big, lb.WithData("d")); return err },
+	} {
+		err := call()
+		if what == "Submit crossing" {
+			if tb {
+				require.ErrorIs(t, err, lb.ErrPrecision, what) // 2*MaxScore, refused before Redis
+			} else {
+				require.ErrorIs(t, err, lb.ErrInvalidScore, what)
+			}
+		} else {
+			require.ErrorIs(t, err, want, what)
+		}
+		require.Equal(t, before, b.Snapshot(t, name), "%s wrote to Redis", what)
+		require.Equal(t, rows, mem.rows(), "%s wrote to the store", what)
+	}
+}

@@ -300,6 +300,7 @@ func (s *memStore) Retract(_ context.Context, subs []lb.Submission) error {
 			if same {
 				s.subs = append(s.subs[:i], s.subs[i+1:]...)
 				delete(s.ids, r.Board+"\x00"+r.ID)
+				delete(s.idFor, r.Board+"\x00"+r.ID)
 				break
 			}
 		}
