@@ -404,7 +404,7 @@ func runTotalsRefused(t *testing.T, b *testredis.Backend, sharded, tb, store boo
 		opts = append(opts, lb.WithShards(-1, 1))
 	}
 	if tb {
-		order, err := lb.LaterFirst(lb.TimeOrder{Epoch: future.Add(-time.Hour), Resolution: time.Second, MaxScore: 1000})
+		order, err := lb.LaterFirst(lb.TimeOrder{Epoch: future.Add(-100 * time.Hour), Resolution: time.Second, MaxScore: 1000})
 		require.NoError(t, err)
 		opts = append(opts, lb.WithTieBreak(order))
 		big, want = 1000, lb.ErrPrecision
@@ -416,6 +416,10 @@ func runTotalsRefused(t *testing.T, b *testredis.Backend, sharded, tb, store boo
 	board, err := lb.New(b.Client, name, opts...)
 	require.NoError(t, err)
 	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"hi": big, "lo": -big, "mid": 0}))
+	// Only the all-time total of "old" can overflow: its day has closed,
+	// and today's board does not hold it.
+	_, err = board.Submit(ctx, "old", big, lb.WithTime(future.Add(-48*time.Hour)))
+	require.NoError(t, err)
 	bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, bt.Close(ctx)) }()
@@ -428,6 +432,9 @@ func runTotalsRefused(t *testing.T, b *testredis.Backend, sharded, tb, store boo
 		"Batcher":         func() error { _, err := bt.Submit(ctx, "hi", big, lb.WithData("d")); return err },
 		"Batcher WithID":  func() error { _, err := bt.Submit(ctx, "lo", -big, lb.WithID("y")); return err },
 		"Submit crossing": func() error { _, err := board.Submit(ctx, "lo", 2*big, lb.WithData("d")); return err },
+		"Submit old":      func() error { _, err := board.Submit(ctx, "old", big, lb.WithData("d")); return err },
+		"SubmitMany old":  func() error { return board.SubmitMany(ctx, map[string]float64{"old": big, "new": 1}) },
+		"Batcher old":     func() error { _, err := bt.Submit(ctx, "old", big); return err },
 	} {
 		err := call()
 		if what == "Submit crossing" {
