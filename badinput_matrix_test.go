@@ -344,6 +344,18 @@ func runBadInputMatrix(t *testing.T, b *testredis.Backend, sharded, store, tb bo
 			rows = mem.rows()
 		}
 	}
+	// The edges themselves are good input.
+	edge := strings.Repeat("m", lb.MaxMemberLen)
+	data := strings.Repeat("d", lb.MaxDataLen)
+	_, err = board.Submit(ctx, edge, 1, lb.WithID(strings.Repeat("i", lb.MaxIDLen)), lb.WithData(data), lb.WithTime(future.Add(time.Second)))
+	require.NoError(t, err)
+	_, err = bt.Submit(ctx, edge, 2, lb.WithID(strings.Repeat("j", lb.MaxIDLen)))
+	require.NoError(t, err)
+	require.NoError(t, board.SetData(ctx, edge, data))
+	st, err := board.Rank(ctx, edge, lb.IncludeData())
+	require.NoError(t, err)
+	require.Equal(t, data, st.Data)
+	require.Equal(t, 3.0, st.Score)
 }
 
 // endedCalls are good writes, to run with a context that has ended.
