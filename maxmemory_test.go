@@ -3,6 +3,8 @@ package leaderboard_test
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,4 +222,42 @@ func readAll(t *testing.T, board *lb.Leaderboard) []string {
 		out = append(out, fmt.Sprintf("All: %+v", all))
 	}
 	return out
+}
+
+// TestRemoveBetweenAtMaxmemory: on a Redis over its maxmemory under
+// noeviction RemoveBetween still runs (a deletion frees memory), on every
+// kind of board, with a store that records removals, and with
+// WithReplicaReads, whose read of the members to remove goes to the
+// primary in a MULTI, which Redis refuses whole then: on a sharded board,
+// and with a store on an unsharded one, RemoveBetween failed with OOM and
+// removed nothing.
+func TestRemoveBetweenAtMaxmemory(t *testing.T) {
+	s := faultStartServer(t)
+	c := s.client()
+	ctx := context.Background()
+	kinds := maxmemoryKinds(t)
+	for kind, opts := range maxmemoryKinds(t) {
+		kinds[kind+" replica reads"] = append(slices.Clip(opts), lb.WithReplicaReads())
+		kinds[kind+" store"] = append(slices.Clip(opts), lb.WithStore(newMemStore()))
+		kinds[kind+" store replica reads"] = append(slices.Clip(opts), lb.WithStore(newMemStore()), lb.WithReplicaReads())
+	}
+	boards := map[string]*lb.Leaderboard{}
+	for kind, opts := range kinds {
+		board, err := lb.New(c, "mb-"+strings.ReplaceAll(kind, " ", "-"), opts...)
+		require.NoError(t, err)
+		for i := range 30 {
+			_, err := board.Submit(ctx, fmt.Sprint("m", i), float64(i))
+			require.NoError(t, err)
+		}
+		boards[kind] = board
+	}
+	overMaxmemory(t, s, c)
+	for kind, board := range boards {
+		n, err := board.RemoveBetween(ctx, 5, 24.5)
+		require.NoError(t, err, "%s: RemoveBetween over maxmemory", kind)
+		require.Equal(t, int64(20), n, kind)
+		left, err := board.CountBetween(ctx, math.Inf(-1), math.Inf(1))
+		require.NoError(t, err, kind)
+		require.Equal(t, int64(10), left, kind)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
 // The reads a write takes its input from (the members RemoveBetween
@@ -34,15 +36,13 @@ func (lb *plainBackend) membersBetween(ctx context.Context, tg target, r scoreRa
 	// exactly n costs no read that finds none.
 	res := lb.fromPrimaries(ctx, rueidis.Commands{lb.betweenInCmd(tg.key, r, n+1)})
 	es, err := lb.zEntries(&res[0])
+	if isOOM(err) {
+		es, _, err = lb.rangeReply(scripts.BetweenCall(lb.primaryHeader(), tg.key, "", r.storedLo, r.storedHi, n+1).Exec(ctx, lb.client), false)
+	}
 	if err != nil {
 		return nil, false, err
 	}
-	more := len(es) > n
-	members := make([]string, min(n, len(es)))
-	for i := range members {
-		members[i] = es[i].Member
-	}
-	return members, more, nil
+	return firstMembers(es, n)
 }
 
 // membersBetween reads the members of the best n entries within r: the
@@ -53,27 +53,89 @@ func (lb *plainBackend) membersBetween(ctx context.Context, tg target, r scoreRa
 func (lb *shardedBackend) membersBetween(ctx context.Context, tg target, r scoreRange, n int) ([]string, bool, error) {
 	sk := lb.periodShardKeys(tg)
 	lo, hi := lb.spans(r)
-	var cmds rueidis.Commands
+	var keys []string
 	for _, i := range lb.bestFirst {
 		if i >= lo && i <= hi {
-			cmds = append(cmds, lb.betweenInCmd(sk[i], r, n+1))
+			keys = append(keys, sk[i])
 		}
 	}
-	var members []string
+	es, err := lb.entriesBetween(ctx, keys, r, n+1)
+	if err != nil {
+		return nil, false, err
+	}
+	return firstMembers(es, n)
+}
+
+// entriesBetween reads the best n entries within r of each of keys, from
+// the primaries, in one round trip (two at maxmemory with
+// WithReplicaReads: see primaryHeader).
+func (lb *shardedBackend) entriesBetween(ctx context.Context, keys []string, r scoreRange, n int) ([]Entry, error) {
+	cmds := make(rueidis.Commands, len(keys))
+	for k, key := range keys {
+		cmds[k] = lb.betweenInCmd(key, r, n)
+	}
+	var es []Entry
 	for _, res := range lb.fromPrimaries(ctx, cmds) {
-		es, err := lb.zEntries(&res)
+		got, err := lb.zEntries(&res)
+		if isOOM(err) {
+			return lb.entriesBetweenByScript(ctx, keys, r, n)
+		}
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		for _, e := range es {
-			members = append(members, e.Member)
+		es = append(es, got...)
+	}
+	return es, nil
+}
+
+// entriesBetweenByScript is entriesBetween by shard_read.lua, sent where
+// the writes go (primaryHeader).
+func (lb *shardedBackend) entriesBetweenByScript(ctx context.Context, keys []string, r scoreRange, n int) ([]Entry, error) {
+	calls := make([]scripts.Call, len(keys))
+	for k, key := range keys {
+		calls[k] = scripts.ShardBetweenCall(lb.primaryHeader(), key, r.storedLo, r.storedHi, n)
+	}
+	var es []Entry
+	for _, res := range scripts.ExecMulti(ctx, lb.client, calls) {
+		v, err := res.ToArray()
+		if err != nil {
+			return nil, err
 		}
+		_, st, err := lb.countAndStretch(v)
+		if err != nil {
+			return nil, err
+		}
+		es = append(es, st.es...)
+	}
+	return es, nil
+}
+
+// firstMembers is the members of es (in board order, a member perhaps
+// twice) once each, the first n of them, and whether there were more.
+func firstMembers(es []Entry, n int) ([]string, bool, error) {
+	members := make([]string, 0, len(es))
+	for _, e := range es {
+		members = append(members, e.Member)
 	}
 	members = distinct(members)
 	if len(members) > n {
 		return members[:n], true, nil
 	}
 	return members, false, nil
+}
+
+// primaryHeader is the read header of a script that must reach the
+// primary, sent as EVALSHA, never EVALSHA_RO: a client with
+// WithReplicaReads sends a script that may write to the primary, and a
+// script that only reads runs there while Redis is over its maxmemory,
+// where Redis refuses the MULTI that primaryOnly sends reads to the
+// primary in (every command queued in it, reads too). The reads a
+// deletion is built on (RemoveBetween's members) take it then, one round
+// trip more: a deletion frees memory, and must run.
+func (lb *Leaderboard) primaryHeader() scripts.Header {
+	h := lb.readHeader()
+	h.ReadOnly = false
+	return h
 }
 
 // primaryClient is the client whose reads reach the primaries: with

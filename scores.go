@@ -271,7 +271,9 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // (read, recorded, removed), and of MaxN on a Cluster, whose members are
 // removed in pieces of 100, each piece's two steps in turn. With
 // WithReplicaReads the members are read from the primaries, where the
-// removal goes: a replica may not hold a member submitted moments before.
+// removal goes: a replica may not hold a member submitted moments before
+// (in a MULTI, which Redis refuses over its maxmemory: then by script, as
+// EVALSHA, one round trip more a chunk, so that the removal still runs).
 // Beside an error the count is of the removals Redis confirmed before it:
 // a chunk whose reply was lost (a timeout) may have been removed all the
 // same, so count again (CountBetween) rather than trust it.
