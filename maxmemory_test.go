@@ -261,3 +261,53 @@ func TestRemoveBetweenAtMaxmemory(t *testing.T) {
 		require.Equal(t, int64(10), left, kind)
 	}
 }
+
+// TestMaintenanceAtMaxmemory: on a Redis over its maxmemory under
+// noeviction, a board with WithReplicaReads still verifies, checks and
+// seals: those read the primary in a MULTI, which Redis refuses whole then
+// (every command queued in it, reads too), and Verify, Check (even
+// without repair) and Seal failed with OOM. They now take such a read
+// again by script.
+func TestMaintenanceAtMaxmemory(t *testing.T) {
+	s := faultStartServer(t)
+	c := s.client()
+	ctx := context.Background()
+	clock := time.Now()
+	boards := map[string]*lb.Leaderboard{}
+	for kind, opts := range maxmemoryKinds(t) {
+		opts = append(slices.Clip(opts), lb.WithStore(newMemStore()), lb.WithReplicaReads(),
+			lb.WithWindows(lb.Daily()), lb.WithClock(func() time.Time { return clock }))
+		board, err := lb.New(c, "mm-"+strings.ReplaceAll(kind, " ", "-"), opts...)
+		require.NoError(t, err)
+		for i := range 30 {
+			_, err := board.Submit(ctx, fmt.Sprint("m", i), float64(i))
+			require.NoError(t, err)
+		}
+		_, err = board.Rebuild(ctx) // Seal seals a board Present
+		require.NoError(t, err)
+		boards[kind] = board
+	}
+	overMaxmemory(t, s, c)
+	for kind, board := range boards {
+		reports, err := board.Verify(ctx)
+		require.NoError(t, err, "%s: Verify over maxmemory", kind)
+		for _, r := range reports {
+			require.True(t, r.Clean(), "%s: %+v", kind, r)
+		}
+		if strings.HasPrefix(kind, "sharded") {
+			checks, err := board.Check(ctx, false)
+			require.NoError(t, err, "%s: Check over maxmemory", kind)
+			for _, r := range checks {
+				require.True(t, r.Clean(), "%s: %+v", kind, r)
+				require.Equal(t, int64(30), r.Members, kind)
+			}
+		}
+	}
+	clock = clock.Add(24*time.Hour + time.Hour) // today's period closed, past the clock skew
+	for kind, board := range boards {
+		sealed, err := board.Seal(ctx, nil)
+		require.NoError(t, err, "%s: Seal over maxmemory", kind)
+		require.Len(t, sealed, 1, kind)
+		require.Len(t, sealed[0].Entries, 30, kind)
+	}
+}

@@ -224,11 +224,13 @@ func WithHotTop(k int) Option {
 // top's mirror, the partitions and shards Check compares, the markers
 // Present looks for, what Verify compares with the store, the other shards'
 // counts a sharded Cluster Submit or batch ranks its Result by), in MULTIs
-// of their own (one a run of reads of one slot; RemoveBetween's, which
-// Redis refuses over its maxmemory as it refuses every MULTI then, read
-// again by script, sent to the primary as EVALSHA, one round trip more,
-// so that the deletion runs); a Submit's Result is the primary's. WithTwoStepAround's steps are not taken (Around reads by its
-// one script). It takes Redis 7.0 or newer (EVALSHA_RO; an older server
+// of their own (one a run of reads of one slot), and their scripts as
+// EVALSHA; over Redis's maxmemory, where Redis refuses every MULTI, reads
+// too, such a MULTI's reads are read again by one script sent to the
+// primary as EVALSHA (one round trip more, only while Redis is full), so
+// that deletions, Verify, Check and Seal still run. A Submit's Result is
+// the primary's. WithTwoStepAround's steps are not taken (Around reads by
+// its one script). It takes Redis 7.0 or newer (EVALSHA_RO; an older server
 // refuses every read that runs a script). A replica trails its primary: a
 // read may not show a write that returned moments before (see README,
 // "Read replicas").

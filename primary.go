@@ -3,6 +3,7 @@ package leaderboard
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/redis/rueidis"
@@ -24,7 +25,9 @@ import (
 // the primaries whatever the client's SendToReplicas says: with
 // WithReplicaReads in MULTIs of their own (one a run of reads in one
 // slot), which rueidis sends to the primary, from goroutines at once (a
-// Cluster's DoMulti takes one slot's MULTI at most; see primaryOnly).
+// Cluster's DoMulti takes one slot's MULTI at most; see primaryOnly);
+// over Redis's maxmemory, which refuses them, in one round trip more, by
+// script.
 func (lb *Leaderboard) fromPrimaries(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
 	return lb.primaryClient().DoMulti(ctx, cmds...)
 }
@@ -36,9 +39,6 @@ func (lb *plainBackend) membersBetween(ctx context.Context, tg target, r scoreRa
 	// exactly n costs no read that finds none.
 	res := lb.fromPrimaries(ctx, rueidis.Commands{lb.betweenInCmd(tg.key, r, n+1)})
 	es, err := lb.zEntries(&res[0])
-	if isOOM(err) {
-		es, _, err = lb.rangeReply(scripts.BetweenCall(lb.primaryHeader(), tg.key, "", r.storedLo, r.storedHi, n+1).Exec(ctx, lb.client), false)
-	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -67,8 +67,7 @@ func (lb *shardedBackend) membersBetween(ctx context.Context, tg target, r score
 }
 
 // entriesBetween reads the best n entries within r of each of keys, from
-// the primaries, in one round trip (two at maxmemory with
-// WithReplicaReads: see primaryHeader).
+// the primaries, in one round trip.
 func (lb *shardedBackend) entriesBetween(ctx context.Context, keys []string, r scoreRange, n int) ([]Entry, error) {
 	cmds := make(rueidis.Commands, len(keys))
 	for k, key := range keys {
@@ -77,35 +76,10 @@ func (lb *shardedBackend) entriesBetween(ctx context.Context, keys []string, r s
 	var es []Entry
 	for _, res := range lb.fromPrimaries(ctx, cmds) {
 		got, err := lb.zEntries(&res)
-		if isOOM(err) {
-			return lb.entriesBetweenByScript(ctx, keys, r, n)
-		}
 		if err != nil {
 			return nil, err
 		}
 		es = append(es, got...)
-	}
-	return es, nil
-}
-
-// entriesBetweenByScript is entriesBetween by shard_read.lua, sent where
-// the writes go (primaryHeader).
-func (lb *shardedBackend) entriesBetweenByScript(ctx context.Context, keys []string, r scoreRange, n int) ([]Entry, error) {
-	calls := make([]scripts.Call, len(keys))
-	for k, key := range keys {
-		calls[k] = scripts.ShardBetweenCall(lb.primaryHeader(), key, r.storedLo, r.storedHi, n)
-	}
-	var es []Entry
-	for _, res := range scripts.ExecMulti(ctx, lb.client, calls) {
-		v, err := res.ToArray()
-		if err != nil {
-			return nil, err
-		}
-		_, st, err := lb.countAndStretch(v)
-		if err != nil {
-			return nil, err
-		}
-		es = append(es, st.es...)
 	}
 	return es, nil
 }
@@ -122,20 +96,6 @@ func firstMembers(es []Entry, n int) ([]string, bool, error) {
 		return members[:n], true, nil
 	}
 	return members, false, nil
-}
-
-// primaryHeader is the read header of a script that must reach the
-// primary, sent as EVALSHA, never EVALSHA_RO: a client with
-// WithReplicaReads sends a script that may write to the primary, and a
-// script that only reads runs there while Redis is over its maxmemory,
-// where Redis refuses the MULTI that primaryOnly sends reads to the
-// primary in (every command queued in it, reads too). The reads a
-// deletion is built on (RemoveBetween's members) take it then, one round
-// trip more: a deletion frees memory, and must run.
-func (lb *Leaderboard) primaryHeader() scripts.Header {
-	h := lb.readHeader()
-	h.ReadOnly = false
-	return h
 }
 
 // primaryClient is the client whose reads reach the primaries: with
@@ -165,32 +125,47 @@ func (lb *Leaderboard) primaryView() *Leaderboard {
 	return build(lb.primaryClient(), lb.name, c)
 }
 
-// primaryOnly sends every read-only command to the primary in a MULTI (a
-// transaction always goes there; one a run of reads in one slot),
-// whatever the client's
-// SendToReplicas says; a transaction the caller sends, and every other
-// command, goes as it is.
+// primaryOnly sends every read-only command to the primary, whatever the
+// client's SendToReplicas says: a read in a MULTI (a transaction always
+// goes there; one a run of reads in one slot), a read-only script as the
+// same call of a script that may write (onPrimary); a transaction the
+// caller sends, and every other command, goes as it is.
 type primaryOnly struct{ rueidis.Client }
 
 func (c primaryOnly) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	if !cmd.IsReadOnly() {
+	switch {
+	case !cmd.IsReadOnly():
 		return c.Client.Do(ctx, cmd)
+	case roScript(cmd):
+		return c.Client.Do(ctx, c.onPrimary(cmd))
 	}
 	return c.inTx(ctx, cmd)[0]
 }
 
 // inTx runs reads of one slot in a MULTI of their own and gives their
-// replies, each its own: a read that fails (WRONGTYPE) fails alone.
+// replies, each its own: a read that fails (WRONGTYPE) fails alone. Over
+// its maxmemory the primary refuses the MULTI whole (every command queued
+// in it, reads too): the reads are then taken again by script (byScript),
+// one round trip more, only while Redis is full.
 func (c primaryOnly) inTx(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	b := c.B()
 	multi := make(rueidis.Commands, 0, len(cmds)+2)
-	multi = append(append(append(multi, b.Multi().Build()), cmds...), b.Exec().Build())
+	multi = append(multi, b.Multi().Build())
+	for _, cmd := range cmds {
+		// Pinned: not recycled once sent, so that byScript can read
+		// its arguments after the MULTI.
+		multi = append(multi, cmd.Pin())
+	}
+	multi = append(multi, b.Exec().Build())
 	res := c.Client.DoMulti(ctx, multi...)
 	var err error
 	for _, r := range res[:len(res)-1] {
 		if err = r.Error(); err != nil {
 			break
 		}
+	}
+	if isOOM(err) && keyReads(cmds) {
+		return c.byScript(ctx, cmds)
 	}
 	var replies []rueidis.RedisMessage
 	if err == nil {
@@ -208,6 +183,66 @@ func (c primaryOnly) inTx(ctx context.Context, cmds ...rueidis.Completed) []ruei
 		}
 	}
 	return out
+}
+
+// byScript runs cmds, reads of one key each in one slot, by
+// primary_read.lua, sent as EVALSHA, which a client sends to the primary
+// and Redis runs while it refuses a MULTI (over its maxmemory): in one
+// round trip, atomically, each read's reply its own.
+func (c primaryOnly) byScript(ctx context.Context, cmds []rueidis.Completed) []rueidis.RedisResult {
+	reads := make([][]string, len(cmds))
+	for i, cmd := range cmds {
+		reads[i] = cmd.Commands()
+	}
+	out := make([]rueidis.RedisResult, len(cmds))
+	replies, err := scripts.ExecMulti(ctx, c.Client, []scripts.Call{scripts.PrimaryReadCall(reads)})[0].ToArray()
+	if err == nil && len(replies) != len(cmds) {
+		err = fmt.Errorf("primary read: %d replies for %d reads", len(replies), len(cmds))
+	}
+	for i := range out {
+		if err != nil {
+			out[i] = rueidis.NewErrorResult(err)
+		} else {
+			out[i] = rueidis.NewResult(replies[i], nil)
+		}
+	}
+	return out
+}
+
+// keyReads reports whether cmds are all plain reads of one key, named
+// first (ZRANGE, ZSCORE, ZSCAN, EXISTS, ...), which byScript can run.
+func keyReads(cmds []rueidis.Completed) bool {
+	for _, cmd := range cmds {
+		if len(cmd.Commands()) < 2 || roScript(cmd) {
+			return false
+		}
+	}
+	return true
+}
+
+// roScript reports whether cmd runs a script read-only (EVALSHA_RO,
+// EVAL_RO), which a client may send to a replica.
+func roScript(cmd rueidis.Completed) bool {
+	name := cmd.Commands()[0]
+	return name == "EVALSHA_RO" || name == "EVAL_RO"
+}
+
+// onPrimary is cmd, a read-only script call, as the same call of a script
+// that may write (EVALSHA, EVAL), which a client sends to the primary: a
+// script is atomic alone, and unlike a MULTI around it Redis runs it over
+// its maxmemory.
+func (c primaryOnly) onPrimary(cmd rueidis.Completed) rueidis.Completed {
+	args := cmd.Commands()
+	n, err := strconv.Atoi(args[2])
+	if err != nil || n < 0 || 3+n > len(args) {
+		return cmd // not a script call rueidis built; Redis answers it
+	}
+	b := c.B()
+	keys, rest := args[3:3+n], args[3+n:]
+	if args[0] == "EVALSHA_RO" {
+		return b.Evalsha().Sha1(args[1]).Numkeys(int64(n)).Key(keys...).Arg(rest...).Build()
+	}
+	return b.Eval().Script(args[1]).Numkeys(int64(n)).Key(keys...).Arg(rest...).Build()
 }
 
 // DoMulti sends the caller's transactions and its other writes as they
@@ -233,12 +268,15 @@ func (c primaryOnly) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []r
 			rest, at = append(rest, cmd), append(at, i)
 			continue
 		}
+		if !inTx && roScript(cmd) {
+			cmd = c.onPrimary(cmd)
+		}
 		if inTx || !cmd.IsReadOnly() {
 			rest, at = append(rest, cmd), append(at, i)
 			continue
 		}
 		j := i + 1 // the run of reads in cmd's slot
-		for j < len(cmds) && cmds[j].IsReadOnly() && cmds[j].Slot() == cmd.Slot() && cmds[j].Commands()[0] != "MULTI" {
+		for j < len(cmds) && cmds[j].IsReadOnly() && !roScript(cmds[j]) && cmds[j].Slot() == cmd.Slot() && cmds[j].Commands()[0] != "MULTI" {
 			j++
 		}
 		run, first := cmds[i:j], i

@@ -461,3 +461,17 @@ func HotPutCall(h Header, mirror, turn string, reader, ttl int64, k int, expire 
 func TopDataCall(h Header, key, data string, n int) Call {
 	return h.call(TopData, []string{key, data}, append(h.args(1), strconv.Itoa(n)))
 }
+
+// PrimaryReadCall runs reads, each of one key of one slot (its name, the
+// key, then its arguments, as rueidis built it), by primary_read.lua: on
+// the primary, atomically, where Redis runs it while a MULTI of them is
+// refused (over maxmemory). See primary_read.lua.
+func PrimaryReadCall(reads [][]string) Call {
+	var keys []string
+	args := Header{}.args(0)
+	for _, r := range reads {
+		keys = append(keys, r[1])
+		args = append(append(args, itoa(int64(len(r)-2)), r[0]), r[2:]...)
+	}
+	return Call{Script: PrimaryRead, Keys: keys, Args: args}
+}

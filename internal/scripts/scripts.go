@@ -83,6 +83,8 @@ var (
 	topDataSrc string
 	//go:embed batch.lua
 	batchSrc string
+	//go:embed primary_read.lua
+	primaryReadSrc string
 )
 
 var (
@@ -132,6 +134,10 @@ var (
 	HotPut = newScript(hotPutSrc, mirror)
 	// TopData reads Top with IncludeData; see top_data.lua.
 	TopData = newReadScript(topDataSrc)
+	// PrimaryRead runs reads of one slot on the primary, always as
+	// EVALSHA (a write script to the client's routing, so never sent to
+	// a replica); see primary_read.lua.
+	PrimaryRead = newScript(primaryReadSrc)
 )
 
 // Script is one embedded script.

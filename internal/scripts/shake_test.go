@@ -22,6 +22,7 @@ var allScripts = map[string]*Script{
 	"ShardLocal": ShardLocal, "ShardBatch": ShardBatch, "ShardLocalMany": ShardLocalMany,
 	"ShardLocate": ShardLocate, "ShardPage": ShardPage, "RemoveBetween": RemoveBetween,
 	"HotTop": HotTop, "HotPut": HotPut, "TopData": TopData,
+	"primary_read.lua": PrimaryRead,
 }
 
 // TestLibrariesShake checks the layout shake relies on: each library's
