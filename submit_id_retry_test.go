@@ -35,16 +35,19 @@ func TestPendingRetryAppliesTheStored(t *testing.T) {
 func pendingRetry(t *testing.T, b *testredis.Backend, day time.Time, extra []lb.Option) {
 	ctx := context.Background()
 	clock := day.Add(-time.Second)
-	opts := append([]lb.Option{lb.WithStore(newMemStore()), lb.WithPolicy(lb.Accumulate),
+	store := newMemStore()
+	opts := append([]lb.Option{lb.WithStore(store), lb.WithPolicy(lb.Accumulate),
 		lb.WithWindows(lb.Daily(), lb.AllTime()), lb.WithDedupeWindow(time.Hour),
 		lb.WithClock(func() time.Time { return clock })}, extra...)
 	board, name := newBoard(t, b, opts...)
 	_, err := board.Submit(ctx, "q", 4)
 	require.NoError(t, err)
+	// The ctx ends once the store holds the submission, before Redis.
 	gone, cancel := context.WithCancel(ctx)
-	cancel()
+	store.afterAppend = cancel
 	_, err = board.Submit(gone, "p", 2, lb.WithID("b"))
 	require.ErrorIs(t, err, lb.ErrPending)
+	store.afterAppend = nil
 	clock = day.Add(time.Second)
 	res, err := board.Submit(ctx, "p", 7, lb.WithID("b"))
 	require.NoError(t, err)

@@ -47,12 +47,12 @@ func TestPendingRetryOnStore(t *testing.T) {
 		day := time.Now().UTC().Truncate(24 * time.Hour)
 		clock := day.Add(-time.Second)
 		name := b.BoardName(t)
-		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(detached{newStore(t)}),
+		// The ctx ends once the store holds the submission, before Redis.
+		gone, cancel := context.WithCancel(ctx)
+		board, err := leaderboard.New(b.Client, name, leaderboard.WithStore(cancelAfterAppend{newStore(t), cancel}),
 			leaderboard.WithPolicy(leaderboard.Accumulate), leaderboard.WithWindows(leaderboard.Daily(), leaderboard.AllTime()),
 			leaderboard.WithClock(func() time.Time { return clock }))
 		require.NoError(t, err)
-		gone, cancel := context.WithCancel(ctx)
-		cancel()
 		_, err = board.Submit(gone, "p", 2, leaderboard.WithID("b"))
 		require.ErrorIs(t, err, leaderboard.ErrPending)
 		clock = day.Add(time.Second)
@@ -71,10 +71,16 @@ func TestPendingRetryOnStore(t *testing.T) {
 	})
 }
 
-// detached appends whatever its caller's ctx: a cancelled Submit reaches
-// the store and fails in Redis alone (ErrPending).
-type detached struct{ *Store }
+// cancelAfterAppend ends a ctx (cancel) after each Append: a Submit whose
+// ctx ends between the store and Redis, stored and not applied
+// (ErrPending).
+type cancelAfterAppend struct {
+	*Store
+	cancel context.CancelFunc
+}
 
-func (d detached) Append(ctx context.Context, sub leaderboard.Submission) (bool, error) {
-	return d.Store.Append(context.WithoutCancel(ctx), sub)
+func (c cancelAfterAppend) Append(ctx context.Context, sub leaderboard.Submission) (bool, error) {
+	dup, err := c.Store.Append(ctx, sub)
+	c.cancel()
+	return dup, err
 }
