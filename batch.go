@@ -291,10 +291,10 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		if b.isClosed() {
 			return Result{}, ErrClosed
 		}
-	} else if err := ctx.Err(); err != nil {
+	} else if err := notStarted(ctx, "batch submit"); err != nil {
 		// Ended already: nothing is written, as the board's Submit
 		// writes nothing then (a batch would write it all the same).
-		return Result{}, wrap("batch submit", err)
+		return Result{}, err
 	} else if err := b.joinAndWait(ctx, c, live, where, res.Windows); err != nil {
 		if errors.Is(err, errAfterAlone) {
 			return b.submitAlone(ctx, sub)
