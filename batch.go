@@ -99,7 +99,9 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // batch is written gets ctx's error; its submission may still be written,
 // as a Submit that times out may have been; a ctx that has ended when
 // Submit is called joins no batch, and nothing of it is written (ctx's
-// error), as with the board's Submit. The batch's write runs with
+// error), as with the board's Submit. Callers of a batch that share one
+// ctx (a service's own, say) are woken together: the Batcher watches that
+// ctx once a batch, not once a caller. The batch's write runs with
 // the values, not the deadline, of the ctx of the first submission in it:
 // it is bounded by the client's own timeouts and the store's, and a store
 // call that never returns holds that batch and every later one (give a
@@ -195,6 +197,68 @@ type batch struct {
 	timer   *time.Timer
 	done    chan struct{} // closed when written; err is set before
 	err     error         // the whole batch's
+	// shared is the Done of the first ctx with one among the batch's
+	// callers, and watch, once a second caller's ctx shares it, wakes
+	// the callers that do (sharedWake).
+	shared <-chan struct{}
+	watch  *ctxWatch
+}
+
+// ctxWatch wakes, with one channel, the callers of a batch whose ctxs
+// share one Done: ch is closed when the batch is written or when that
+// Done is, whichever comes first. A caller that selected on its batch's
+// done and its ctx's Done would queue on both channels' locks: thousands
+// of callers sharing a service's ctx then take turns on that one lock
+// twice each; with a watch, the ctx is watched once a batch.
+type ctxWatch struct {
+	ch   chan struct{}
+	stop func() bool // context.AfterFunc's: true when it stopped the close
+}
+
+// sharedWake returns what a caller whose ctx is ctx waits on once it
+// has joined bt: nil for its own select on bt.done and ctx (a ctx that
+// cannot end, the batch's first ctx with a Done, a ctx of its own), or
+// the watch's channel of the ctx that it shares with callers before it.
+// Called with b.mu held, before bt starts writing.
+func (bt *batch) sharedWake(ctx context.Context) chan struct{} {
+	d := ctx.Done()
+	switch {
+	case d == nil:
+		return nil
+	case bt.shared == nil:
+		bt.shared = d
+		return nil
+	case bt.shared != d:
+		return nil
+	case bt.watch == nil:
+		bt.watch = newCtxWatch(ctx)
+	}
+	return bt.watch.ch
+}
+
+// newCtxWatch watches ctx for a batch (see ctxWatch). Not inlined: once a
+// batch, and its frame would weigh on sharedWake's, under the Batcher's
+// lock (see recordStored).
+//
+//go:noinline
+func newCtxWatch(ctx context.Context) *ctxWatch {
+	w := &ctxWatch{ch: make(chan struct{})}
+	w.stop = context.AfterFunc(ctx, func() { close(w.ch) })
+	return w
+}
+
+// wait waits until bt is written or ctx ends; wake is sharedWake's.
+func (bt *batch) wait(ctx context.Context, wake chan struct{}) error {
+	if wake == nil {
+		return waitFor(ctx, bt.done)
+	}
+	<-wake
+	select {
+	case <-bt.done:
+		return nil
+	default: // woken by the ctx's end before the write's
+		return fmt.Errorf("leaderboard: batcher: %w", ctx.Err())
+	}
 }
 
 // batchWrite is one folded write of a batch: sub, with every submission
@@ -247,6 +311,7 @@ type batchJoin struct {
 	alone  bool
 	out    []WindowResult // the caller's Result.Windows: with alone, where its own answer goes
 	err    error
+	wake   chan struct{} // besides its batch's done, what the caller waits on (sharedWake)
 }
 
 // Submit submits as the board's Submit does, through the next batch; it
@@ -314,7 +379,7 @@ func (b *Batcher) joinAndWait(ctx context.Context, c *batchCall, live []target, 
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, bt.done); err != nil {
+	if err := bt.wait(ctx, j.wake); err != nil {
 		return err
 	}
 	err = w.err
@@ -476,6 +541,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, &j.sub) {
 		w.joins = append(w.joins, j)
 		b.record(bt, j, w)
+		j.wake = bt.sharedWake(ctx)
 		return bt, w, j, nil
 	}
 	bt := b.cur
@@ -490,6 +556,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	bt.writes = append(bt.writes, w)
 	bt.newest[sub.member] = w
 	b.record(bt, j, w)
+	j.wake = bt.sharedWake(ctx)
 	if len(bt.writes) >= b.size {
 		b.send(bt)
 	}
@@ -753,8 +820,12 @@ func (b *Batcher) written(bt *batch) {
 	if b.writing == bt {
 		b.writing = nil
 	}
+	watch := bt.watch // no caller joins bt any more: it is writing
 	b.mu.Unlock()
 	close(bt.done)
+	if watch != nil && watch.stop() {
+		close(watch.ch) // after done: a caller woken here finds it closed
+	}
 }
 
 // isRefusal reports whether err is Redis refusing a write's value (an

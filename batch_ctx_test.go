@@ -2,7 +2,9 @@ package leaderboard_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,6 +38,74 @@ func TestBatcherEndedCtxWritesNothing(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled, "the board's Submit, for comparison")
 			require.NoError(t, bt.Close(ctx))
 			require.Equal(t, before, b.Snapshot(t, name), "shards %v: a submission whose ctx had ended was written", shards)
+		}
+	})
+}
+
+// Callers of one batch whose ctxs share a Done are woken together (one
+// watch of that ctx a batch, not a select each): when that ctx ends they
+// return its error at once, and the batch's other callers (another ctx,
+// one that cannot end) still get their Results when it is written; when
+// the batch is written first, every caller gets its Result, the ctx's
+// later end changing nothing.
+func TestBatcherSharedCtx(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, shards := range [][]float64{nil, {0, 100}} {
+			board, _ := newBoard(t, b, lb.WithShards(shards...))
+			for _, endFirst := range []bool{true, false} {
+				bt, err := board.NewBatcher(lb.WithBatchWindow(time.Minute))
+				require.NoError(t, err)
+				shared, cancel := context.WithCancel(context.Background())
+				own, cancelOwn := context.WithCancel(context.Background())
+				ctxs := []context.Context{shared, own, shared, context.Background(), shared}
+				type answer struct {
+					res lb.Result
+					err error
+				}
+				answers := make([]chan answer, len(ctxs))
+				for i, ctx := range ctxs {
+					answers[i] = make(chan answer, 1)
+					before := lb.BatchJoined(bt)
+					go func() {
+						res, err := bt.Submit(ctx, fmt.Sprintf("m%d", i), float64(10+i))
+						answers[i] <- answer{res, err}
+					}()
+					for lb.BatchJoined(bt) == before {
+						time.Sleep(50 * time.Microsecond)
+					}
+				}
+				require.True(t, lb.BatchWatched(bt), "three callers share a ctx: the batch should watch it")
+				if endFirst {
+					cancel()
+					for _, i := range []int{0, 2, 4} {
+						select {
+						case a := <-answers[i]:
+							require.ErrorIs(t, a.err, context.Canceled, "caller %d", i)
+						case <-time.After(10 * time.Second):
+							t.Fatalf("caller %d of the ended ctx still waits", i)
+						}
+					}
+				}
+				require.NoError(t, bt.Flush(context.Background()))
+				for i := range ctxs {
+					if endFirst && i%2 == 0 {
+						continue
+					}
+					var a answer
+					select {
+					case a = <-answers[i]:
+					case <-time.After(10 * time.Second):
+						t.Fatalf("caller %d still waits for a batch written", i)
+					}
+					require.NoError(t, a.err, "caller %d", i)
+					require.Equal(t, fmt.Sprintf("m%d", i), a.res.Standing.Member, "caller %d", i)
+					require.Equal(t, float64(10+i), a.res.Standing.Score, "caller %d", i)
+					require.Positive(t, a.res.Standing.Rank, "caller %d", i)
+				}
+				cancel()
+				cancelOwn()
+				require.NoError(t, bt.Close(context.Background()))
+			}
 		}
 	})
 }

@@ -176,13 +176,21 @@ func (r *replayRun) run(rng *rand.Rand) {
 	var seqs []int
 	lb.TraceBatch(bt, func(seq int) { seqs = append(seqs, seq) })
 	fins := make([]chan struct{}, n)
+	// Every other run's callers share a ctx that can end (and never
+	// does): they are woken together (the Batcher's watch), not each by
+	// its own select.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if rng.IntN(2) == 0 {
+		sctx = ctx
+	}
 	for i, c := range r.calls {
 		r.tick(i)
 		fins[i] = make(chan struct{})
 		joined, mark := lb.BatchJoined(bt), lb.BatchAfter(bt, c.member)
 		go func() {
 			defer close(fins[i])
-			r.got[i], r.gotE[i] = bt.Submit(ctx, c.member, c.score, c.opts()...)
+			r.got[i], r.gotE[i] = bt.Submit(sctx, c.member, c.score, c.opts()...)
 		}()
 		for lb.BatchJoined(bt) == joined && (lb.BatchAfter(bt, c.member) == mark || lb.BatchAfter(bt, c.member) == nil) && !isDone(fins[i]) {
 			time.Sleep(50 * time.Microsecond)

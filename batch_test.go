@@ -49,11 +49,21 @@ func (r *modelRun) batchSubmit() {
 	r.logf("Batcher(size %d): %s", size, batchCallsString(calls))
 	var seqs []int
 	lb.TraceBatch(b, func(seq int) { seqs = append(seqs, seq) })
+	// Callers wait on their batch alone (a ctx that cannot end), with a
+	// select of their own, or woken with the others sharing their ctx.
+	shared, cancel := context.WithCancel(ctx)
+	defer cancel()
 	for _, c := range calls {
 		before := lb.BatchJoined(b)
+		cctx := pick(r.modelHarness, []context.Context{ctx, shared, shared})
+		if r.rng.IntN(4) == 0 {
+			own, cancelOwn := context.WithCancel(ctx)
+			defer cancelOwn()
+			cctx = own
+		}
 		go func() {
 			defer close(c.done)
-			c.res, c.err = b.Submit(ctx, c.member, c.score, lb.WithData(c.data))
+			c.res, c.err = b.Submit(cctx, c.member, c.score, lb.WithData(c.data))
 		}()
 		waitJoined(b, before, c.done)
 	}

@@ -37,3 +37,12 @@ func BatchAfter(b *Batcher, member string) any {
 	}
 	return nil
 }
+
+// BatchWatched reports whether the batch collecting in b watches a ctx
+// that several of its callers share (sharedWake), rather than each caller
+// selecting on it.
+func BatchWatched(b *Batcher) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur != nil && b.cur.watch != nil
+}
