@@ -24,8 +24,9 @@ import (
 // WithBatchSize -batch-size), then as plain Submits, -d each, in -rounds
 // rounds. Per phase: submissions/s, each submission's own latency (p50,
 // p99), the commands the SDK sent Redis per submission (counted on the
-// client: one EVALSHA, or each command of a MULTI) and Redis's CPU per
-// submission (INFO cpu).
+// client: one EVALSHA, or each command of a MULTI), Redis's CPU per
+// submission (INFO cpu) and this process's (getrusage: the SDK's,
+// rueidis's and the tool's own work, which both phases pay).
 
 // countingClient counts the commands sent through it.
 type countingClient struct {
@@ -50,9 +51,22 @@ type coalescePhase struct {
 	lat      []time.Duration // every submission's, sorted
 	commands int64
 	cpu      float64 // Redis CPU seconds, all nodes
+	// client is this process's CPU time across the phase (the SDK's,
+	// rueidis's and the tool's own goroutines alike); -1 when the
+	// system does not tell it.
+	client time.Duration
 }
 
 func (p coalescePhase) rate() float64 { return float64(p.subs) / p.elapsed.Seconds() }
+
+// clientPer is the process's CPU µs a submission, "n/a" when the system
+// does not tell it.
+func (p coalescePhase) clientPer() string {
+	if p.client < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", float64(p.client.Microseconds())/float64(p.subs))
+}
 
 // runCoalesce loads the members, then measures the two phases in rounds,
 // and writes the report to out.
@@ -103,9 +117,15 @@ func (b *bench) runPhase(ctx context.Context, cc *countingClient, conc int, subm
 	var ph coalescePhase
 	cpu0, _ := b.c.redisCPU(ctx)
 	n0 := cc.n.Load()
+	client0, ok0 := processCPU()
 	lat, elapsed, err := b.bursts(ctx, conc, b.cfg.duration, submit)
+	client1, ok1 := processCPU()
 	ph.elapsed = elapsed
 	ph.commands = cc.n.Load() - n0
+	ph.client = -1
+	if ok0 && ok1 {
+		ph.client = client1 - client0
+	}
 	cpu1, _ := b.c.redisCPU(ctx)
 	ph.cpu = cpu1 - cpu0
 	ph.lat = lat
@@ -185,7 +205,7 @@ func writeCoalesce(out io.Writer, b *bench, env environment, ld loadReport, conc
 	(&report{cfg: cfg, load: ld}).writeLoad(&w, true)
 	fmt.Fprintf(&w, "- Each round: %d goroutines, each sending bursts of %d Submits at once to %s members and waiting for them, for %v through a Batcher, then %v as plain Submits, each phase after %v of the same bursts not measured\n\n",
 		conc, cfg.burst, thousands(float64(cfg.batchMembers)), cfg.duration, cfg.duration, warmup(cfg.duration))
-	w.WriteString("| round | phase | submissions/s | p50 | p99 | commands sent per submission | Redis CPU µs per submission |\n|---|---|---|---|---|---|---|\n")
+	w.WriteString("| round | phase | submissions/s | p50 | p99 | commands sent per submission | Redis CPU µs per submission | client CPU µs per submission |\n|---|---|---|---|---|---|---|---|\n")
 	var ratios, cmds, p99s []float64
 	for i := range batched {
 		for _, ph := range []struct {
@@ -193,12 +213,12 @@ func writeCoalesce(out io.Writer, b *bench, env environment, ld loadReport, conc
 			p    coalescePhase
 		}{{"Batcher", batched[i]}, {"Submit", plain[i]}} {
 			if ph.p.subs == 0 {
-				fmt.Fprintf(&w, "| %d | %s | no data | | | | |\n", i+1, ph.name)
+				fmt.Fprintf(&w, "| %d | %s | no data | | | | | |\n", i+1, ph.name)
 				continue
 			}
-			fmt.Fprintf(&w, "| %d | %s | %s | %s | %s | %.4f | %.1f |\n", i+1, ph.name, thousands(ph.p.rate()),
+			fmt.Fprintf(&w, "| %d | %s | %s | %s | %s | %.4f | %.1f | %s |\n", i+1, ph.name, thousands(ph.p.rate()),
 				dur(percentile(ph.p.lat, 0.50)), dur(percentile(ph.p.lat, 0.99)),
-				float64(ph.p.commands)/float64(ph.p.subs), ph.p.cpu*1e6/float64(ph.p.subs))
+				float64(ph.p.commands)/float64(ph.p.subs), ph.p.cpu*1e6/float64(ph.p.subs), ph.p.clientPer())
 		}
 		// A phase that finished no submission has no figure: its round
 		// counts towards no target.
