@@ -273,15 +273,18 @@ func WithStore(s Store) Option {
 }
 
 // WithDedupeWindow sets how long Redis remembers a WithID id, so that a
-// retry within it is applied once. Default 24 hours. A longer window costs
+// retry within it is applied once. Default 24 hours. Redis counts it in
+// whole milliseconds (a fraction of one is dropped), so a window under a
+// millisecond, which Redis would count as none, is refused with
+// ErrInvalidArgument, as is one that is not positive. A longer window costs
 // memory per id (an entry in one sorted set per board; per partition of
 // members on a sharded board). A store, when there is one, remembers ids
 // as long as it keeps them, and its answer wins (see WithID).
 func WithDedupeWindow(d time.Duration) Option {
 	return func(c *config) {
 		c.dedupe = d
-		if d <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithDedupeWindow: %v is not positive", d))
+		if d < time.Millisecond {
+			c.errs = append(c.errs, fmt.Errorf("WithDedupeWindow: %v is under a millisecond, the precision Redis remembers ids at", d))
 		}
 	}
 }
@@ -533,6 +536,9 @@ func (c *config) validate(client rueidis.Client, name string) error {
 	if err := c.validateShadow(); err != nil {
 		return bad("%v", err)
 	}
+	if err := c.reachableShards(); err != nil {
+		return bad("%v", err)
+	}
 	seen := make(map[string]bool, len(c.windows))
 	for _, w := range c.windows {
 		if nilWindow(w) {
@@ -749,7 +755,12 @@ func nilValue(x any) bool {
 // numbers of members (README: "Sharding"; ProposeBounds proposes them from a
 // live board, and WithShadowShards moves a live board to new ones). Bounds
 // that are NaN, ±Inf, unsorted or repeated are refused by New with
-// ErrInvalidArgument.
+// ErrInvalidArgument, and so, with a tie-break (WithTieBreak), are bounds
+// that leave a shard no score the tie-break stores: a bound above its
+// MaxScore, one at or below -MaxScore, or two with no score of its
+// Decimals between them. A bound is compared with plain scores, so one
+// between two storable scores (10.5 with 0 decimals) bounds as the next
+// storable score above it does.
 func WithShards(bounds ...float64) Option {
 	return func(c *config) {
 		c.shards = append([]float64(nil), bounds...)
@@ -768,4 +779,37 @@ func boundsErrs(option string, bounds []float64) []error {
 		}
 	}
 	return errs
+}
+
+// reachableShards refuses WithShards or WithShadowShards bounds that leave
+// a shard no score the board's tie-break can store: one above the largest
+// score it stores, at or below the smallest, or two with no storable score
+// between them (it keeps Decimals fraction digits). Such a shard could
+// never hold a member. Without a tie-break every finite bound bounds
+// scores a board stores.
+func (c *config) reachableShards() error {
+	if c.tieBreak == nil {
+		return nil
+	}
+	tb := c.tieBreak.encoding()
+	for _, l := range []struct {
+		option string
+		bounds []float64
+	}{{"WithShards", c.shards}, {"WithShadowShards", c.shadow}} {
+		for i := range len(l.bounds) + 1 {
+			if tb.holdsScoreIn(l.bounds, i) {
+				continue
+			}
+			span := fmt.Sprintf("scores below %v", l.bounds[0])
+			switch {
+			case i == len(l.bounds):
+				span = fmt.Sprintf("scores of %v and above", l.bounds[i-1])
+			case i > 0:
+				span = fmt.Sprintf("scores from %v below %v", l.bounds[i-1], l.bounds[i])
+			}
+			return fmt.Errorf("%s: shard %d holds %s, of which the tie-break (MaxScore %v, %d decimals) stores none: every bound must lie above -MaxScore and at most MaxScore, with a score of %d decimals from each bound below the next",
+				l.option, i, span, tb.order.MaxScore, tb.order.Decimals, tb.order.Decimals)
+		}
+	}
+	return nil
 }

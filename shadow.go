@@ -14,7 +14,8 @@ import (
 )
 
 // WithShadowShards gives a sharded board a second layout, its shards split
-// at other bounds (k strictly ascending, finite, as WithShards takes them),
+// at other bounds (k strictly ascending, finite, each shard holding a score
+// the board's tie-break stores, as WithShards takes them),
 // which every write keeps current beside the board's own and which no read
 // uses: the way to move a live board to new bounds with no moment of wrong
 // reads, in three deploys (README: "Changing bounds"):

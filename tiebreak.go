@@ -271,3 +271,28 @@ func (lb *Leaderboard) plain(v float64) float64 {
 	s, _ := lb.tb.decode(v, lb.high())
 	return s
 }
+
+// holdsScoreIn reports whether shard i of bounds (its plain scores from
+// bounds[i-1], below bounds[i]) holds a score the encoding stores: the
+// least such score at or above bounds[i-1], compared as shardOf compares
+// a stored value's plain score with a bound, lies below bounds[i].
+func (c *composite) holdsScoreIn(bounds []float64, i int) bool {
+	m := float64(c.maxS)
+	s := -m // scaled: the least storable score in the shard, if any
+	if i > 0 {
+		lo := bounds[i-1]
+		if lo > m/c.scale {
+			return false
+		}
+		if lo > s/c.scale {
+			s = math.Ceil(lo * c.scale)
+			for s/c.scale < lo {
+				s++
+			}
+			for (s-1)/c.scale >= lo {
+				s--
+			}
+		}
+	}
+	return s <= m && (i == len(bounds) || s/c.scale < bounds[i])
+}
