@@ -156,14 +156,20 @@ func (minuteWindow) Period(t time.Time) lb.Period {
 	return lb.Period{ID: start.UTC().Format("20060102-1504"), Start: start, End: start.Add(time.Minute)}
 }
 
-// stuckWindow's periods never move back: the one before any period is
-// the same period, which a walk of the readable periods must refuse.
+// stuckWindow's periods are hours from two hours before future on, and
+// never move back before that: the period before them starts earlier but
+// ends where the clock is, which a walk of the readable periods must
+// refuse. New, which looks at the periods around now, takes it.
 type stuckWindow struct{}
 
 func (stuckWindow) Name() string { return "stuck" }
 
-func (stuckWindow) Period(time.Time) lb.Period {
-	return lb.Period{ID: "p", Start: future.Add(-time.Hour), End: future.Add(time.Hour)}
+func (stuckWindow) Period(t time.Time) lb.Period {
+	if t.Before(future.Add(-2 * time.Hour)) {
+		return lb.Period{ID: "p", Start: future.Add(-3 * time.Hour), End: future.Add(time.Hour)}
+	}
+	start := t.Truncate(time.Hour)
+	return lb.Period{ID: start.UTC().Format("2006010215"), Start: start, End: start.Add(time.Hour)}
 }
 
 // TestEveryReadablePeriod: Periods lists every readable period of a window
@@ -186,7 +192,7 @@ func TestEveryReadablePeriod(t *testing.T) {
 		_, err = board.Rank(ctx, "cheater", lb.At(old))
 		require.ErrorIs(t, err, lb.ErrNotRanked, "Remove reaches the oldest readable period")
 
-		stuck, _ := newBoard(t, b, lb.WithWindows(stuckWindow{}), lb.WithRetention(time.Hour), lb.WithClock(fixed(future)))
+		stuck, _ := newBoard(t, b, lb.WithWindows(stuckWindow{}), lb.WithRetention(3*time.Hour), lb.WithClock(fixed(future)))
 		_, err = stuck.Periods(ctx)
 		require.ErrorIs(t, err, lb.ErrInvalidArgument)
 		require.ErrorIs(t, stuck.Remove(ctx, "m"), lb.ErrInvalidArgument)

@@ -324,7 +324,8 @@ func WithPolicy(p Policy) Option {
 // its own board per period. The first is every query's default window.
 // Default: AllTime() alone. Window names must be distinct, and none may
 // be "ids", "data", "marker" or "clock" (keys the board keeps beside its
-// periods).
+// periods). A window whose periods around the board's clock do not hold
+// their instants or do not tile is refused (see Window).
 func WithWindows(w ...Window) Option {
 	return func(c *config) {
 		c.windows = append([]Window(nil), w...)
@@ -555,7 +556,11 @@ func (c *config) validate(client rueidis.Client, name string) error {
 			return bad("two windows named %q (use Named to tell them apart)", n)
 		}
 		seen[n] = true
-		if err := c.periodsReachable(w); err != nil {
+		p, err := c.periodsTile(w)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if err := c.periodsReachable(w, p); err != nil {
 			return bad("%v", err)
 		}
 	}
@@ -569,8 +574,7 @@ func (c *config) validate(client rueidis.Client, name string) error {
 // of one-millisecond periods kept an hour would otherwise take writes
 // that no Delete could reach. A window whose periods change length may
 // still meet the bound later: those calls refuse it then.
-func (c *config) periodsReachable(w Window) error {
-	p := w.Period(c.now())
+func (c *config) periodsReachable(w Window, p Period) error {
 	d := p.End.Sub(p.Start)
 	if p.Start.IsZero() || p.End.IsZero() || d <= 0 {
 		return nil // a window that never resets, or one resolve refuses
@@ -586,6 +590,54 @@ func (c *config) periodsReachable(w Window) error {
 			w.Name(), d, keep, c.skew, maxLivePeriods)
 	}
 	return nil
+}
+
+// periodsTile asks w for the period holding the board's now (cut to the
+// microsecond, as the board's clock is), the one holding its End and the
+// one holding the instant before its Start, and refuses w unless each has
+// a valid ID and holds its instant, and the three tile: the next starts at
+// the End, the one before ends at the Start, each under another ID. Every
+// built-in window passes at every instant; a window that fails would take
+// a Submit here that the walks over its periods (Remove, Delete, Rebuild,
+// Verify, Periods) refuse, or one that lands where they never look. A
+// window that goes wrong only far from now is still refused by the call
+// that meets it. It returns the period holding now.
+func (c *config) periodsTile(w Window) (Period, error) {
+	now := c.now().Truncate(time.Microsecond)
+	p := w.Period(now)
+	if err := periodFor(w, p, now); err != nil {
+		return p, err
+	}
+	if !p.End.IsZero() {
+		n := w.Period(p.End)
+		if err := periodFor(w, n, p.End); err != nil {
+			return p, err
+		}
+		if !n.Start.Equal(p.End) || n.ID == p.ID {
+			return p, fmt.Errorf("window %q: period %q [%v, %v), holding %v, is followed by period %q [%v, %v): periods must tile, the next starting at the End under another ID",
+				w.Name(), p.ID, p.Start, p.End, now, n.ID, n.Start, n.End)
+		}
+	}
+	if !p.Start.IsZero() {
+		t := p.Start.Add(-time.Nanosecond)
+		b := w.Period(t)
+		if err := periodFor(w, b, t); err != nil {
+			return p, err
+		}
+		if !b.End.Equal(p.Start) || b.ID == p.ID {
+			return p, fmt.Errorf("window %q: period %q [%v, %v), holding %v, follows period %q [%v, %v): periods must tile, the one before ending at the Start under another ID",
+				w.Name(), p.ID, p.Start, p.End, now, b.ID, b.Start, b.End)
+		}
+	}
+	return p, nil
+}
+
+// periodFor checks a period p that w gave for t: a valid ID, and t held.
+func periodFor(w Window, p Period, t time.Time) error {
+	if !keys.ValidSegment(p.ID) {
+		return fmt.Errorf("window %q gave period ID %q for %v, which must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or ':'", w.Name(), p.ID, t, keys.MaxNameLen)
+	}
+	return notHeld(w, p, t)
 }
 
 // nilWindow reports a window that would panic at its first call: nil, a

@@ -93,4 +93,3 @@ func TestNewRefusesSubMillisecondDedupe(t *testing.T) {
 	}
 	takenByNew(t, b, "1ms", lb.WithDedupeWindow(time.Millisecond))
 }
-

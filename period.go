@@ -135,8 +135,16 @@ func (lb *Leaderboard) resolvePeriod(w Window, p Period, t time.Time) (target, e
 // checkHolds checks that p, which w gave for t, holds t: a zero Start or
 // End bounds nothing on its side.
 func checkHolds(w Window, p Period, t time.Time) error {
+	if err := notHeld(w, p, t); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	return nil
+}
+
+// notHeld is checkHolds's error, without the sentinel: New wraps it.
+func notHeld(w Window, p Period, t time.Time) error {
 	if (!p.End.IsZero() && !t.Before(p.End)) || (!p.Start.IsZero() && t.Before(p.Start)) {
-		return fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not hold it", ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t)
+		return fmt.Errorf("window %q gave period %q [%v, %v) for %v, which does not hold it", w.Name(), p.ID, p.Start, p.End, t)
 	}
 	return nil
 }

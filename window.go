@@ -30,8 +30,14 @@ type Period struct {
 // Window decides when a board resets. Implementations must be pure
 // functions of t so that every process computing the period of the same
 // instant agrees on it. The board calls Period on the caller's goroutine
-// (New calls it once, on the board's clock) and does not recover a panic
-// in it: it reaches the caller.
+// (New calls it three times: for the board's clock, its period's End and
+// the instant before its Start) and does not recover a panic in it: it
+// reaches the caller. New refuses, with ErrInvalidArgument, a window
+// whose period of the board's clock does not hold it, or whose periods
+// there do not tile (the period holding its End starts at the End, the
+// one holding the instant before its Start ends at the Start, each under
+// another ID), or one with an invalid ID; a window that goes wrong only
+// at other instants is refused by the call that meets it.
 type Window interface {
 	// Name identifies the window within a board: "alltime", "daily",
 	// "weekly", "monthly", or a name given with Named.
