@@ -583,9 +583,15 @@ func (c *config) periodsReachable(w Window, p Period) error {
 	if c.hasRetention {
 		keep = c.retention
 	}
-	// Each bound as the walks apply it: the periods kept back, and those
-	// ahead within the skew (separately; their sum could overflow).
-	if keep/d >= maxLivePeriods || c.skew/d >= maxLivePeriods {
+	// Each bound as the walks apply it: the closed periods kept back (up
+	// to keep/d of them, rounded up, a part of one counting whole) beside
+	// the current one, and those ahead within the skew (separately; the
+	// walks list them apart).
+	closed := keep / d
+	if keep%d != 0 {
+		closed++
+	}
+	if closed >= maxLivePeriods || c.skew/d >= maxLivePeriods {
 		return fmt.Errorf("window %q: periods of %v kept %v (with %v of clock skew ahead) make over %d periods readable at once, more than Periods, Remove and Delete reach: use longer periods, a shorter retention or less skew",
 			w.Name(), d, keep, c.skew, maxLivePeriods)
 	}

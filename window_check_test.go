@@ -2,6 +2,7 @@ package leaderboard_test
 
 import (
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,4 +101,29 @@ func TestNewTakesEveryGoodWindow(t *testing.T) {
 	}
 	takenByNew(t, b, "a last season without an End", lb.WithWindows(lastSeason{start: future.Add(-time.Hour)}), lb.WithClock(fixed(future)))
 	takenByNew(t, b, "a first season without a Start", lb.WithWindows(lastSeason{start: future.Add(time.Hour)}), lb.WithClock(fixed(future)))
+}
+
+// unixSecond is a window of one-second periods named by their Unix time.
+type unixSecond struct{}
+
+func (unixSecond) Name() string { return "sec" }
+
+func (unixSecond) Period(t time.Time) lb.Period {
+	start := t.Truncate(time.Second)
+	return lb.Period{ID: strconv.FormatInt(start.Unix(), 10), Start: start, End: start.Add(time.Second)}
+}
+
+// TestNewRefusesRetentionPastTheWalk: the walks over a window's readable
+// periods (Periods, Remove, Delete, Rebuild, Seal, Verify) list at most
+// 1,000,000 of them, the current one among them. New refused a retention
+// of 1,000,000 periods or more, and took one just under it, which keeps
+// the current period and 1,000,000 closed ones readable: every walk then
+// refused the board.
+func TestNewRefusesRetentionPastTheWalk(t *testing.T) {
+	b := testredis.Mini(t)
+	clock := lb.WithClock(fixed(future.Add(time.Millisecond)))
+	for _, keep := range []time.Duration{999_999*time.Second + time.Millisecond, 999_999*time.Second + 500*time.Millisecond, 1_000_000 * time.Second} {
+		refusedByNew(t, b, keep.String(), lb.WithWindows(unixSecond{}), lb.WithRetention(keep), clock)
+	}
+	takenByNew(t, b, "999,999 periods", lb.WithWindows(unixSecond{}), lb.WithRetention(999_999*time.Second), clock)
 }
