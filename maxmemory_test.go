@@ -303,7 +303,10 @@ func TestMaintenanceAtMaxmemory(t *testing.T) {
 			}
 		}
 	}
-	clock = clock.Add(24*time.Hour + time.Hour) // today's period closed, past the clock skew
+	// Today's period (UTC) closed an hour ago: past the clock skew, and
+	// within its retention (a day), whatever the hour the test runs at
+	// (its start plus 25 hours was past the retention in a day's last hour).
+	clock = clock.UTC().Truncate(24 * time.Hour).Add(25 * time.Hour)
 	for kind, board := range boards {
 		sealed, err := board.Seal(ctx, nil)
 		require.NoError(t, err, "%s: Seal over maxmemory", kind)
