@@ -197,9 +197,9 @@ type batch struct {
 	timer   *time.Timer
 	done    chan struct{} // closed when written; err is set before
 	err     error         // the whole batch's
-	// shared is the Done of the first ctx with one among the batch's
-	// callers, and watch, once a second caller's ctx shares it, wakes
-	// the callers that do (sharedWake).
+	// shared is the Done of the newest caller's ctx until two callers
+	// in a row share one; watch then wakes the callers that share it
+	// (sharedWake).
 	shared <-chan struct{}
 	watch  *ctxWatch
 }
@@ -217,20 +217,25 @@ type ctxWatch struct {
 
 // sharedWake returns what a caller whose ctx is ctx waits on once it
 // has joined bt: nil for its own select on bt.done and ctx (a ctx that
-// cannot end, the batch's first ctx with a Done, a ctx of its own), or
-// the watch's channel of the ctx that it shares with callers before it.
-// Called with b.mu held, before bt starts writing.
+// cannot end, a ctx of its own, the first of a shared one), or the
+// watch's channel of the ctx it shares with callers before it. A watch
+// starts when two callers in a row share a ctx, so that a batch's first
+// caller with a ctx of its own does not keep the rest, sharing one,
+// from it; a batch watches one ctx at most. Called with b.mu held, before
+// bt starts writing.
 func (bt *batch) sharedWake(ctx context.Context) chan struct{} {
 	d := ctx.Done()
 	switch {
 	case d == nil:
 		return nil
-	case bt.shared == nil:
+	case bt.watch != nil:
+		if bt.shared != d {
+			return nil
+		}
+	case bt.shared != d:
 		bt.shared = d
 		return nil
-	case bt.shared != d:
-		return nil
-	case bt.watch == nil:
+	default:
 		bt.watch = newCtxWatch(ctx)
 	}
 	return bt.watch.ch
