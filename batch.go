@@ -101,7 +101,9 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // Submit is called joins no batch, and nothing of it is written (ctx's
 // error), as with the board's Submit. Callers of a batch that share one
 // ctx (a service's own, say) are woken together: the Batcher watches that
-// ctx once a batch, not once a caller. The batch's write runs with
+// ctx once a batch, not once a caller (one such ctx a batch, the first
+// that two callers in a row share; the others' callers wait each on its
+// own). The batch's write runs with
 // the values, not the deadline, of the ctx of the first submission in it:
 // it is bounded by the client's own timeouts and the store's, and a store
 // call that never returns holds that batch and every later one (give a
