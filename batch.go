@@ -217,16 +217,15 @@ type ctxWatch struct {
 	stop func() bool // context.AfterFunc's: true when it stopped the close
 }
 
-// sharedWake returns what a caller whose ctx is ctx waits on once it
-// has joined bt: nil for its own select on bt.done and ctx (a ctx that
-// cannot end, a ctx of its own, the first of a shared one), or the
+// sharedWake returns what a caller whose ctx is ctx (d its Done) waits
+// on once it has joined bt: nil for its own select on bt.done and ctx (a
+// ctx that cannot end, a ctx of its own, the first of a shared one), or the
 // watch's channel of the ctx it shares with callers before it. A watch
 // starts when two callers in a row share a ctx, so that a batch's first
 // caller with a ctx of its own does not keep the rest, sharing one,
 // from it; a batch watches one ctx at most. Called with b.mu held, before
 // bt starts writing.
-func (bt *batch) sharedWake(ctx context.Context) chan struct{} {
-	d := ctx.Done()
+func (bt *batch) sharedWake(ctx context.Context, d <-chan struct{}) chan struct{} {
 	switch {
 	case d == nil:
 		return nil
@@ -264,7 +263,7 @@ func (bt *batch) wait(ctx context.Context, wake chan struct{}) error {
 	case <-bt.done:
 		return nil
 	default: // woken by the ctx's end before the write's
-		return fmt.Errorf("leaderboard: batcher: %w", ctx.Err())
+		return ctxEnded(ctx)
 	}
 }
 
@@ -534,8 +533,9 @@ type batchCall struct {
 // share and in the member's data.
 func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where []int) (*batch, *batchWrite, *batchJoin, error) {
 	lb, sub := b.lb, j.sub
-	// Built before the lock, which every submission of the board takes.
-	key := foldKey(sub.member, live)
+	// Built before the lock, which every submission of the board takes
+	// (a ctx's Done may make its channel).
+	key, done := foldKey(sub.member, live), ctx.Done()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed.Load() {
@@ -548,7 +548,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, &j.sub) {
 		w.joins = append(w.joins, j)
 		b.record(bt, j, w)
-		j.wake = bt.sharedWake(ctx)
+		j.wake = bt.sharedWake(ctx, done)
 		return bt, w, j, nil
 	}
 	bt := b.cur
@@ -563,7 +563,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	bt.writes = append(bt.writes, w)
 	bt.newest[sub.member] = w
 	b.record(bt, j, w)
-	j.wake = bt.sharedWake(ctx)
+	j.wake = bt.sharedWake(ctx, done)
 	if len(bt.writes) >= b.size {
 		b.send(bt)
 	}
@@ -907,8 +907,13 @@ func waitFor(ctx context.Context, done chan struct{}) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("leaderboard: batcher: %w", ctx.Err())
+		return ctxEnded(ctx)
 	}
+}
+
+// ctxEnded is the error of a wait whose ctx ended first.
+func ctxEnded(ctx context.Context) error {
+	return fmt.Errorf("leaderboard: batcher: %w", ctx.Err())
 }
 
 // batchRefusal is the error of a write batch.lua refused: code is its

@@ -69,14 +69,13 @@ func TestBatcherSharedCtx(t *testing.T) {
 				answers := make([]chan answer, len(ctxs))
 				for i, ctx := range ctxs {
 					answers[i] = make(chan answer, 1)
-					before := lb.BatchJoined(bt)
+					before, fin := lb.BatchJoined(bt), make(chan struct{})
 					go func() {
+						defer close(fin)
 						res, err := bt.Submit(ctx, fmt.Sprintf("m%d", i), float64(10+i))
 						answers[i] <- answer{res, err}
 					}()
-					for lb.BatchJoined(bt) == before {
-						time.Sleep(50 * time.Microsecond)
-					}
+					waitJoined(bt, before, fin)
 				}
 				require.True(t, lb.BatchWatched(bt), "three callers share a ctx: the batch should watch it")
 				if endFirst {

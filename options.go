@@ -558,7 +558,7 @@ func (c *config) validate(client rueidis.Client, name string) error {
 		seen[n] = true
 		p, err := c.periodsTile(w)
 		if err != nil {
-			return bad("%v", err)
+			return err // ErrInvalidArgument
 		}
 		if err := c.periodsReachable(w, p); err != nil {
 			return bad("%v", err)
@@ -611,39 +611,31 @@ func (c *config) periodsReachable(w Window, p Period) error {
 func (c *config) periodsTile(w Window) (Period, error) {
 	now := c.now().Truncate(time.Microsecond)
 	p := w.Period(now)
-	if err := periodFor(w, p, now); err != nil {
+	if err := checkPeriod(w, p, now); err != nil {
 		return p, err
 	}
 	if !p.End.IsZero() {
 		n := w.Period(p.End)
-		if err := periodFor(w, n, p.End); err != nil {
+		if err := checkPeriod(w, n, p.End); err != nil {
 			return p, err
 		}
 		if !n.Start.Equal(p.End) || n.ID == p.ID {
-			return p, fmt.Errorf("window %q: period %q [%v, %v), holding %v, is followed by period %q [%v, %v): periods must tile, the next starting at the End under another ID",
-				w.Name(), p.ID, p.Start, p.End, now, n.ID, n.Start, n.End)
+			return p, fmt.Errorf("%w: window %q: period %q [%v, %v), holding %v, is followed by period %q [%v, %v): periods must tile, the next starting at the End under another ID",
+				ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, now, n.ID, n.Start, n.End)
 		}
 	}
 	if !p.Start.IsZero() {
 		t := p.Start.Add(-time.Nanosecond)
 		b := w.Period(t)
-		if err := periodFor(w, b, t); err != nil {
+		if err := checkPeriod(w, b, t); err != nil {
 			return p, err
 		}
 		if !b.End.Equal(p.Start) || b.ID == p.ID {
-			return p, fmt.Errorf("window %q: period %q [%v, %v), holding %v, follows period %q [%v, %v): periods must tile, the one before ending at the Start under another ID",
-				w.Name(), p.ID, p.Start, p.End, now, b.ID, b.Start, b.End)
+			return p, fmt.Errorf("%w: window %q: period %q [%v, %v), holding %v, follows period %q [%v, %v): periods must tile, the one before ending at the Start under another ID",
+				ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, now, b.ID, b.Start, b.End)
 		}
 	}
 	return p, nil
-}
-
-// periodFor checks a period p that w gave for t: a valid ID, and t held.
-func periodFor(w Window, p Period, t time.Time) error {
-	if !keys.ValidSegment(p.ID) {
-		return fmt.Errorf("window %q gave period ID %q for %v, which must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or ':'", w.Name(), p.ID, t, keys.MaxNameLen)
-	}
-	return notHeld(w, p, t)
 }
 
 // nilWindow reports a window that would panic at its first call: nil, a

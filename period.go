@@ -114,13 +114,10 @@ func (lb *Leaderboard) resolve(w Window, t time.Time) (target, error) {
 
 // resolvePeriod builds the target of p, the period w gave for t.
 func (lb *Leaderboard) resolvePeriod(w Window, p Period, t time.Time) (target, error) {
-	if !keys.ValidSegment(p.ID) {
-		return target{}, fmt.Errorf("%w: window %q gave period ID %q, which must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID, keys.MaxNameLen)
-	}
 	// A period that never ends must hold t too: one starting after t
 	// would take a score no Rebuild finds (the store counts the period
 	// from its start).
-	if err := checkHolds(w, p, t); err != nil {
+	if err := checkPeriod(w, p, t); err != nil {
 		return target{}, err
 	}
 	tg := target{window: w, period: p, key: lb.keys.Period(w.Name(), p.ID), expire: lb.expiry(p)}
@@ -132,19 +129,20 @@ func (lb *Leaderboard) resolvePeriod(w Window, p Period, t time.Time) (target, e
 	return tg, nil
 }
 
+// checkPeriod checks a period p that w gave for t: a valid ID, and t
+// held (checkHolds).
+func checkPeriod(w Window, p Period, t time.Time) error {
+	if !keys.ValidSegment(p.ID) {
+		return fmt.Errorf("%w: window %q gave period ID %q for %v, which must be non-empty printable UTF-8 of at most %d bytes, without whitespace, braces or ':'", ErrInvalidArgument, w.Name(), p.ID, t, keys.MaxNameLen)
+	}
+	return checkHolds(w, p, t)
+}
+
 // checkHolds checks that p, which w gave for t, holds t: a zero Start or
 // End bounds nothing on its side.
 func checkHolds(w Window, p Period, t time.Time) error {
-	if err := notHeld(w, p, t); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
-	}
-	return nil
-}
-
-// notHeld is checkHolds's error, without the sentinel: New wraps it.
-func notHeld(w Window, p Period, t time.Time) error {
 	if (!p.End.IsZero() && !t.Before(p.End)) || (!p.Start.IsZero() && t.Before(p.Start)) {
-		return fmt.Errorf("window %q gave period %q [%v, %v) for %v, which does not hold it", w.Name(), p.ID, p.Start, p.End, t)
+		return fmt.Errorf("%w: window %q gave period %q [%v, %v) for %v, which does not hold it", ErrInvalidArgument, w.Name(), p.ID, p.Start, p.End, t)
 	}
 	return nil
 }

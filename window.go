@@ -30,9 +30,9 @@ type Period struct {
 // Window decides when a board resets. Implementations must be pure
 // functions of t so that every process computing the period of the same
 // instant agrees on it. The board calls Period on the caller's goroutine
-// (New calls it three times: for the board's clock, its period's End and
-// the instant before its Start) and does not recover a panic in it: it
-// reaches the caller. New refuses, with ErrInvalidArgument, a window
+// (New calls it up to three times: for the board's clock, its period's
+// End and the instant before its Start, when it has them) and does not
+// recover a panic in it: it reaches the caller. New refuses, with ErrInvalidArgument, a window
 // whose period of the board's clock does not hold it, or whose periods
 // there do not tile (the period holding its End starts at the End, the
 // one holding the instant before its Start ends at the Start, each under
