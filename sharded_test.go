@@ -1082,6 +1082,7 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 	require.NoError(t, err)
 	next := 0
 	fresh := 0
+	climber := start // its score after the last Submit or Set of it
 	// On one node a Submit is one script; only a Cluster needs the second
 	// round trip to reach the shards' slots.
 	submitMax := int64(1)
@@ -1142,8 +1143,9 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 		{"Periods", 1, func() error { _, err := board.Periods(ctx, daily); return err }},
 		{"Submit", submitMax, func() error { _, err := board.Submit(ctx, modelPool[1], path[2]); return err }},
 		{"Submit crossing shards", submitMax, func() error {
-			_, err := board.Submit(ctx, "climber", crossing[next])
+			res, err := board.Submit(ctx, "climber", crossing[next])
 			next++
+			climber = res.Score
 			return err
 		}},
 		{"Submit new member", submitMax, func() error {
@@ -1180,10 +1182,15 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 		// counts the warm-up's walk saw, and reads every shard at once.
 		{"All", 1, func() error { return walkErr(board.All(ctx)) }},
 		{"Set", submitMax, func() error { return board.Set(ctx, modelPool[7], 2) }},
+		// Set moves "climber" to the other end of the board, across shards,
+		// on every call.
 		{"Set crossing shards", submitMax, func() error {
-			_, err := board.Submit(ctx, "climber", crossing[next%len(crossing)])
-			next++
-			return err
+			to := 4.0
+			if climber >= 0 {
+				to = -5
+			}
+			climber = to
+			return board.Set(ctx, "climber", to)
 		}},
 		// Not in the spec; the package documentation says one on a single
 		// node (one script), two on a Cluster.
