@@ -312,9 +312,12 @@ func (m *comboModel) readableDays(now time.Time) []time.Time {
 
 // snapshot copies the periods, so a batch the board refuses as a whole
 // can be undone.
-func (m *comboModel) snapshot() map[string]map[string]comboRow {
-	out := make(map[string]map[string]comboRow, len(m.boards))
-	for k, b := range m.boards {
+func (m *comboModel) snapshot() map[string]map[string]comboRow { return cloneBoards(m.boards) }
+
+// cloneBoards copies a model's boards.
+func cloneBoards(boards map[string]map[string]comboRow) map[string]map[string]comboRow {
+	out := make(map[string]map[string]comboRow, len(boards))
+	for k, b := range boards {
 		out[k] = maps.Clone(b)
 	}
 	return out
@@ -647,8 +650,9 @@ func (s comboBatched) String() string {
 
 // drawBatch draws distinct members and, half the time, a second
 // submission of the first one where the order the Batcher folds them in
-// cannot change the outcome: KeepBest keeps the best whatever the order,
-// and Accumulate adds whole numbers at one time exactly.
+// seldom changes the outcome: KeepBest keeps the best whatever the order,
+// and Accumulate adds whole numbers at one time, exactly to a whole total
+// (batchOrderFree leaves out the batches whose order does matter).
 func (r *comboRun) drawBatch() []comboBatched {
 	var subs []comboBatched
 	seen := map[string]bool{}
@@ -702,16 +706,9 @@ func (r *comboRun) batch() {
 		return
 	}
 	subs := r.drawBatch()
-	// A batch the model would refuse in part is not sent: which of its
-	// submissions the board refuses would depend on the order.
-	saved := r.m.snapshot()
-	for _, s := range subs {
-		if _, _, ok := r.apply(s.member, s.score, s.at); !ok {
-			r.m.boards = saved
-			return
-		}
+	if !r.batchOrderFree(subs) {
+		return
 	}
-	r.m.boards = saved
 	r.logf("Batcher %v", subs)
 	res, errs := r.sendBatch(subs)
 	var want []lb.WindowResult
@@ -728,6 +725,36 @@ func (r *comboRun) batch() {
 		r.compareResult(fmt.Sprintf("Batcher.Submit%v", subs[0]), res[0], want, closed)
 	}
 	r.stats["batch"]++
+}
+
+// batchOrderFree reports whether the model ends the same whichever of a
+// member's two submissions in subs applies first, refusing neither: the
+// callers submit at once, in no set order. A batch the model would refuse
+// in part is not sent (which submission the board refuses would depend on
+// the order), nor one whose order changes a total: a second submission
+// that takes a total near MaxScore past it only when it comes first, or
+// whole numbers added to a total that is not a whole number, which
+// float64 rounds differently in each order. The model is left as it was.
+func (r *comboRun) batchOrderFree(subs []comboBatched) bool {
+	saved := r.m.snapshot()
+	defer func() { r.m.boards = saved }()
+	orders := [][]comboBatched{subs}
+	if n := len(subs); n > 1 && subs[n-1].member == subs[0].member {
+		swapped := slices.Clone(subs)
+		swapped[0], swapped[n-1] = swapped[n-1], swapped[0]
+		orders = append(orders, swapped)
+	}
+	var ends []map[string]map[string]comboRow
+	for _, order := range orders {
+		r.m.boards = cloneBoards(saved)
+		for _, s := range order {
+			if _, _, ok := r.apply(s.member, s.score, s.at); !ok {
+				return false
+			}
+		}
+		ends = append(ends, r.m.boards)
+	}
+	return len(ends) == 1 || reflect.DeepEqual(ends[0], ends[1])
 }
 
 // jump moves the clock a day or so ahead: retained periods close.
