@@ -761,43 +761,81 @@ func TestFaultRandomFaults(t *testing.T) {
 // Submit returns an error (ErrPending with a store); the retry with the same
 // WithID then returns nil, and per the README the submission has then
 // reached Redis: reads must show it.
+//
+// During a move to new bounds (WithShadowShards) the retry, or a Batcher's
+// write that changes nothing, also repairs the shadow, which the first
+// try's second step left behind as it left the shards: their shadow share
+// was only a changed value's puts and deletes, nothing for a write that
+// changed nothing, so the member read as before the write once reads
+// moved to the new bounds, and Check reported the shadow behind.
 func TestFaultShardedRetryAfterSecondStep(t *testing.T) {
 	b := testredis.Cluster(t)
 	for _, withStore := range []bool{false, true} {
 		for _, lost := range []bool{false, true} {
-			t.Run(fmt.Sprint("store=", withStore, ",lost=", lost), func(t *testing.T) {
-				ctx := context.Background()
-				fc := &faultClient{Client: b.Client}
-				name := b.BoardName(t)
-				opts := []lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithShards(100, 300)}
-				store := newMemStore()
-				if withStore {
-					opts = append(opts, lb.WithStore(store))
-				}
-				board, err := lb.New(fc, name, opts...)
-				require.NoError(t, err)
-				_, err = board.Submit(ctx, "warm", 1) // scripts loaded
-				require.NoError(t, err)
-				_, err = board.Submit(ctx, "p", 10, lb.WithID("first"))
-				require.NoError(t, err)
+			for by, retry := range faultRetries {
+				t.Run(fmt.Sprint("store=", withStore, ",lost=", lost, ",retry=", by), func(t *testing.T) {
+					ctx := context.Background()
+					fc := &faultClient{Client: b.Client}
+					name := b.BoardName(t)
+					opts := []lb.Option{lb.WithPolicy(lb.Accumulate)}
+					store := newMemStore()
+					if withStore {
+						opts = append(opts, lb.WithStore(store))
+					}
+					// p crosses the shadow's bound 12, not the board's.
+					board, err := lb.New(fc, name, append(opts, lb.WithShards(100, 300), lb.WithShadowShards(12))...)
+					require.NoError(t, err)
+					moved, err := lb.New(b.Client, name, append(opts, lb.WithShards(12))...)
+					require.NoError(t, err)
+					_, err = board.Submit(ctx, "warm", 1) // scripts loaded
+					require.NoError(t, err)
+					_, err = board.Submit(ctx, "p", 10, lb.WithID("first"))
+					require.NoError(t, err)
 
-				fc.lost.Store(lost)
-				fc.nth.Store(2) // the second round trip of the next Submit
-				_, err = board.Submit(ctx, "p", 5, lb.WithID("x"))
-				require.Error(t, err)
-				require.Equal(t, withStore, errors.Is(err, lb.ErrPending), "%v", err)
-				t.Logf("first try: %v", err)
+					fc.lost.Store(lost)
+					fc.nth.Store(2) // the second round trip of the next Submit
+					_, err = board.Submit(ctx, "p", 5, lb.WithID("x"))
+					require.Error(t, err)
+					require.Equal(t, withStore, errors.Is(err, lb.ErrPending), "%v", err)
+					t.Logf("first try: %v", err)
 
-				res, err := board.Submit(ctx, "p", 5, lb.WithID("x"))
-				require.NoError(t, err)
-				t.Logf("retry: dup=%v score=%v", res.Duplicate, res.Score)
-				st, err := board.Rank(ctx, "p")
-				require.NoError(t, err)
-				require.Equal(t, 15.0, st.Score, "the retried submission, acknowledged, is in Redis")
-				require.Equal(t, 15.0, res.Score, "the retry reports the standing with it")
-			})
+					res, err := retry(ctx, board)
+					require.NoError(t, err)
+					t.Logf("retry: dup=%v score=%v", res.Duplicate, res.Score)
+					st, err := board.Rank(ctx, "p")
+					require.NoError(t, err)
+					require.Equal(t, 15.0, st.Score, "the retried submission, acknowledged, is in Redis")
+					require.Equal(t, 15.0, res.Score, "the retry reports the standing with it")
+					st, err = moved.Rank(ctx, "p")
+					require.NoError(t, err)
+					require.Equal(t, 15.0, st.Score, "the retry brought the shadow up to the partition")
+					reps, err := board.Check(ctx, false)
+					require.NoError(t, err)
+					for _, r := range reps {
+						require.True(t, r.Clean(), "Check of %s, shadow=%v: %+v", r.Window, r.Shadow, r)
+					}
+				})
+			}
 		}
 	}
+}
+
+// faultRetries are the writes after a failed one that
+// TestFaultShardedRetryAfterSecondStep makes: its Submit again, with its
+// id; and a Batcher's write that changes nothing (an Accumulate of 0),
+// which checks the shards as the retry does.
+var faultRetries = map[string]func(context.Context, *lb.Leaderboard) (lb.Result, error){
+	"submit": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, error) {
+		return board.Submit(ctx, "p", 5, lb.WithID("x"))
+	},
+	"batcher": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, error) {
+		bt, err := board.NewBatcher()
+		if err != nil {
+			return lb.Result{}, err
+		}
+		defer bt.Close(ctx)
+		return bt.Submit(ctx, "p", 0)
+	},
 }
 
 // TestFaultRestartRebuild: a Redis restart without persistence loses

@@ -36,7 +36,10 @@ import (
 // more script in the same round trip, which puts each written member into
 // its shard of the shadow from its partition (sweeping the shadow's other
 // shards); on a Cluster the same versioned shard writes for the shadow's
-// shards, beside the board's. Default: none. New refuses it, with
+// shards, beside the board's (a Submit that changes nothing checks the
+// member's shadow shard against its partition as it checks its own, so
+// that a WithID retry of a write whose first try died between its steps
+// repairs both layouts). Default: none. New refuses it, with
 // ErrInvalidArgument, on an unsharded board, without bounds, with the
 // board's own bounds, or with bounds whose layout name collides with the
 // board's (odds of about one in two billion; move a bound by a float64 step).
@@ -301,21 +304,34 @@ func (lb *shardedBackend) withShadowLocal(calls []scripts.Call, live []target, m
 	return append(calls, repair)
 }
 
-// addShadow queues the shadow's share of a Cluster write: the partitions'
-// rows put and deleted by the shadow's bounds, with the same versions
-// (with sweeps, instead, the sweeps of the shadow's other shards: see
-// sweepOps).
-func (lb *shardedBackend) addShadow(b *shardBatch, live []target, members []string, rows [][]indexRow, sweeps bool) {
+// addShadow queues the shadow's share of a Cluster write: ops of the
+// shadow's bounds, from the partitions' rows, with the rows' versions
+// (rowOps: the puts and deletes; keepOps: those and the keeps of a
+// Submit; sweepOps: the sweeps of the shadow's other shards).
+func (lb *shardedBackend) addShadow(b *shardBatch, live []target, members []string, rows [][]indexRow, ops func(*shardedBackend, []string, []indexRow) [][]shardOp) {
 	if lb.shadow == nil {
 		return
 	}
-	ops := lb.shadow.rowOps
-	if sweeps {
-		ops = lb.shadow.sweepOps
-	}
 	for w, tg := range live {
-		b.add(lb.shadow, w, tg, ops(members, rows[w]))
+		b.add(lb.shadow, w, tg, ops(lb.shadow, members, rows[w]))
 	}
+}
+
+// keepOps are rowOps and, for each member whose write changed nothing, a
+// keep in its shard: the check of that shard's copy against the partition
+// that a Submit's own shards get (see shardCalls), so that a WithID retry
+// of a write whose first try died between its two steps brings this
+// layout up to the partition too (a keep that finds the copy behind comes
+// back late, and settleShards repairs the member).
+func (lb *shardedBackend) keepOps(members []string, rows []indexRow) [][]shardOp {
+	ops := lb.rowOps(members, rows)
+	for j, m := range members {
+		if row := rows[j]; row.version == 0 && row.has && !row.gone {
+			i := lb.shardOfString(row.now)
+			ops[i] = append(ops[i], shardOp{op: "keep", member: m, version: row.floor, value: row.now})
+		}
+	}
+	return ops
 }
 
 // firstErr is the first error of results, in their order.

@@ -341,7 +341,7 @@ func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live [
 	live, where, rows = closeGone(sub.member, live, where, rows, out)
 	calls, moves := lb.shardCalls(sub.member, live, rows)
 	var shadow shardBatch
-	lb.addShadow(&shadow, live, []string{sub.member}, rows, false)
+	lb.addShadow(&shadow, live, []string{sub.member}, rows, (*shardedBackend).keepOps)
 	results := scripts.ExecMulti(ctx, lb.primaryClient(), append(calls, shadow.calls...))
 	replies, swept, late, err := lb.shardReplies(ctx, sub.member, live, rows, moves, results[:len(calls)])
 	if err != nil {
@@ -753,12 +753,12 @@ func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []targe
 	for w, tg := range live {
 		b.add(lb, w, tg, lb.rowOps(members, rows[w]))
 	}
-	lb.addShadow(&b, live, members, rows, false)
+	lb.addShadow(&b, live, members, rows, (*shardedBackend).rowOps)
 	if sweep {
 		for w, tg := range live {
 			b.add(lb, w, tg, lb.sweepOps(members, rows[w]))
 		}
-		lb.addShadow(&b, live, members, rows, true)
+		lb.addShadow(&b, live, members, rows, (*shardedBackend).sweepOps)
 	}
 	return wrap(op, lb.writeShards(ctx, live, b, true))
 }
