@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -114,7 +115,7 @@ func runShadowMove(t *testing.T, b *testredis.Backend, c shadowMove) {
 			before: func() { p.sharded = boards[p.rng.IntN(len(boards))] },
 			ops: []modelOp{{80, p.submitAny}, {12, p.submitBatch}, {5, p.batcherPair}, {8, func() {
 				p.remove(p.members(shardPool, modelUnknown, 3)...)
-			}}},
+			}}, {3, p.set}, {2, p.removeBetween}, {1, p.reset}, {2, p.setData}},
 			check: func(bool) {
 				for _, board := range boards {
 					p.sharded = board
@@ -363,5 +364,107 @@ func TestShadowFollowsAReloadedWrite(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestShadowFillCutShort: a FillShadow that fails part way (a client
+// failing its nth call, a ctx ended) returns the error, leaves no marker of
+// the shadow (Present on the new bounds stays false), and run again, with
+// writes between, leaves the shadow exactly the partitions: the new layout
+// reads as the old one, and Check reports both clean.
+func TestShadowFillCutShort(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, nth := range []int64{1, 2, 131} {
+			t.Run(fmt.Sprint("call_", nth), func(t *testing.T) {
+				t.Parallel()
+				runShadowFillCutShort(t, b, func(fc *faultClient, ctx context.Context) context.Context {
+					fc.nth.Store(nth)
+					return ctx
+				})
+			})
+		}
+		t.Run("ctx", func(t *testing.T) {
+			t.Parallel()
+			runShadowFillCutShort(t, b, func(_ *faultClient, ctx context.Context) context.Context {
+				ctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+				t.Cleanup(cancel)
+				return ctx
+			})
+		})
+	})
+}
+
+func runShadowFillCutShort(t *testing.T, b *testredis.Backend, cut func(*faultClient, context.Context) context.Context) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	old, next := []float64{0, 10}, []float64{-5, 5, 20}
+	opts := []lb.Option{lb.WithPolicy(lb.Replace), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)), lb.WithStore(newMemStore())}
+	fc := &faultClient{Client: b.Client}
+	step1, err := lb.New(fc, name, append(opts, lb.WithShards(old...), lb.WithShadowShards(next...))...)
+	require.NoError(t, err)
+	moved, err := lb.New(b.Client, name, append(opts, lb.WithShards(next...))...)
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for i := range 60 {
+		scores[fmt.Sprintf("m%02d", i)] = float64(i%31) - 10
+	}
+	_, err = step1.Rebuild(ctx) // the markers Present looks for
+	require.NoError(t, err)
+	require.NoError(t, step1.SubmitMany(ctx, scores))
+	_, err = step1.FillShadow(ctx)
+	require.NoError(t, err, "a first fill, whole")
+	present := func(want bool, what string) {
+		t.Helper()
+		got, err := moved.Present(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "Present on the new bounds %s", what)
+	}
+	present(true, "after a fill")
+	// Writes a process without the shadow made: the shadow falls behind.
+	plainOld, err := lb.New(b.Client, name, append(opts, lb.WithShards(old...))...)
+	require.NoError(t, err)
+	for i := range 20 {
+		m := fmt.Sprintf("m%02d", i)
+		scores[m] = -scores[m] + 0.5
+		_, err := plainOld.Submit(ctx, m, scores[m])
+		require.NoError(t, err)
+	}
+	require.NoError(t, plainOld.Remove(ctx, "m59"))
+	delete(scores, "m59")
+
+	fc.calls.Store(0)
+	_, err = step1.FillShadow(cut(fc, ctx))
+	require.Error(t, err, "the fill cut short")
+	fc.nth.Store(0)
+	if fc.calls.Load() > 1 {
+		// Its first call deleted the markers (and the shadow's shards).
+		present(false, "after a fill cut short")
+	}
+	for i := 20; i < 30; i++ {
+		m := fmt.Sprintf("m%02d", i)
+		scores[m] += 7
+		_, err := step1.Submit(ctx, m, scores[m])
+		require.NoError(t, err)
+	}
+	_, err = step1.FillShadow(ctx)
+	require.NoError(t, err, "the fill again")
+	present(true, "after the fill again")
+
+	for _, w := range []lb.Window{lb.AllTime(), lb.Daily()} {
+		top, err := moved.Top(ctx, 1000, lb.In(w))
+		require.NoError(t, err)
+		want, err := step1.Top(ctx, 1000, lb.In(w))
+		require.NoError(t, err)
+		require.Equal(t, want, top, "%s: the new layout reads as the old one", w.Name())
+		require.Len(t, top, len(scores))
+		for _, e := range top {
+			require.Equal(t, scores[e.Member], e.Score, "%s: %q", w.Name(), e.Member)
+		}
+	}
+	reps, err := step1.Check(ctx, false)
+	require.NoError(t, err)
+	require.Len(t, reps, 4)
+	for _, r := range reps {
+		requireCleanReport(t, r, int64(len(scores)), fmt.Sprintf("Check of %s, shadow=%v", r.Window, r.Shadow))
 	}
 }
