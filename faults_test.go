@@ -799,16 +799,19 @@ func TestFaultShardedRetryAfterSecondStep(t *testing.T) {
 					require.Equal(t, withStore, errors.Is(err, lb.ErrPending), "%v", err)
 					t.Logf("first try: %v", err)
 
-					res, err := retry(ctx, board)
+					res, want, err := retry(ctx, board)
 					require.NoError(t, err)
 					t.Logf("retry: dup=%v score=%v", res.Duplicate, res.Score)
 					st, err := board.Rank(ctx, "p")
 					require.NoError(t, err)
-					require.Equal(t, 15.0, st.Score, "the retried submission, acknowledged, is in Redis")
-					require.Equal(t, 15.0, res.Score, "the retry reports the standing with it")
+					require.Equal(t, want, st.Score, "the retried submission, acknowledged, is in Redis")
+					require.Equal(t, want, res.Score, "the retry reports the standing with it")
 					st, err = moved.Rank(ctx, "p")
 					require.NoError(t, err)
-					require.Equal(t, 15.0, st.Score, "the retry brought the shadow up to the partition")
+					require.Equal(t, want, st.Score, "the retry brought the shadow up to the partition")
+					n, err := moved.Count(ctx)
+					require.NoError(t, err)
+					require.Equal(t, int64(2), n, "the new layout holds warm and p once each")
 					reps, err := board.Check(ctx, false)
 					require.NoError(t, err)
 					for _, r := range reps {
@@ -821,20 +824,37 @@ func TestFaultShardedRetryAfterSecondStep(t *testing.T) {
 }
 
 // faultRetries are the writes after a failed one that
-// TestFaultShardedRetryAfterSecondStep makes: its Submit again, with its
-// id; and a Batcher's write that changes nothing (an Accumulate of 0),
-// which checks the shards as the retry does.
-var faultRetries = map[string]func(context.Context, *lb.Leaderboard) (lb.Result, error){
-	"submit": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, error) {
-		return board.Submit(ctx, "p", 5, lb.WithID("x"))
+// TestFaultShardedRetryAfterSecondStep makes, and the total each leaves:
+// its Submit again, with its id; a Batcher's write that changes nothing
+// (an Accumulate of 0), which checks the shards as the retry does; and a
+// Submit and a Batcher's write that change the total, which sweep the
+// other shards of copies a write left behind.
+var faultRetries = map[string]func(context.Context, *lb.Leaderboard) (lb.Result, float64, error){
+	"submit": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, float64, error) {
+		res, err := board.Submit(ctx, "p", 5, lb.WithID("x"))
+		return res, 15, err
 	},
-	"batcher": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, error) {
+	"batcher": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, float64, error) {
 		bt, err := board.NewBatcher()
 		if err != nil {
-			return lb.Result{}, err
+			return lb.Result{}, 0, err
 		}
 		defer bt.Close(ctx)
-		return bt.Submit(ctx, "p", 0)
+		res, err := bt.Submit(ctx, "p", 0)
+		return res, 15, err
+	},
+	"next": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, float64, error) {
+		res, err := board.Submit(ctx, "p", 1)
+		return res, 16, err
+	},
+	"next batcher": func(ctx context.Context, board *lb.Leaderboard) (lb.Result, float64, error) {
+		bt, err := board.NewBatcher()
+		if err != nil {
+			return lb.Result{}, 0, err
+		}
+		defer bt.Close(ctx)
+		res, err := bt.Submit(ctx, "p", 1)
+		return res, 16, err
 	},
 }
 

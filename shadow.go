@@ -36,10 +36,12 @@ import (
 // more script in the same round trip, which puts each written member into
 // its shard of the shadow from its partition (sweeping the shadow's other
 // shards); on a Cluster the same versioned shard writes for the shadow's
-// shards, beside the board's (a Submit that changes nothing checks the
-// member's shadow shard against its partition as it checks its own, so
-// that a WithID retry of a write whose first try died between its steps
-// repairs both layouts). Default: none. New refuses it, with
+// shards, beside the board's, with the same upkeep of what a write that
+// died between its steps left behind: a Submit also reads its member's
+// score in the shadow's other shards and sweeps a copy it finds there (a
+// Batcher's batch sweeps them), and one that changes nothing checks the
+// member's shadow shard against its partition, so that its next Submit,
+// or a WithID retry, repairs both layouts. Default: none. New refuses it, with
 // ErrInvalidArgument, on an unsharded board, without bounds, with the
 // board's own bounds, or with bounds whose layout name collides with the
 // board's (odds of about one in two billion; move a bound by a float64 step).
@@ -332,6 +334,66 @@ func (lb *shardedBackend) keepOps(members []string, rows []indexRow) [][]shardOp
 		}
 	}
 	return ops
+}
+
+// batchOps are keepOps and sweepOps together: a Batcher's share of the
+// shadow, as shardStep lays out the board's (each member a write changed
+// swept out of every other shard).
+func (lb *shardedBackend) batchOps(members []string, rows []indexRow) [][]shardOp {
+	ops, sweeps := lb.keepOps(members, rows), lb.sweepOps(members, rows)
+	for i := range ops {
+		ops[i] = append(ops[i], sweeps[i]...)
+	}
+	return ops
+}
+
+// shadowProbes are a Submit's reads of its member's score in every shard
+// of the shadow its share leaves alone, per window, as shardCalls reads
+// the board's: a copy there is one a write that died between its steps
+// left behind, which sweepShadow sweeps. at holds each read's window and
+// shard.
+func (lb *shardedBackend) shadowProbes(member string, live []target, rows [][]indexRow) (calls []scripts.Call, at [][2]int) {
+	sh := lb.shadow
+	if sh == nil {
+		return nil, nil
+	}
+	for w, tg := range live {
+		mv := sh.moveOf(rows[w][0])
+		for i := range len(sh.bounds) + 1 {
+			if i != mv.to && i != mv.from {
+				calls = append(calls, sh.zscoreCall(sh.shardKey(i, tg), member))
+				at = append(at, [2]int{w, i})
+			}
+		}
+	}
+	return calls, at
+}
+
+// sweepShadow sweeps member out of the shadow's shards where its probes
+// (at, results) found a copy, as shardReplies sweeps the board's: with
+// the write's version, or, for a write that changed nothing, a drop at
+// its floor. One round trip more, only when one was found.
+func (lb *shardedBackend) sweepShadow(ctx context.Context, member string, live []target, rows [][]indexRow, at [][2]int, results []rueidis.RedisResult) error {
+	var b shardBatch
+	for k, r := range results {
+		if err := r.Error(); rueidis.IsRedisNil(err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		w, row := at[k][0], rows[at[k][0]][0]
+		op := shardOp{op: "sweep", member: member, version: row.version}
+		if row.version == 0 {
+			op = shardOp{op: "drop", member: member, version: row.floor}
+		}
+		ops := make([][]shardOp, len(lb.shadow.bounds)+1)
+		ops[at[k][1]] = []shardOp{op}
+		b.add(lb.shadow, w, live[w], ops)
+	}
+	if len(b.calls) == 0 {
+		return nil
+	}
+	return lb.writeShards(ctx, live, b, true)
 }
 
 // firstErr is the first error of results, in their order.

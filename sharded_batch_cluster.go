@@ -220,7 +220,7 @@ func (lb *shardedBackend) batchShards(ctx context.Context, groups []partGroup, r
 		shadows = make([]shardBatch, len(groups))
 		for g, grp := range groups {
 			if !refused[g] {
-				lb.addShadow(&shadows[g], grp.ws[0].live, groupMembers(grp), rows[g], (*shardedBackend).keepOps)
+				lb.addShadow(&shadows[g], grp.ws[0].live, groupMembers(grp), rows[g], (*shardedBackend).batchOps)
 				calls = append(calls, shadows[g].calls...)
 			}
 		}

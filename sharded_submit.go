@@ -342,12 +342,17 @@ func (lb *shardedBackend) submitOnce(ctx context.Context, sub submission, live [
 	calls, moves := lb.shardCalls(sub.member, live, rows)
 	var shadow shardBatch
 	lb.addShadow(&shadow, live, []string{sub.member}, rows, (*shardedBackend).keepOps)
-	results := scripts.ExecMulti(ctx, lb.primaryClient(), append(calls, shadow.calls...))
+	probes, probed := lb.shadowProbes(sub.member, live, rows)
+	results := scripts.ExecMulti(ctx, lb.primaryClient(), slices.Concat(calls, shadow.calls, probes))
 	replies, swept, late, err := lb.shardReplies(ctx, sub.member, live, rows, moves, results[:len(calls)])
 	if err != nil {
 		return false, wrap("submit", err)
 	}
-	if err := lb.settleShards(ctx, live, shadow, results[len(calls):], true); err != nil {
+	results = results[len(calls):]
+	if err := lb.settleShards(ctx, live, shadow, results[:len(shadow.calls)], true); err != nil {
+		return false, wrap("submit", err)
+	}
+	if err := lb.sweepShadow(ctx, sub.member, live, rows, probed, results[len(shadow.calls):]); err != nil {
 		return false, wrap("submit", err)
 	}
 	for w := range live {
