@@ -94,7 +94,11 @@ type ShadowReport struct {
 // swept from the shadow's other shards. When every period is filled it writes
 // the shadow's shards' share of Rebuild's marker (deleted with the shards
 // first), so that Present covers them once reads move to them. Run it from a
-// maintenance job, then Check. Without WithShadowShards it returns
+// maintenance job, then Check. Run it with step 1's options only: while it
+// runs, the layout it fills is missing members, so no process may read it;
+// with step 2's options it would empty the old layout under the processes
+// of step 1 still reading it (there, Check with repair brings a layout
+// left behind up to the partitions). Without WithShadowShards it returns
 // ErrInvalidArgument.
 func (lb *Leaderboard) FillShadow(ctx context.Context) (ShadowReport, error) {
 	live, err := lb.livePeriods(lb.now())
