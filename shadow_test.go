@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
@@ -466,5 +467,103 @@ func runShadowFillCutShort(t *testing.T, b *testredis.Backend, cut func(*faultCl
 	require.Len(t, reps, 4)
 	for _, r := range reps {
 		requireCleanReport(t, r, int64(len(scores)), fmt.Sprintf("Check of %s, shadow=%v", r.Window, r.Shadow))
+	}
+}
+
+// TestShadowMoveUnderFaults moves a board to new bounds while writers of
+// step 1 (Submit, a Batcher, Set, Remove, each retried until it succeeds,
+// one writer a member) run on a client that fails some calls, before or
+// after sending them (a process dying between a write's steps), and the
+// fill, also failing now and then, runs again until it succeeds. The new
+// layout then reads as the writers' last writes, as the old one does, and
+// Check reports both clean: a retry repairs the shadow as it repairs the
+// board.
+func TestShadowMoveUnderFaults(t *testing.T) {
+	for _, b := range []*testredis.Backend{testredis.Cluster(t), testredis.Real(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			runShadowMoveUnderFaults(t, b)
+		})
+	}
+}
+
+func runShadowMoveUnderFaults(t *testing.T, b *testredis.Backend) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	old, next := shardBounds, []float64{-3, -1, 0.5, 1, 2.5, 4}
+	opts := []lb.Option{lb.WithPolicy(lb.Replace), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future))}
+	step1 := func(c rueidis.Client) *lb.Leaderboard {
+		board, err := lb.New(c, name, append(opts, lb.WithShards(old...), lb.WithShadowShards(next...))...)
+		require.NoError(t, err)
+		return board
+	}
+	writes, fills := &faultClient{Client: b.Client}, &faultClient{Client: b.Client}
+	writes.permille.Store(150)
+	fills.permille.Store(3) // a fill is some 400 calls
+	writer, filler, healthy := step1(writes), step1(fills), step1(b.Client)
+	moved, err := lb.New(b.Client, name, append(opts, lb.WithShards(next...))...)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	want := map[string]float64{}
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7400))
+			bt, err := writer.NewBatcher()
+			if err != nil {
+				panic(err)
+			}
+			defer bt.Close(ctx)
+			for range 120 {
+				m := fmt.Sprintf("c%d-%d", w, rng.IntN(6))
+				v := 0.5 * float64(rng.IntN(17)-8) // across the bounds of both layouts
+				kind := rng.IntN(10)
+				for err := errFault; err != nil; {
+					switch {
+					case kind < 4:
+						_, err = writer.Submit(ctx, m, v)
+					case kind < 7:
+						_, err = bt.Submit(ctx, m, v)
+					case kind < 8:
+						if err = writer.Set(ctx, m, v); err == nil {
+							err = writer.Set(ctx, m, v, lb.In(lb.Daily()))
+						}
+					default:
+						err = writer.Remove(ctx, m)
+					}
+				}
+				mu.Lock()
+				if want[m] = v; kind >= 8 {
+					delete(want, m)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	fillTries := 0
+	for err := errFault; err != nil; fillTries++ {
+		_, err = filler.FillShadow(ctx)
+	}
+	wg.Wait()
+	t.Logf("the fill ran %d times", fillTries)
+	for _, by := range []*lb.Leaderboard{healthy, moved} {
+		for _, w := range []lb.Window{lb.AllTime(), lb.Daily()} {
+			top, err := by.Top(ctx, 1000, lb.In(w))
+			require.NoError(t, err)
+			got := map[string]float64{}
+			for _, e := range top {
+				got[e.Member] = e.Score
+			}
+			require.Equal(t, want, got, "%s", w.Name())
+			n, err := by.Count(ctx, lb.In(w))
+			require.NoError(t, err)
+			require.Equal(t, int64(len(want)), n, "%s: Count", w.Name())
+		}
+	}
+	reps, err := healthy.Check(ctx, false)
+	require.NoError(t, err)
+	for _, r := range reps {
+		requireCleanReport(t, r, int64(len(want)), fmt.Sprintf("Check of %s, shadow=%v", r.Window, r.Shadow))
 	}
 }
