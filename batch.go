@@ -31,10 +31,14 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // write a batch, not one a submission.
 //
 // A batch is sent when its window (WithBatchWindow) has passed since its
-// first submission, or when it holds WithBatchSize writes; batches reach
-// Redis one after another, in the order they were opened, so a later
-// submission is never applied before an earlier one. Close sends what is
-// pending and waits for it.
+// first submission, or when it holds WithBatchSize writes, or, when that
+// comes first, at the end (by the board's clock) of a period one of its
+// writes goes to: a submission made just before a period ends then reaches
+// it within the clock skew that Seal waits after the end, as a Submit's
+// does, not up to a window later, after Seal sealed the period without it.
+// Batches reach Redis one after another, in the order they were opened, so
+// a later submission is never applied before an earlier one. Close sends
+// what is pending and waits for it.
 //
 // Bad input returns its error at once and joins no batch. A submission WithID
 // is written on its own, as Submit writes it (its id is checked and recorded
@@ -197,8 +201,12 @@ type batch struct {
 	owners  []*batchJoin           // records[i] is owners[i]'s
 	ctx     context.Context        // the first submission's, without its cancel
 	timer   *time.Timer
-	done    chan struct{} // closed when written; err is set before
-	err     error         // the whole batch's
+	// due is when, by the board's clock, the batch is to be sent: its
+	// window after its first submission, or the end of a period it writes
+	// when that comes first (see sendBy).
+	due  time.Time
+	done chan struct{} // closed when written; err is set before
+	err  error         // the whole batch's
 	// shared is the Done of the newest caller's ctx until two callers
 	// in a row share one; watch then wakes the callers that share it
 	// (sharedWake).
@@ -535,7 +543,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	lb, sub := b.lb, j.sub
 	// Built before the lock, which every submission of the board takes
 	// (a ctx's Done may make its channel).
-	key, done := foldKey(sub.member, live), ctx.Done()
+	key, done, due := foldKey(sub.member, live), ctx.Done(), lb.batchDue(live, sub.at)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed.Load() {
@@ -553,7 +561,8 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	}
 	bt := b.cur
 	if bt == nil {
-		bt = &batch{newest: map[string]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+		bt = &batch{newest: map[string]*batchWrite{}, ctx: context.WithoutCancel(ctx), done: make(chan struct{}),
+			due: sub.at.Add(b.window)}
 		bt.timer = time.AfterFunc(b.window, func() { b.sendIfCurrent(bt) })
 		b.cur = bt
 	}
@@ -564,10 +573,46 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	bt.newest[sub.member] = w
 	b.record(bt, j, w)
 	j.wake = bt.sharedWake(ctx, done)
-	if len(bt.writes) >= b.size {
+	if bt.sendBy(due, sub.at) || len(bt.writes) >= b.size {
 		b.send(bt)
 	}
 	return bt, w, j, nil
+}
+
+// batchDue is when a batch holding a write to the periods live, made at
+// now by the board's clock, must be sent: the earliest end of those
+// periods that a Submit could still write now (one that ends after now
+// less the clock skew), so that the write lands within the skew after the
+// period's end that Seal waits before it seals it, as a Submit's does; a
+// batch's window (up to a minute) would else carry a submission made just
+// before a period's end past its seal. Zero for none: a period that never
+// ends, one that ended longer ago (a replay, which Seal does not wait for).
+func (lb *Leaderboard) batchDue(live []target, now time.Time) time.Time {
+	var due time.Time
+	for i := range live {
+		end := live[i].period.End
+		if !end.IsZero() && end.After(now.Add(-lb.skew)) && (due.IsZero() || end.Before(due)) {
+			due = end
+		}
+	}
+	return due
+}
+
+// sendBy brings bt's sending forward to due (batchDue) when that comes
+// before it, now being the board's clock, and reports whether due has
+// come: the batch is to be sent at once. Called with the Batcher's lock
+// held; a timer that fired already finds bt sent (sendIfCurrent).
+func (bt *batch) sendBy(due, now time.Time) bool {
+	if due.IsZero() || !due.Before(bt.due) {
+		return false
+	}
+	bt.due = due
+	d := due.Sub(now)
+	if d <= 0 {
+		return true
+	}
+	bt.timer.Reset(d)
+	return false
 }
 
 // newestWrite finds the member's newest write in a batch that has not
