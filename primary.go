@@ -113,11 +113,13 @@ func (lb *Leaderboard) primaryClient() rueidis.Client {
 
 // primaryView is the board as a write built on its reads sees it (Seal's
 // standings, what Verify compares, a repaired member's fresh standing):
-// with WithReplicaReads, a board of the same configuration whose every
-// read reaches the primaries (primaryClient), without the hot top's
-// cache; else the board itself.
+// with WithReplicaReads or WithHotTop, a board of the same configuration
+// whose every read reaches the primaries (primaryClient) and the periods
+// themselves, not the hot top's mirror, which can trail a write by up to
+// its 10 seconds (one from a process without WithHotTop, one whose mirror
+// delete failed); else the board itself.
 func (lb *Leaderboard) primaryView() *Leaderboard {
-	if !lb.replicaReads {
+	if !lb.replicaReads && lb.hot == nil {
 		return lb
 	}
 	c := lb.cfg

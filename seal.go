@@ -38,7 +38,9 @@ type SealedPeriod struct {
 // only after a Rebuild (or the retry of a submission with its WithID), so
 // rebuild before sealing a period that had one. With
 // WithReplicaReads it reads the primaries, as a write would: a replica may not
-// yet hold the last submissions of the period. It reads a period page by page
+// yet hold the last submissions of the period; with WithHotTop it reads the
+// period itself, not the top mirror, which can trail a write by up to its
+// 10 seconds (see WithHotTop). It reads a period page by page
 // (MaxN a page) and seals it only whole: when a write lands in the closed
 // period meanwhile (a replay WithTime, a Remove) and shifts the pages (a member
 // read twice, one missed, a count that moved), it reads the period again, and
