@@ -59,8 +59,10 @@ func (r VerifyReport) Clean() bool {
 // Redis at different moments, in batches: a write that runs meanwhile can
 // show as a difference on a board that is sound, so verify while writes
 // are paused, or verify again before alerting on a report that is not
-// Clean. It reads the primaries, with WithReplicaReads too. Without a
-// store it returns ErrInvalidArgument.
+// Clean. A period whose retention ends on the board's clock while it is
+// read is left out, as gone (Redis may have expired its key part way). It
+// reads the primaries, with WithReplicaReads too. Without a store it
+// returns ErrInvalidArgument.
 func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
@@ -75,6 +77,12 @@ func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
 	var out []VerifyReport
 	for _, tg := range live {
 		r, err := view.verifyPeriod(ctx, tg)
+		if expiredAt(tg, lb.now()) != nil {
+			// Its retention ended as it was read: Redis may have expired
+			// its key part way, which would show as members missing from a
+			// sound board. It is gone, as Seal takes it.
+			continue
+		}
 		if err != nil {
 			return out, err
 		}
