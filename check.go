@@ -56,8 +56,9 @@ func (r CheckReport) Clean() bool {
 // follows the board's.
 // It reads whole shards, so run it from maintenance jobs and tests, not on
 // a request path. A period past its retention (At) returns ErrExpired, as
-// a read At it does, before any period is scanned; otherwise, on an
-// unsharded board, Check returns ErrInvalidArgument.
+// a read At it does, before any period is scanned, and so does one whose
+// retention ends while it is scanned (Redis may have expired its keys part
+// way); otherwise, on an unsharded board, Check returns ErrInvalidArgument.
 func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
 	qq, err := parseQueries(q)
 	if err != nil {
@@ -93,6 +94,12 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]Ch
 	var out []CheckReport
 	for _, tg := range tgs {
 		rs, err := lb.be.check(ctx, tg, repair)
+		// A retention that ended as the period was scanned: Redis may
+		// have expired its keys part way, which would show as findings
+		// on a sound board.
+		if gone := expiredAt(tg, lb.now()); gone != nil {
+			return nil, gone
+		}
 		if err != nil {
 			return nil, err
 		}
