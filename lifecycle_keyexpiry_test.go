@@ -69,8 +69,12 @@ func runPeriodKeysExpire(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	}
 	names := []string{"daily", "weekly", "monthly"}
 	var bad []string
+	exactly := map[string]int{} // window -> its periods' sorted sets seen
 	for k, at := range keyExpiries(t, b, name) {
 		w, id, exact, ok := periodOfKey(k, names)
+		if ok && exact {
+			exactly[w]++
+		}
 		switch {
 		case !ok && boardLevelKey(k):
 		case !ok && at == -1:
@@ -84,6 +88,9 @@ func runPeriodKeysExpire(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	}
 	slices.Sort(bad)
 	require.Empty(t, bad)
+	for _, w := range names {
+		require.NotZero(t, exactly[w], "no key of a %s period found", w)
+	}
 }
 
 // writeEveryKind runs one day of writes of every kind on board.
