@@ -2,6 +2,9 @@ package leaderboard_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,5 +59,53 @@ func TestSealAfterBatchedWrites(t *testing.T) {
 		require.Equal(t, day.ID, a.res.Windows[0].Period)
 		want := []lb.Entry{{Member: "bob", Score: 20, Rank: 1}, {Member: "ann", Score: 10, Rank: 2}}
 		require.Equal(t, []lb.SealedPeriod{{Window: "daily", Period: day.ID, Entries: want}}, sealed)
+	})
+}
+
+// TestSealHookFailingHalfWay: a hook that fails on the first period Seal
+// seals stops it there (that period sealed, its hook not run again); the
+// next Seal seals the rest, each once, none twice and none skipped.
+func TestSealHookFailingHalfWay(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		clock := &testClock{now: future}
+		board, _ := newBoard(t, b, lb.WithStore(newMemStore()), lb.WithWindows(lb.Daily(), lb.Weekly()),
+			lb.WithRetention(10*24*time.Hour), lb.WithClock(clock.Now))
+		_, err := board.Rebuild(ctx)
+		require.NoError(t, err)
+		days := []time.Time{future.Add(-48 * time.Hour), future.Add(-24 * time.Hour)}
+		for i, at := range days {
+			_, err := board.Submit(ctx, fmt.Sprintf("m%d", i), float64(i+1), lb.WithTime(at))
+			require.NoError(t, err)
+		}
+		var hooked []string
+		fail := errors.New("rewards down")
+		hook := func(_ context.Context, p lb.SealedPeriod) error {
+			hooked = append(hooked, p.Window+"/"+p.Period)
+			if len(hooked) == 1 {
+				return fail
+			}
+			return nil
+		}
+		first, err := board.Seal(ctx, hook)
+		require.ErrorIs(t, err, fail)
+		require.Len(t, first, 1)
+		rest, err := board.Seal(ctx, hook)
+		require.NoError(t, err)
+		var all []string
+		for _, p := range append(first, rest...) {
+			all = append(all, p.Window+"/"+p.Period)
+		}
+		require.Equal(t, all, hooked, "each sealed period's hook ran once")
+		want := []string{"daily/" + lb.Daily().Period(days[0]).ID, "daily/" + lb.Daily().Period(days[1]).ID}
+		for _, at := range days {
+			if w := lb.Weekly().Period(at); !clock.Now().Before(w.End.Add(time.Second)) {
+				want = append(want, "weekly/"+w.ID)
+			}
+		}
+		require.ElementsMatch(t, slices.Compact(want), all)
+		again, err := board.Seal(ctx, hook)
+		require.NoError(t, err)
+		require.Empty(t, again)
 	})
 }
