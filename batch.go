@@ -361,6 +361,13 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	if err != nil {
 		return Result{}, err
 	}
+	if err := notStarted(ctx, "batch submit"); err != nil {
+		// Ended already: nothing is written, as the board's Submit
+		// writes nothing then (a batch would write it all the same), and
+		// the answer is ctx's error, as Submit's, even for a submission
+		// whose every window period has closed.
+		return Result{}, err
+	}
 	if len(live) == 0 {
 		if lb.store != nil {
 			// Recorded as Submit records it (the store keeps every
@@ -370,10 +377,6 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 		if b.isClosed() {
 			return Result{}, ErrClosed
 		}
-	} else if err := notStarted(ctx, "batch submit"); err != nil {
-		// Ended already: nothing is written, as the board's Submit
-		// writes nothing then (a batch would write it all the same).
-		return Result{}, err
 	} else if err := b.joinAndWait(ctx, c, live, where, res.Windows); err != nil {
 		if errors.Is(err, errAfterAlone) {
 			return b.submitAlone(ctx, sub)

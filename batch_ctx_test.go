@@ -112,3 +112,31 @@ func TestBatcherSharedCtx(t *testing.T) {
 		}
 	})
 }
+
+// A Batcher's Submit with a ctx that has already ended returns ctx's error
+// as the board's Submit does, a submission whose every window period has
+// closed too (it joins no batch: it was answered at once, as written),
+// with a store or without, and records nothing.
+func TestBatcherEndedCtxClosedWindows(t *testing.T) {
+	b := testredis.Mini(t)
+	ctx := context.Background()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	late := lb.WithTime(future.AddDate(0, 0, -5))
+	for _, withStore := range []bool{false, true} {
+		store := newMemStore()
+		opts := []lb.Option{lb.WithWindows(lb.Daily()), lb.WithClock(fixed(future))}
+		if withStore {
+			opts = append(opts, lb.WithStore(store))
+		}
+		board, _ := newBoard(t, b, opts...)
+		_, err := board.Submit(ended, "p", 1, late)
+		require.ErrorIs(t, err, context.Canceled, "the board's Submit, for comparison")
+		bt, err := board.NewBatcher()
+		require.NoError(t, err)
+		_, err = bt.Submit(ended, "p", 1, late)
+		require.ErrorIs(t, err, context.Canceled, "store %v", withStore)
+		require.NoError(t, bt.Close(ctx))
+		require.Empty(t, store.subs, "store %v", withStore)
+	}
+}
