@@ -98,8 +98,9 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // with the other shards' counts after the batch (so Total too is the
 // count after the batch), as if the batch's writes were Submits sent at
 // once. A member's further writes in the batch (WithTime, to other
-// periods) and the writes of a partition group's call Redis refused are written
-// after it, each as a Submit. A caller whose ctx ends before its
+// periods; under Accumulate, scores that did not fold into its first) and
+// the writes of a partition group's call Redis refused are written after
+// it, each as a Submit. A caller whose ctx ends before its
 // batch is written gets ctx's error; its submission may still be written,
 // as a Submit that times out may have been; a ctx that has ended when
 // Submit is called joins no batch, and nothing of it is written (ctx's

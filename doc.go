@@ -39,8 +39,9 @@
 // trip on an unsharded board and on a sharded one whose keys share one node,
 // and in Submit's two steps, each one round trip for the batch, on a sharded
 // board on a Cluster (where a member's further writes in the batch, to other
-// periods, and the writes of a partition group's call Redis refused take a
-// Submit each after it); a folded Accumulate write Redis refuses takes a Submit
+// periods or under Accumulate scores that did not fold into its first, and
+// the writes of a partition group's call Redis refused take a Submit each
+// after it); a folded Accumulate write Redis refuses takes a Submit
 // more for each submission in it.
 //
 // Submit applies the policy to every window in one MULTI/EXEC transaction of

@@ -17,12 +17,14 @@ import (
 // group, keys.GroupOf, that go to the same periods with the same time slot
 // and data), then the
 // shards (one shard_write.lua call for each shard of each period the batch
-// writes, applying every member's move in the batch's order and reporting
-// its ranks; a ZCARD for a shard with nothing to apply). Each write's
+// writes, applying every member's move in the order of the first step's
+// calls and reporting its ranks; a ZCARD for a shard with nothing to
+// apply). Each write's
 // standings come from that second step: its rank in its shard when its
 // move applied and the other shards' counts after the batch, as if the
 // batch's writes were Submits sent at once. A member's later writes in
-// the batch (WithTime, to other periods), and the writes of a partition
+// the batch (WithTime, to other periods; under Accumulate, scores that did
+// not fold into its first), and the writes of a partition
 // group's call Redis refused (one total out of range refuses the whole call), are
 // written after, each as a Submit, so that every write's error is its own.
 // A group's call that failed otherwise (a timeout, TRYAGAIN while its slot
@@ -92,7 +94,8 @@ func sortedBySeq(ws []*batchWrite) []*batchWrite {
 }
 
 // firstWrites splits a batch into each member's first write and the rest
-// (a member's writes to other periods), in order.
+// (a member's writes to other periods, or of scores that did not fold
+// into its first), in order.
 func firstWrites(ws []*batchWrite) (first, rest []*batchWrite) {
 	seen := make(map[string]bool, len(ws))
 	for _, w := range ws {
