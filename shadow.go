@@ -226,11 +226,10 @@ func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []strin
 	return ks
 }
 
-// unlink deletes the keys of groups, then runs the commands of last, in
-// one DoMulti up to unlinkChunk keys, and one more for each unlinkChunk
-// keys after, one after another (last in the final one); it stops at the
-// first error. On one node each group is one UNLINK, atomic: a write
-// there is one script over its partition and shards, and lands wholly
+// unlink deletes the keys of groups, in one DoMulti up to unlinkChunk
+// keys, and one more for each unlinkChunk keys after, one after another;
+// it stops at the first error. On one node each group is one UNLINK,
+// atomic: a write there is one script over its partition and shards, and lands wholly
 // before or wholly after it, so a group of a period's shards and
 // partitions leaves them agreeing (a pipeline of UNLINKs let writes run
 // between a partition's and a shard's, leaving members in two shards or in
@@ -238,7 +237,21 @@ func (lb *shardedBackend) shardKeys(ks []string, tg target, recent bool) []strin
 // Redis. A Cluster takes one UNLINK of each hash slot's keys in a
 // DoMulti (a shard's 2,049 with its recent versions), spread over the
 // nodes: no atomicity across them. groups may reuse the slice it yields.
-func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string], last ...rueidis.Completed) error {
+func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string]) error {
+	return lb.unlinkThen(ctx, groups, nil, nil)
+}
+
+// unlinkThen is unlink, then the commands of last in its final DoMulti
+// (none after a failure), whose first error it puts in lastErr: an
+// upkeep's failure (a top mirror's delete), not the keys'.
+func (lb *shardedBackend) unlinkThen(ctx context.Context, groups iter.Seq[[]string], last rueidis.Commands, lastErr *error) error {
+	final := func(cmds rueidis.Commands) error {
+		res := lb.client.DoMulti(ctx, append(cmds, last...)...)
+		if len(last) > 0 {
+			*lastErr = firstErr(res[len(cmds):])
+		}
+		return firstErr(res[:len(cmds)])
+	}
 	if !lb.cluster {
 		var cmds rueidis.Commands
 		n := 0
@@ -254,7 +267,7 @@ func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string],
 				n += len(ks)
 			}
 		}
-		return firstErr(lb.client.DoMulti(ctx, append(cmds, last...)...))
+		return final(cmds)
 	}
 	var pending []string
 	for ks := range groups {
@@ -266,7 +279,7 @@ func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string],
 		}
 		pending = append(pending, ks...)
 	}
-	return firstErr(lb.client.DoMulti(ctx, append(unlinkBySlot(lb.client.B(), pending), last...)...))
+	return final(unlinkBySlot(lb.client.B(), pending))
 }
 
 // unlinkBySlot is one UNLINK of each hash slot's keys of ks, the slots in

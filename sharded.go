@@ -1392,7 +1392,9 @@ func (lb *shardedBackend) counts(ctx context.Context, tgs []target) ([]int64, er
 // too: on one node last in the same pipeline; on a Cluster, whose
 // pipelines to different nodes keep no order, in one more round trip, with
 // a turn (which refuses a put read before); the turn counters then expire
-// with the mirrors' TTL, not an hour later.
+// with the mirrors' TTL, not an hour later. A mirror's delete that fails
+// after the keys went is not the write's failure: it is tried once more
+// (hotLost).
 func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) error {
 	// The keys are named a period at a time as they are sent: a board kept
 	// for years names millions (a period's 4,096 partitions, and on a
@@ -1424,18 +1426,25 @@ func (lb *shardedBackend) clear(ctx context.Context, tgs []target, board bool) e
 			yield(append(ks, lb.allMarkers()...))
 		}
 	}
+	var dropErr error
 	if !lb.cluster {
 		// A chunk of keys that failed after others went leaves the
 		// mirrors, which go last (hotFailed).
-		err := lb.unlink(ctx, groups, lb.hotDrop(tgs)...)
+		err := lb.unlinkThen(ctx, groups, lb.hotDrop(tgs), &dropErr)
 		lb.hotFailed(ctx, tgs, err)
+		if err == nil && dropErr != nil {
+			lb.hotLost(ctx, tgs) // the keys went: not the write's failure
+		}
 		return err
 	}
 	if err := lb.unlink(ctx, groups); err != nil {
 		lb.hotFailed(ctx, tgs, err) // some keys may have gone
 		return err
 	}
-	return lb.dropHotFor(ctx, tgs, hotTTL)
+	if lb.dropHotFor(ctx, tgs, hotTTL) != nil {
+		lb.hotLost(ctx, tgs) // once more, even when ctx has ended; the keys went
+	}
+	return nil
 }
 
 // idSet is member's partition's id set: the ids of a sharded board live
