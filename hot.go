@@ -155,7 +155,8 @@ func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry,
 // with no entries, for a mirror another process's WithHotTop of another k
 // wrote (a rollout of a new k): its writes keep it for its k, which may
 // not cover this board's reads, so they read the period; such a mirror
-// is left to its writers, not rebuilt by every read.
+// is left to its writers, not rebuilt by every read. False too for a
+// missing mirror whose build Redis refuses (READONLY, OOM).
 func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool, error) {
 	key := lb.hotKey(tg)
 	now := lb.hot.now()
@@ -166,9 +167,10 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 	text, err := res.ToString()
 	if rueidis.IsRedisNil(err) {
 		es, err := lb.be.hotRewrite(ctx, []target{tg})
-		if redisErrorIs(err, "READONLY") {
-			// A client that reaches only a replica cannot build the
-			// mirror: the period itself answers.
+		if redisErrorIs(err, "READONLY") || isOOM(err) {
+			// The build is a write, which Redis refuses to a client that
+			// reaches only a replica, and over its maxmemory: the period
+			// itself answers (with WithReplicaReads no other read would).
 			return nil, false, nil
 		}
 		if err != nil {

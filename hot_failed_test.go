@@ -2,6 +2,7 @@ package leaderboard_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -262,4 +263,42 @@ func TestHotTopResetDropFails(t *testing.T) {
 			hotMatches(t, hot, plain, w.name)
 		}
 	})
+}
+
+// TestHotTopBuildAtMaxmemory: on a Redis over its maxmemory under
+// noeviction, a Top or a Page that finds no mirror, whose build (a write)
+// Redis refuses, reads the period itself, as a client that reaches only a
+// replica does: with WithReplicaReads, whose board reads no MULTI and is
+// not read again another way, they failed with OOM whenever the mirror
+// was missing (never built, deleted by a write, expired), on every kind
+// of board.
+func TestHotTopBuildAtMaxmemory(t *testing.T) {
+	s := faultStartServer(t)
+	c := s.client()
+	ctx := context.Background()
+	type pair struct{ hot, truth *lb.Leaderboard }
+	boards := map[string]pair{}
+	for _, kind := range hotKinds {
+		for _, more := range [][]lb.Option{nil, {lb.WithReplicaReads()}} {
+			name := fmt.Sprintf("mh-%s-%d", kind.name, len(more))
+			opts := slices.Concat(kind.opts, more)
+			hot, err := lb.New(c, name, append(slices.Clone(opts), lb.WithHotTop(3))...)
+			require.NoError(t, err)
+			truth, err := lb.New(c, name, opts...)
+			require.NoError(t, err)
+			require.NoError(t, truth.SubmitMany(ctx, map[string]float64{"a": 1, "b": 20, "c": 300, "d": 4}))
+			boards[name] = pair{hot, truth}
+		}
+	}
+	overMaxmemory(t, s, c)
+	for name, p := range boards {
+		want, err := p.truth.Top(ctx, 3)
+		require.NoError(t, err, name)
+		got, err := p.hot.Top(ctx, 3)
+		require.NoError(t, err, "%s: Top over maxmemory with no mirror", name)
+		require.Equal(t, want, got, name)
+		page, err := p.hot.Page(ctx, 1, 2)
+		require.NoError(t, err, "%s: Page over maxmemory with no mirror", name)
+		require.Equal(t, want[:2], page.Entries, name)
+	}
 }

@@ -177,10 +177,11 @@ func defaultConfig() config {
 // word of the changes this connection makes, the rewrites among them) or
 // of BCAST with prefixes that do not cover the board's key prefix, a
 // cached top trails those writes until it expires, 10 seconds. A client
-// that reaches only a replica cannot build a missing mirror (a write):
+// that reaches only a replica cannot build a missing mirror (a write),
+// nor can any client of a Redis over its maxmemory (under noeviction):
 // its Top and Page read the period itself then, after the cached read and
-// the refused build (three round trips, each time until a writer builds
-// the mirror). Page still
+// the refused build (three round trips, each time until the mirror is
+// built). Page still
 // reads the period's count from Redis (one ZCARD, on a sharded board one
 // a shard). Reads with IncludeData read the board. An empty period's
 // mirror holds no members, and stays in place and in the cache. A mirror

@@ -76,6 +76,10 @@ func TestReplicaReads(t *testing.T) {
 			{"plain/twostep", []lb.Option{lb.WithTwoStepAround()}},
 			{"sharded", []lb.Option{lb.WithShards(300, 600)}},
 			{"sharded/competition", []lb.Option{lb.WithShards(300, 600), lb.WithRanking(lb.Competition)}},
+			{"plain/lowest/replace", []lb.Option{lb.WithOrder(lb.LowestFirst), lb.WithPolicy(lb.Replace)}},
+			{"plain/tiebreak", []lb.Option{replicaTieBreak(t)}},
+			{"sharded/lowest/competition", []lb.Option{lb.WithShards(300, 600), lb.WithOrder(lb.LowestFirst), lb.WithRanking(lb.Competition)}},
+			{"sharded/tiebreak", []lb.Option{lb.WithShards(300, 600), replicaTieBreak(t)}},
 		} {
 			t.Run(c.name, func(t *testing.T) { replicaReads(t, r, c.opts) })
 		}
@@ -178,7 +182,29 @@ func replicaReadSet(board *lb.Leaderboard) map[string]func(context.Context, *lb.
 			place, es, err := b.AroundScore(ctx, 451, 4)
 			return mk([]any{place, es}, err)
 		},
-		"cutoff":  func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Cutoff(ctx, 10)) },
+		"cutoff":       func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Cutoff(ctx, 10)) },
+		"range-data":   func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Range(ctx, 1, 30, data)) },
+		"range-daily":  func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Range(ctx, 2, 40, daily)) },
+		"between-data": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Between(ctx, 250, 990, 50, data)) },
+		"around-score-data": func(ctx context.Context, b *lb.Leaderboard) any {
+			place, es, err := b.AroundScore(ctx, 951, 4, data)
+			return mk([]any{place, es}, err)
+		},
+		"cutoff-data": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Cutoff(ctx, 2, data)) },
+		"ranks-data": func(ctx context.Context, b *lb.Leaderboard) any {
+			return mk(b.Ranks(ctx, []string{"m001", "m150", "nobody"}, data, daily))
+		},
+		"page-last": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Page(ctx, 15, 20, daily)) },
+		"all-data": func(ctx context.Context, b *lb.Leaderboard) any {
+			var es []lb.Entry
+			for e, err := range b.All(ctx, data) {
+				if err != nil {
+					return mk(es, err)
+				}
+				es = append(es, e)
+			}
+			return mk(es, nil)
+		},
 		"periods": func(ctx context.Context, b *lb.Leaderboard) any { return mk(b.Periods(ctx, daily)) },
 		"all": func(ctx context.Context, b *lb.Leaderboard) any {
 			var es []lb.Entry
@@ -191,6 +217,14 @@ func replicaReadSet(board *lb.Leaderboard) map[string]func(context.Context, *lb.
 			return mk(es, nil)
 		},
 	}
+}
+
+// replicaTieBreak is an EarlierFirst tie-break for the scores
+// replicaReads submits.
+func replicaTieBreak(t *testing.T) lb.Option {
+	tb, err := lb.EarlierFirst(lb.TimeOrder{Epoch: time.Now().AddDate(0, 0, -1), Resolution: time.Millisecond, MaxScore: 1000})
+	require.NoError(t, err)
+	return lb.WithTieBreak(tb)
 }
 
 // replicaReadingCluster is a Cluster client as the README's "Read replicas"
