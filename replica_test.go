@@ -80,6 +80,9 @@ func TestReplicaReads(t *testing.T) {
 			{"plain/tiebreak", []lb.Option{replicaTieBreak(t)}},
 			{"sharded/lowest/competition", []lb.Option{lb.WithShards(300, 600), lb.WithOrder(lb.LowestFirst), lb.WithRanking(lb.Competition)}},
 			{"sharded/tiebreak", []lb.Option{lb.WithShards(300, 600), replicaTieBreak(t)}},
+			// The mirror, built by the primary's reads first, is read by GET.
+			{"plain/hot", []lb.Option{lb.WithHotTop(20)}},
+			{"sharded/hot/competition", []lb.Option{lb.WithShards(300, 600), lb.WithHotTop(20), lb.WithRanking(lb.Competition)}},
 		} {
 			t.Run(c.name, func(t *testing.T) { replicaReads(t, r, c.opts) })
 		}
