@@ -163,7 +163,7 @@ func faultStepsRun(t *testing.T, b *testredis.Backend, policy lb.Policy, now tim
 	_, err = board.Rebuild(ctx)
 	require.NoError(t, err)
 	r := rand.New(rand.NewSource(int64(policy)))
-	for i := range 80 {
+	for i := range 50 {
 		before := faultSnapshot(t, b, name)
 		fc.permille.Store(120)
 		store.enable(true)
