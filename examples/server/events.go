@@ -255,7 +255,7 @@ func (h *hub) count() int {
 // 503 shows too), then the headers only: it has no body to stream, and
 // staying would hold the slot and the connection for nothing.
 func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	if !noParams(w, r) {
+	if !noParams(w, r) || !noBody(w, r) {
 		return
 	}
 	wake, ok := s.openStream(w, r)
@@ -331,6 +331,22 @@ func noParams(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// noBody answers 400 and returns false when r announces a body, which a
+// stream does not take. Left unread, net/http would read it before the
+// stream's first write, and the stream lifts the read deadline: a body
+// announced but never sent would hold the handler, its stream slot and a
+// graceful shutdown for as long as the connection stays open. The answer
+// closes the connection, so that net/http does not wait for that body
+// either.
+func noBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength == 0 {
+		return true
+	}
+	w.Header().Set("Connection", "close")
+	writeError(w, http.StatusBadRequest, "an event stream takes no request body", "body")
+	return false
 }
 
 // paramsFault is what is wrong with the query string of a request that

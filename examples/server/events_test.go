@@ -276,3 +276,45 @@ func TestEventsHEAD(t *testing.T) {
 		t.Fatalf("%d streams held after a HEAD, want 0", n)
 	}
 }
+
+// TestEventsBodyRefused: a stream takes no body. One announced but never
+// sent held the handler in net/http's read of it, with the stream's read
+// deadline lifted: no answer, a stream slot and a goroutine held while the
+// connection lasted, and a shutdown that waited its whole timeout. It is
+// refused at once with 400, and the slot is free.
+func TestEventsBodyRefused(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t))
+	addr := serveHTTP(t, f)
+	for _, req := range []string{
+		"GET /api/v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n",
+		"GET /api/v1/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+		"HEAD /api/v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n",
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		_, _ = io.WriteString(c, req)
+		method := strings.Fields(req)[0]
+		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
+		if err != nil {
+			c.Close()
+			t.Fatalf("%.60q: no answer within 2s: %v (streams open: %d)", req, err, f.srv.hub.count())
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%.60q: %d %s, want 400", req, resp.StatusCode, body)
+		}
+		if method == http.MethodGet {
+			var e errorBody
+			if err := json.Unmarshal(body, &e); err != nil || e.Field != "body" {
+				t.Fatalf("%.60q: body %s (%v), want a JSON error on the field body", req, body, err)
+			}
+		}
+		if n := f.srv.hub.count(); n != 0 {
+			t.Fatalf("%.60q: %d streams held, want 0", req, n)
+		}
+	}
+}
