@@ -42,6 +42,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Hard bounds, whatever the flags say: this is a tool for a developer's
@@ -122,8 +124,13 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	if !(o.reads >= 0 && o.reads <= 1) {
 		errs = append(errs, fmt.Errorf("-reads %v: want 0..1", o.reads))
 	}
-	if !(o.minScore <= o.maxScore) || math.IsInf(o.minScore, 0) || math.IsInf(o.maxScore, 0) {
-		errs = append(errs, fmt.Errorf("score range [%v, %v]: want finite, min <= max", o.minScore, o.maxScore))
+	// Scores are drawn from the span max - min: one that overflows would
+	// make every score NaN, which the service refuses.
+	if !(o.minScore <= o.maxScore) || math.IsInf(o.maxScore-o.minScore, 0) {
+		errs = append(errs, fmt.Errorf("score range [%v, %v]: want finite, min <= max, and max - min within float64", o.minScore, o.maxScore))
+	}
+	if err := checkPrefix(o.prefix, o.players); err != nil {
+		errs = append(errs, err)
 	}
 	if o.timeout <= 0 {
 		errs = append(errs, fmt.Errorf("-timeout %v: want more than 0", o.timeout))
@@ -133,6 +140,28 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 		errs = append(errs, err)
 	}
 	return o, errors.Join(errs...)
+}
+
+// maxUserID is the longest user id the service takes, in bytes.
+const maxUserID = 64
+
+// checkPrefix refuses a -prefix that makes player ids the service refuses
+// (examples/server/README.md): over maxUserID bytes with the widest number
+// added, not UTF-8, or holding spaces, control characters or
+// bidirectional embeddings, overrides or isolates. Every submission would
+// be a 400.
+func checkPrefix(prefix string, players int) error {
+	longest := len(prefix) + max(len(strconv.Itoa(players)), 3)
+	bad := func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+	}
+	switch {
+	case longest > maxUserID:
+		return fmt.Errorf("-prefix of %d bytes: player ids would be %d bytes, the service takes at most %d", len(prefix), longest, maxUserID)
+	case !utf8.ValidString(prefix) || strings.ContainsFunc(prefix, bad):
+		return fmt.Errorf("-prefix %q: want UTF-8 without spaces, control or bidirectional control characters, as the service takes", prefix)
+	}
+	return nil
 }
 
 // redactURL hides a URL's user part (a password, perhaps) before it is

@@ -236,3 +236,30 @@ func TestURLSecrets(t *testing.T) {
 		t.Errorf("printed the password:\n%s", &out)
 	}
 }
+
+// TestParseRefusesWhatTheServiceWould: settings with which every
+// submission would be refused by the service (a score range whose span
+// overflows into NaN scores, player ids it does not take) are start-up
+// errors, not a run of 400s.
+func TestParseRefusesWhatTheServiceWould(t *testing.T) {
+	keys := env(map[string]string{"SIGNING_KEYS": "new:" + vectorSecret})
+	for _, args := range [][]string{
+		{"-min-score", "-1e308", "-max-score", "1e308"},
+		{"-prefix", "player "}, {"-prefix", "a\tb"}, {"-prefix", "\u202e"}, {"-prefix", "\xff"},
+		{"-prefix", strings.Repeat("p", 62)},
+		{"-prefix", strings.Repeat("p", 61), "-players", "1000"},
+	} {
+		if _, err := parse(args, keys, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	for _, args := range [][]string{
+		{"-prefix", ""}, {"-prefix", strings.Repeat("p", 61)}, {"-prefix", strings.Repeat("p", 60), "-players", "1000"}, {"-prefix", "jugador-ñ-"},
+		{"-min-score", "-8e307", "-max-score", "8e307"},
+	} {
+		if _, err := parse(args, keys, io.Discard); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
+
