@@ -102,7 +102,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	}
 	var errs []error
 	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
+		// Not shown: `loadgen $SIGNING_KEYS` is an easy slip, and no
+		// error shows a secret.
+		errs = append(errs, fmt.Errorf("%d unexpected arguments after the flags (not shown: one may be a secret)", fs.NArg()))
 	}
 	u, err := url.Parse(rawURL)
 	switch {

@@ -263,3 +263,13 @@ func TestParseRefusesWhatTheServiceWould(t *testing.T) {
 	}
 }
 
+// TestParseArgsNotEchoed: arguments left after the flags are not shown in
+// the error: `loadgen $SIGNING_KEYS` is an easy slip, and no error shows a
+// secret.
+func TestParseArgsNotEchoed(t *testing.T) {
+	keys := env(map[string]string{"SIGNING_KEYS": "new:" + vectorSecret})
+	_, err := parse([]string{"new:" + vectorSecret}, keys, io.Discard)
+	if err == nil || strings.Contains(err.Error(), vectorSecret) {
+		t.Fatalf("error %v: want one, without the secret", err)
+	}
+}
