@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -315,6 +316,45 @@ func TestEventsBodyRefused(t *testing.T) {
 		}
 		if n := f.srv.hub.count(); n != 0 {
 			t.Fatalf("%.60q: %d streams held, want 0", req, n)
+		}
+	}
+}
+
+// TestEventsClientsLeaveNoLeak: streams whose clients go away, on their
+// own connections, give back their slots and goroutines.
+func TestEventsClientsLeaveNoLeak(t *testing.T) {
+	f := newFixture(t, testredis.Mini(t), func(c *config) { c.StreamsPerClient = 50 })
+	addr := serveHTTP(t, f)
+	time.Sleep(100 * time.Millisecond) // the hub's goroutines start
+	base := runtime.NumGoroutine()
+	for round := range 3 {
+		var conns []net.Conn
+		for range 20 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+			_, _ = io.WriteString(c, "GET /api/v1/events HTTP/1.1\r\nHost: x\r\n\r\n")
+			br := bufio.NewReader(c)
+			if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, " 200 ") {
+				t.Fatalf("round %d: %q %v", round, line, err)
+			}
+			conns = append(conns, c)
+		}
+		if n := f.srv.hub.count(); n != 20 {
+			t.Fatalf("round %d: %d streams open, want 20", round, n)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for f.srv.hub.count() > 0 || runtime.NumGoroutine() > base+2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %d streams and %d goroutines (%d before) 5s after the clients left",
+					round, f.srv.hub.count(), runtime.NumGoroutine(), base)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
