@@ -397,6 +397,9 @@ func TestRedisURLSecrets(t *testing.T) {
 		"redis://127.0.0.1:1/?password=" + pw[:4] + "@" + pw[4:],
 		"redis://127.0.0.1:1/#" + pw[:4] + "@" + pw[4:],
 		"redis://user:" + pw[:4] + "?" + pw[4:] + "@127.0.0.1:6379", // '?' in the password
+		// The host left out: the password reads as a port.
+		"redis://default:" + pw,
+		"redis://:" + pw + "/0",
 	} {
 		var logs bytes.Buffer
 		err := run(context.Background(), nil, envOf(map[string]string{"REDIS_URL": u, "SIGNING_KEYS": keys}), &logs, &logs)

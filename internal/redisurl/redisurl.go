@@ -63,7 +63,9 @@ var secretParam = regexp.MustCompile(`(?i)pass|pwd|secret|token|auth|key|cred`)
 // '#' is ambiguous: the '@' may be a query value's (?password=abc@def) or
 // end a password holding an unescaped '?' or '#' (u:pa#ss@host), whatever
 // '@'s come before it (a user name may hold one too), so all of it but the
-// scheme is hidden.
+// scheme is hidden. Without an '@', a port that is not a number is
+// hidden: it may be a password whose host was left out
+// ("redis://default:secret").
 func Redact(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if ok {
@@ -80,8 +82,37 @@ func Redact(raw string) string {
 	}
 	if at := strings.LastIndex(hier, "@"); at >= 0 {
 		hier = "xxxxx@" + hier[at+1:]
+	} else {
+		hier = redactPort(hier)
 	}
 	return scheme + hier + redactTail(tail)
+}
+
+// redactPort hides the port of an authority without a user part unless it
+// is a number: "redis://default:secret", a URL whose host was left out,
+// has its password where the port goes. The port starts at the first ':'
+// (after the ']' of an IPv6 literal), so that none of a password holding
+// a ':' shows.
+func redactPort(hier string) string {
+	authority, path := hier, ""
+	if i := strings.IndexByte(hier, '/'); i >= 0 {
+		authority, path = hier[:i], hier[i:]
+	}
+	from := 0
+	if strings.HasPrefix(authority, "[") {
+		if end := strings.IndexByte(authority, ']'); end >= 0 {
+			from = end
+		}
+	}
+	colon := strings.IndexByte(authority[from:], ':')
+	if colon < 0 {
+		return hier
+	}
+	host, port := authority[:from+colon], authority[from+colon+1:]
+	if strings.Trim(port, "0123456789") == "" {
+		return hier
+	}
+	return host + ":xxxxx" + path
 }
 
 // redactTail hides, in the query and fragment of a URL ("?a=1&b=2#f", or

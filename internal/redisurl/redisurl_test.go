@@ -82,6 +82,15 @@ func TestRedact(t *testing.T) {
 		"redis://u:pa/ss@host:6379":        "redis://xxxxx@host:6379",
 		"redis:/u:secret@host":             "xxxxx@host",
 		"redis://u:secret@host:63 79":      "redis://xxxxx@host:63 79",
+		// No '@': the host left out, so that the password reads as a
+		// port, which is hidden unless it is a number.
+		"redis://default:secret": "redis://default:xxxxx",
+		"redis://:secret/0?db=1": "redis://:xxxxx/0?db=1",
+		"default:secret":         "default:xxxxx",
+		"redis://[::1]:6379/0":   "redis://[::1]:6379/0",
+		"redis://[::1]":          "redis://[::1]",
+		"redis://h:":             "redis://h:",
+		"redis://[::1]:se]cret":  "redis://[::1]:xxxxx",
 		// An '@' in the query or fragment may be theirs or end a
 		// password holding an unescaped '?' or '#', which look the same,
 		// also with an '@' before it: all is hidden.
