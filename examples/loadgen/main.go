@@ -110,6 +110,10 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		errs = append(errs, fmt.Errorf("-url %q: want http://host:port", redactURL(rawURL)))
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		// A query would ride on every submission, whose URI the service
+		// wants bare: every one would be a 400.
+		errs = append(errs, fmt.Errorf("-url %q: want no query or fragment", redactURL(rawURL)))
 	case !o.allowRemote && !loopbackHost(u.Hostname()):
 		errs = append(errs, fmt.Errorf("-url %q is not a loopback address; pass -allow-remote to load a service elsewhere (one you run)", redactURL(rawURL)))
 	}

@@ -239,7 +239,8 @@ func TestURLSecrets(t *testing.T) {
 
 // TestParseRefusesWhatTheServiceWould: settings with which every
 // submission would be refused by the service (a score range whose span
-// overflows into NaN scores, player ids it does not take) are start-up
+// overflows into NaN scores, player ids it does not take, a -url with a
+// query that every submission would carry) are start-up
 // errors, not a run of 400s.
 func TestParseRefusesWhatTheServiceWould(t *testing.T) {
 	keys := env(map[string]string{"SIGNING_KEYS": "new:" + vectorSecret})
@@ -248,6 +249,7 @@ func TestParseRefusesWhatTheServiceWould(t *testing.T) {
 		{"-prefix", "player "}, {"-prefix", "a\tb"}, {"-prefix", "\u202e"}, {"-prefix", "\xff"},
 		{"-prefix", strings.Repeat("p", 62)},
 		{"-prefix", strings.Repeat("p", 61), "-players", "1000"},
+		{"-url", "http://127.0.0.1:8080/?x=1"}, {"-url", "http://127.0.0.1:8080/?"}, {"-url", "http://127.0.0.1:8080/#top"},
 	} {
 		if _, err := parse(args, keys, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
