@@ -183,17 +183,17 @@ func (c config) validate() []error {
 		}
 	}
 	finite := !math.IsNaN(c.MinScore) && !math.IsNaN(c.MaxScore) && !math.IsInf(c.MinScore, 0) && !math.IsInf(c.MaxScore, 0)
-	check(finite && c.MinScore <= c.MaxScore, "score bounds [%v, %v]: want finite numbers, min <= max", c.MinScore, c.MaxScore)
+	check(finite && c.MinScore <= c.MaxScore, "score bounds [%v, %v] (SCORE_MIN, -min-score; SCORE_MAX, -max-score): want finite numbers, min <= max", c.MinScore, c.MaxScore)
 	// Score arithmetic (the distribution chart's bins) subtracts the
 	// bounds: their difference must be a float64 too.
-	check(!finite || !math.IsInf(c.MaxScore-c.MinScore, 0), "score bounds [%v, %v]: max - min overflows float64; narrow them", c.MinScore, c.MaxScore)
-	check(c.Skew >= time.Second && c.Skew <= time.Hour, "skew %v: want 1s..1h", c.Skew)
-	check(c.Rate >= minRate && c.Rate <= maxRate, "rate %v: want %g..%g submissions per second", c.Rate, minRate, maxRate)
-	check(c.Burst >= 1 && c.Burst <= maxBurst, "burst %d: want 1..%d", c.Burst, maxBurst)
-	check(c.StreamsPerClient >= 1 && c.StreamsPerClient <= maxStreams, "streams per client %d: want 1..%d", c.StreamsPerClient, maxStreams)
-	check(c.RedisTimeout > 0 && c.RedisTimeout <= maxRedisTimeout, "redis timeout %v: want more than 0, at most %v", c.RedisTimeout, maxRedisTimeout)
-	check(c.ShutdownTimeout > 0, "shutdown timeout %v: want more than 0", c.ShutdownTimeout)
-	check(c.LogFormat == "text" || c.LogFormat == "json", "log format %q: want text or json", c.LogFormat)
+	check(!finite || !math.IsInf(c.MaxScore-c.MinScore, 0), "score bounds [%v, %v] (SCORE_MIN, -min-score; SCORE_MAX, -max-score): max - min overflows float64; narrow them", c.MinScore, c.MaxScore)
+	check(c.Skew >= time.Second && c.Skew <= time.Hour, "skew %v (SIGNATURE_SKEW, -skew): want 1s..1h", c.Skew)
+	check(c.Rate >= minRate && c.Rate <= maxRate, "rate %v (SUBMIT_RATE, -rate): want %g..%g submissions per second", c.Rate, minRate, maxRate)
+	check(c.Burst >= 1 && c.Burst <= maxBurst, "burst %d (SUBMIT_BURST, -burst): want 1..%d", c.Burst, maxBurst)
+	check(c.StreamsPerClient >= 1 && c.StreamsPerClient <= maxStreams, "streams per client %d (STREAMS_PER_CLIENT, -streams-per-client): want 1..%d", c.StreamsPerClient, maxStreams)
+	check(c.RedisTimeout > 0 && c.RedisTimeout <= maxRedisTimeout, "redis timeout %v (REDIS_TIMEOUT, -redis-timeout): want more than 0, at most %v", c.RedisTimeout, maxRedisTimeout)
+	check(c.ShutdownTimeout > 0, "shutdown timeout %v (SHUTDOWN_TIMEOUT, -shutdown-timeout): want more than 0", c.ShutdownTimeout)
+	check(c.LogFormat == "text" || c.LogFormat == "json", "log format %q (LOG_FORMAT, -log-format): want text or json", c.LogFormat)
 	// The listen address and board are checked here, before Redis is
 	// dialled, so that their errors name them; a listen address that is
 	// well formed can still fail at Listen (a port in use), which names it too.

@@ -245,5 +245,5 @@ func parseLevel(s string) (slog.Level, error) {
 	case "error":
 		return slog.LevelError, nil
 	}
-	return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
+	return 0, fmt.Errorf("log level %q (LOG_LEVEL, -log-level): want debug, info, warn or error", s)
 }

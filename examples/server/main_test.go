@@ -659,3 +659,29 @@ func TestEmbeddedRedisExpiresKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestBadSettingErrorsNameIt: the error of a setting out of its range
+// names it as it is set, the environment variable and the flag, as README
+// says ("an error naming it"): "rate 0" alone does not tell SUBMIT_RATE.
+func TestBadSettingErrorsNameIt(t *testing.T) {
+	for _, c := range []struct {
+		env        map[string]string
+		name, flag string
+	}{
+		{map[string]string{"SCORE_MIN": "10", "SCORE_MAX": "5"}, "SCORE_MIN", "-min-score"},
+		{map[string]string{"SCORE_MIN": "10", "SCORE_MAX": "5"}, "SCORE_MAX", "-max-score"},
+		{map[string]string{"SUBMIT_RATE": "0"}, "SUBMIT_RATE", "-rate"},
+		{map[string]string{"SUBMIT_BURST": "0"}, "SUBMIT_BURST", "-burst"},
+		{map[string]string{"SIGNATURE_SKEW": "1ms"}, "SIGNATURE_SKEW", "-skew"},
+		{map[string]string{"STREAMS_PER_CLIENT": "0"}, "STREAMS_PER_CLIENT", "-streams-per-client"},
+		{map[string]string{"REDIS_TIMEOUT": "1m"}, "REDIS_TIMEOUT", "-redis-timeout"},
+		{map[string]string{"SHUTDOWN_TIMEOUT": "-1s"}, "SHUTDOWN_TIMEOUT", "-shutdown-timeout"},
+		{map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL", "-log-level"},
+		{map[string]string{"LOG_FORMAT": "xml"}, "LOG_FORMAT", "-log-format"},
+	} {
+		_, err := loadConfig(nil, envOf(c.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.name) || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("%v: error %v, want it to name %s and %s", c.env, err, c.name, c.flag)
+		}
+	}
+}
