@@ -91,12 +91,42 @@ func (e *envReader) float(name string, def float64) float64 {
 	if v == "" {
 		return def
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a finite number", name, redisurl.Redact(v)))
+	f, ok := parseDecimal(v)
+	if !ok {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: %s", name, redisurl.Redact(v), wantDecimal))
 		return def
 	}
 	return f
+}
+
+// wantDecimal is what a number setting takes: what the API takes, a
+// decimal number that float64 holds. strconv.ParseFloat alone would also
+// take hex, underscores, NaN and infinities, and read 1e-400 as 0.
+const wantDecimal = "want a finite decimal number that float64 holds (such as 2.5 or 1e9)"
+
+// decimalFlag is a float64 flag parsed as the environment's numbers are.
+type decimalFlag struct{ p *float64 }
+
+func (f decimalFlag) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+
+func (f decimalFlag) Set(s string) error {
+	v, ok := parseDecimal(s)
+	if !ok {
+		return errors.New(wantDecimal)
+	}
+	*f.p = v
+	return nil
+}
+
+// decimalVar defines a number flag whose default is def.
+func decimalVar(fs *flag.FlagSet, p *float64, name string, def float64, usage string) {
+	*p = def
+	fs.Var(decimalFlag{p}, name, usage)
 }
 
 func (e *envReader) int(name string, def int) int {
@@ -135,10 +165,10 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", env.str("ADDR", "127.0.0.1:8080"), "listen address (env ADDR)")
 	fs.StringVar(&c.Board, "board", env.str("BOARD", "game"), "board name (env BOARD)")
-	fs.Float64Var(&c.MinScore, "min-score", env.float("SCORE_MIN", 0), "smallest score accepted (env SCORE_MIN)")
-	fs.Float64Var(&c.MaxScore, "max-score", env.float("SCORE_MAX", 1e9), "largest score accepted (env SCORE_MAX)")
+	decimalVar(fs, &c.MinScore, "min-score", env.float("SCORE_MIN", 0), "smallest `score` accepted (env SCORE_MIN)")
+	decimalVar(fs, &c.MaxScore, "max-score", env.float("SCORE_MAX", 1e9), "largest `score` accepted (env SCORE_MAX)")
 	fs.DurationVar(&c.Skew, "skew", env.duration("SIGNATURE_SKEW", 5*time.Minute), "largest clock difference a signed request may have, 1s..1h (env SIGNATURE_SKEW)")
-	fs.Float64Var(&c.Rate, "rate", env.float("SUBMIT_RATE", 2), fmt.Sprintf("per-user submissions per second, %g..%g (env SUBMIT_RATE)", minRate, maxRate))
+	decimalVar(fs, &c.Rate, "rate", env.float("SUBMIT_RATE", 2), fmt.Sprintf("per-user submissions per second, a `number` from %g to %g (env SUBMIT_RATE)", minRate, maxRate))
 	fs.IntVar(&c.Burst, "burst", env.int("SUBMIT_BURST", 10), fmt.Sprintf("per-user submissions allowed at once, 1..%d (env SUBMIT_BURST)", maxBurst))
 	fs.IntVar(&c.StreamsPerClient, "streams-per-client", env.int("STREAMS_PER_CLIENT", 10), fmt.Sprintf("live-update streams one client address may hold open, 1..%d (env STREAMS_PER_CLIENT)", maxStreams))
 	fs.DurationVar(&c.RedisTimeout, "redis-timeout", env.duration("REDIS_TIMEOUT", 3*time.Second), fmt.Sprintf("how long a request waits for Redis before answering 503, up to %v (env REDIS_TIMEOUT)", maxRedisTimeout))

@@ -685,3 +685,29 @@ func TestBadSettingErrorsNameIt(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberSettingsStrict: a number setting float64 cannot hold is
+// refused, as the API refuses such numbers, not read as another: 1e-400
+// would be a bound of 0. Hex, underscores and NaN are refused too.
+func TestNumberSettingsStrict(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{env: map[string]string{"SCORE_MIN": "1e-400"}},
+		{env: map[string]string{"SCORE_MAX": "-1e-400"}},
+		{args: []string{"-max-score", "1e-400"}},
+		{args: []string{"-min-score", "0x10"}},
+		{env: map[string]string{"SUBMIT_RATE": "1_000"}},
+		{args: []string{"-rate", "NaN"}},
+		{args: []string{"-max-score", "1e400"}},
+	} {
+		if cfg, err := loadConfig(c.args, envOf(c.env), io.Discard); err == nil {
+			t.Errorf("%v %v: no error (bounds [%v, %v], rate %v)", c.args, c.env, cfg.MinScore, cfg.MaxScore, cfg.Rate)
+		}
+	}
+	cfg, err := loadConfig([]string{"-max-score", "2.5e3", "-rate", "0.5"}, envOf(map[string]string{"SCORE_MIN": "-1e2"}), io.Discard)
+	if err != nil || cfg.MinScore != -100 || cfg.MaxScore != 2500 || cfg.Rate != 0.5 {
+		t.Errorf("decimal settings: %+v %v", cfg, err)
+	}
+}
