@@ -255,7 +255,11 @@ func TestLoadConfig(t *testing.T) {
 		"level in capitals": {env: map[string]string{"LOG_LEVEL": "INFO"}},
 		"bad format":        {args: []string{"-log-format", "xml"}},
 		"stray argument":    {args: []string{"serve"}},
-		"unknown flag":      {args: []string{"-port", "80"}},
+		// `server $SIGNING_KEYS`: the argument is shown redacted as a
+		// URL, and the secret reads as a port that is not a number.
+		"signing keys as an argument": {args: []string{"k:" + secret}},
+		"two keys as an argument":     {args: []string{"k:" + secret + ",j:" + secret}},
+		"unknown flag":                {args: []string{"-port", "80"}},
 		// The span of the bounds is subtracted (the chart's bins): it must
 		// be a float64.
 		"bounds span overflows":             {env: map[string]string{"SCORE_MIN": "-1.7976931348623157e308", "SCORE_MAX": "1.7976931348623157e308"}},
