@@ -259,6 +259,7 @@ func TestLoadConfig(t *testing.T) {
 		// URL, and the secret reads as a port that is not a number.
 		"signing keys as an argument": {args: []string{"k:" + secret}},
 		"two keys as an argument":     {args: []string{"k:" + secret + ",j:" + secret}},
+		"a key with a slash":          {args: []string{"k:" + secret[:8] + "/" + secret}},
 		"unknown flag":                {args: []string{"-port", "80"}},
 		// The span of the bounds is subtracted (the chart's bins): it must
 		// be a float64.

@@ -92,11 +92,11 @@ func Redact(raw string) string {
 // is a number: "redis://default:secret", a URL whose host was left out,
 // has its password where the port goes. The port starts at the first ':'
 // (after the ']' of an IPv6 literal), so that none of a password holding
-// a ':' shows.
+// a ':' shows, and the path goes with it, as a password may hold a '/'.
 func redactPort(hier string) string {
-	authority, path := hier, ""
+	authority := hier
 	if i := strings.IndexByte(hier, '/'); i >= 0 {
-		authority, path = hier[:i], hier[i:]
+		authority = hier[:i]
 	}
 	from := 0
 	if strings.HasPrefix(authority, "[") {
@@ -112,7 +112,7 @@ func redactPort(hier string) string {
 	if strings.Trim(port, "0123456789") == "" {
 		return hier
 	}
-	return host + ":xxxxx" + path
+	return host + ":xxxxx"
 }
 
 // redactTail hides, in the query and fragment of a URL ("?a=1&b=2#f", or

@@ -85,7 +85,8 @@ func TestRedact(t *testing.T) {
 		// No '@': the host left out, so that the password reads as a
 		// port, which is hidden unless it is a number.
 		"redis://default:secret": "redis://default:xxxxx",
-		"redis://:secret/0?db=1": "redis://:xxxxx/0?db=1",
+		"redis://:secret/0?db=1": "redis://:xxxxx?db=1",
+		"k:sec/ret":              "k:xxxxx",
 		"default:secret":         "default:xxxxx",
 		"redis://[::1]:6379/0":   "redis://[::1]:6379/0",
 		"redis://[::1]":          "redis://[::1]",
