@@ -81,22 +81,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	var rawURL, keyID string
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&rawURL, "url", "http://127.0.0.1:8080", "base URL of the service")
-	fs.IntVar(&o.players, "players", 20, fmt.Sprintf("concurrent players (1..%d)", maxPlayers))
-	fs.DurationVar(&o.duration, "duration", 10*time.Second, fmt.Sprintf("how long to run (at most %v)", maxDuration))
-	fs.Int64Var(&o.maxRequests, "max-requests", 200_000, fmt.Sprintf("stop after this many requests (at most %d)", maxRequestsCap))
-	fs.Float64Var(&o.reads, "reads", 0.5, "share of operations that are reads (0..1); a submit the rate limit holds back waits for its turn, so the share holds")
-	fs.StringVar(&o.prefix, "prefix", "player-", "player ids are this prefix and a number")
-	fs.Float64Var(&o.minScore, "min-score", 0, "smallest score submitted")
-	fs.Float64Var(&o.maxScore, "max-score", 10_000, "largest score submitted")
-	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of one request")
-	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a service that is not on a loopback address")
-	fs.StringVar(&keyID, "key-id", "", "which key of SIGNING_KEYS to sign with (default: the first)")
-	fs.Uint64Var(&o.seed, "seed", 0, "random seed for scores (0: a new one each run)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: loadgen [flags]\n\nSigns with a key of SIGNING_KEYS (id:secret,...), as the server reads it.\n\nFlags:")
-		fs.PrintDefaults()
-	}
+	defineFlags(fs, &o, &rawURL, &keyID)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -106,18 +91,10 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 		// error shows a secret.
 		errs = append(errs, fmt.Errorf("%d unexpected arguments after the flags (not shown: one may be a secret)", fs.NArg()))
 	}
-	u, err := url.Parse(rawURL)
-	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		errs = append(errs, fmt.Errorf("-url %q: want http://host:port", redactURL(rawURL)))
-	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		// A query would ride on every submission, whose URI the service
-		// wants bare: every one would be a 400.
-		errs = append(errs, fmt.Errorf("-url %q: want no query or fragment", redactURL(rawURL)))
-	case !o.allowRemote && !loopbackHost(u.Hostname()):
-		errs = append(errs, fmt.Errorf("-url %q is not a loopback address; pass -allow-remote to load a service elsewhere (one you run)", redactURL(rawURL)))
+	var err error
+	if o.base, err = baseURL(rawURL, o.allowRemote); err != nil {
+		errs = append(errs, err)
 	}
-	o.base = u
 	if o.players < 1 || o.players > maxPlayers {
 		errs = append(errs, fmt.Errorf("-players %d: want 1..%d", o.players, maxPlayers))
 	}
@@ -146,6 +123,43 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 		errs = append(errs, err)
 	}
 	return o, errors.Join(errs...)
+}
+
+// defineFlags defines loadgen's flags on fs, into o, rawURL and keyID.
+func defineFlags(fs *flag.FlagSet, o *options, rawURL, keyID *string) {
+	fs.StringVar(rawURL, "url", "http://127.0.0.1:8080", "base URL of the service")
+	fs.IntVar(&o.players, "players", 20, fmt.Sprintf("concurrent players (1..%d)", maxPlayers))
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, fmt.Sprintf("how long to run (at most %v)", maxDuration))
+	fs.Int64Var(&o.maxRequests, "max-requests", 200_000, fmt.Sprintf("stop after this many requests (at most %d)", maxRequestsCap))
+	fs.Float64Var(&o.reads, "reads", 0.5, "share of operations that are reads (0..1); a submit the rate limit holds back waits for its turn, so the share holds")
+	fs.StringVar(&o.prefix, "prefix", "player-", "player ids are this prefix and a number")
+	fs.Float64Var(&o.minScore, "min-score", 0, "smallest score submitted")
+	fs.Float64Var(&o.maxScore, "max-score", 10_000, "largest score submitted")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of one request")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a service that is not on a loopback address")
+	fs.StringVar(keyID, "key-id", "", "which key of SIGNING_KEYS to sign with (default: the first)")
+	fs.Uint64Var(&o.seed, "seed", 0, "random seed for scores (0: a new one each run)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: loadgen [flags]\n\nSigns with a key of SIGNING_KEYS (id:secret,...), as the server reads it.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+}
+
+// baseURL checks -url: an http(s) URL of a host, without a query or
+// fragment, on a loopback address unless remote is allowed.
+func baseURL(rawURL string, remote bool) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return u, fmt.Errorf("-url %q: want http://host:port", redactURL(rawURL))
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		// A query would ride on every submission, whose URI the service
+		// wants bare: every one would be a 400.
+		return u, fmt.Errorf("-url %q: want no query or fragment", redactURL(rawURL))
+	case !remote && !loopbackHost(u.Hostname()):
+		return u, fmt.Errorf("-url %q is not a loopback address; pass -allow-remote to load a service elsewhere (one you run)", redactURL(rawURL))
+	}
+	return u, nil
 }
 
 // maxUserID is the longest user id the service takes, in bytes.
