@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
@@ -88,15 +89,17 @@ type hotModel struct {
 	store              bool // the board has a store: Rebuild runs
 }
 
-func runHotModel(t *testing.T, b *testredis.Backend, kind []lb.Option, k int, seed uint64, store bool) {
-	ctx := context.Background()
+// newHotModel is a model of three hot boards of kind on one board name of
+// b, through hot (their client), beside the plain board through b's own
+// client, and a Batcher of the first, closed when the test ends.
+func newHotModel(t *testing.T, b *testredis.Backend, hot rueidis.Client, kind []lb.Option, k int) *hotModel {
 	name := shardName(t, b)
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
 	opts := append([]lb.Option{lb.WithClock(clock.Now), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithRetention(48 * time.Hour)}, kind...)
-	m := &hotModel{t: t, clock: clock, k: k, store: store}
+	m := &hotModel{t: t, clock: clock, k: k}
 	for _, p := range []**lb.Leaderboard{&m.a, &m.o, &m.fresh} {
 		var err error
-		*p, err = lb.New(b.Client, name, append(slices.Clone(opts), lb.WithHotTop(k))...)
+		*p, err = lb.New(hot, name, append(slices.Clone(opts), lb.WithHotTop(k))...)
 		require.NoError(t, err)
 	}
 	var err error
@@ -104,7 +107,15 @@ func runHotModel(t *testing.T, b *testredis.Backend, kind []lb.Option, k int, se
 	require.NoError(t, err)
 	m.bt, err = m.a.NewBatcher(lb.WithBatchWindow(time.Millisecond))
 	require.NoError(t, err)
-	defer func() { require.NoError(t, m.bt.Close(ctx)) }()
+	t.Cleanup(func() { require.NoError(t, m.bt.Close(context.Background())) })
+	return m
+}
+
+func runHotModel(t *testing.T, b *testredis.Backend, kind []lb.Option, k int, seed uint64, store bool) {
+	ctx := context.Background()
+	m := newHotModel(t, b, b.Client, kind, k)
+	m.store = store
+	clock := m.clock
 	rng := rand.New(rand.NewPCG(seed, 4242))
 	for step := range 40 {
 		what := m.step(ctx, rng)
@@ -312,21 +323,8 @@ func TestHotTopModelCached(t *testing.T) {
 
 func runHotModelCached(t *testing.T, b *testredis.Backend, kind []lb.Option, k int, seed uint64) {
 	ctx := context.Background()
-	name := shardName(t, b)
-	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
-	opts := append([]lb.Option{lb.WithClock(clock.Now), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithRetention(48 * time.Hour)}, kind...)
-	m := &hotModel{t: t, clock: clock, k: k}
-	for _, p := range []**lb.Leaderboard{&m.a, &m.o, &m.fresh} {
-		var err error
-		*p, err = lb.New(b.Caching(t), name, append(slices.Clone(opts), lb.WithHotTop(k))...)
-		require.NoError(t, err)
-	}
-	var err error
-	m.plain, err = lb.New(b.Client, name, opts...)
-	require.NoError(t, err)
-	m.bt, err = m.a.NewBatcher(lb.WithBatchWindow(time.Millisecond))
-	require.NoError(t, err)
-	defer func() { require.NoError(t, m.bt.Close(ctx)) }()
+	m := newHotModel(t, b, b.Caching(t), kind, k)
+	clock := m.clock
 	rng := rand.New(rand.NewPCG(seed, 99))
 	for step := range 50 {
 		what := m.step(ctx, rng)
