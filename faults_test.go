@@ -1160,3 +1160,53 @@ func TestFaultManyGroupFails(t *testing.T) {
 		return 0
 	})
 }
+
+// TestFaultShardedRemoveBetweenTornCopies: on a Cluster, copies that
+// writes which died between their steps left in a shard, in the range of
+// a RemoveBetween, while the members' partitions hold values out of it
+// (more of them than a chunk reads), neither keep RemoveBetween reading
+// them chunk after chunk nor stay: it removes none of those members, as
+// their scores lie outside the range, and leaves each once, at its score.
+func TestFaultShardedRemoveBetweenTornCopies(t *testing.T) {
+	b := testredis.Cluster(t)
+	ctx := context.Background()
+	fc := &faultClient{Client: b.Client}
+	name := b.BoardName(t)
+	opts := []lb.Option{lb.WithPolicy(lb.Replace), lb.WithShards(100)}
+	torn, err := lb.New(fc, name, opts...)
+	require.NoError(t, err)
+	board, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	const n = 130 // more than a chunk of the removal (100)
+	scores := map[string]float64{}
+	for i := range n {
+		scores[fmt.Sprintf("m%03d", i)] = 50
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	for m := range scores {
+		fc.nth.Store(2) // the shards' step of a Cluster Submit
+		_, err := torn.Submit(ctx, m, 500)
+		require.ErrorIs(t, err, errFault)
+	}
+	deadline, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	removed, err := board.RemoveBetween(deadline, 0, 99)
+	require.NoError(t, err, "RemoveBetween read the torn copies chunk after chunk")
+	require.Zero(t, removed)
+	es, err := board.Between(ctx, 0, 99, lb.MaxN)
+	require.NoError(t, err)
+	require.Empty(t, es, "copies left in the range")
+	total, err := board.Count(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(n), total)
+	for m := range scores {
+		st, err := board.Rank(ctx, m)
+		require.NoError(t, err)
+		require.Equal(t, 500.0, st.Score, m)
+	}
+	reps, err := board.Check(ctx, false)
+	require.NoError(t, err)
+	for _, r := range reps {
+		require.True(t, r.Clean(), "%+v", r)
+	}
+}

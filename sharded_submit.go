@@ -761,11 +761,53 @@ func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []targe
 	lb.addShadow(&b, live, members, rows, (*shardedBackend).rowOps)
 	if sweep {
 		for w, tg := range live {
-			b.add(lb, w, tg, lb.sweepOps(members, rows[w]))
+			b.add(lb, w, tg, lb.cleanOps(members, rows[w]))
 		}
-		lb.addShadow(&b, live, members, rows, (*shardedBackend).sweepOps)
+		lb.addShadow(&b, live, members, rows, (*shardedBackend).cleanOps)
 	}
 	return wrap(op, lb.writeShards(ctx, live, b, true))
+}
+
+// cleanOps are sweepOps and strayOps in one call a shard: a removal's
+// (Remove, RemoveBetween's evict) upkeep of the copies writes that died
+// between their steps left behind.
+func (lb *shardedBackend) cleanOps(members []string, rows []indexRow) [][]shardOp {
+	ops, strays := lb.sweepOps(members, rows), lb.strayOps(members, rows)
+	for i := range ops {
+		ops[i] = append(ops[i], strays[i]...)
+	}
+	return ops
+}
+
+// strayOps are, for each member whose row changed nothing, what a Submit
+// that changes nothing sends (shardReplies): the check of its copy in its
+// value's shard and drops, at the row's floor, of a copy in the others
+// that no newer write put there. RemoveBetween reads its members from the
+// shards, where a write that died between its steps may have left a copy
+// in the range while the member's partition holds a value out of it (a
+// row that changed nothing): without these, the copy stayed and the next
+// chunk read it again, a chunk of such copies for ever. A copy found
+// behind its value is repaired (settleShards); a Remove of members never
+// submitted drops their stray copies too.
+func (lb *shardedBackend) strayOps(members []string, rows []indexRow) [][]shardOp {
+	ops := make([][]shardOp, len(lb.bounds)+1)
+	for j, m := range members {
+		row := rows[j]
+		if row.version != 0 || row.gone {
+			continue
+		}
+		keep := -1
+		if row.has {
+			keep = lb.shardOfString(row.now)
+			ops[keep] = append(ops[keep], shardOp{op: "keep", member: m, version: row.floor, value: row.now})
+		}
+		for i := range ops {
+			if i != keep {
+				ops[i] = append(ops[i], shardOp{op: "drop", member: m, version: row.floor})
+			}
+		}
+	}
+	return ops
 }
 
 // rowOps turns one window's partition rows into each shard's puts and
