@@ -90,17 +90,8 @@ func runWindowedKeysExpire(t *testing.T, b *testredis.Backend, kind []lb.Option,
 	require.NoError(t, err)
 	const days = 40
 	for d := 0; d < days; d++ {
-		for i := 0; i < 6; i++ {
-			m := fmt.Sprintf("m%d", (d*3+i)%17)
-			_, err := board.Submit(ctx, m, float64((d*7+i*13)%25-5), lb.WithID(fmt.Sprintf("id-%d-%d", d, i)), lb.WithData("n"+m))
-			require.NoError(t, err)
-		}
-		require.NoError(t, board.SubmitMany(ctx, map[string]float64{"x1": float64(d % 20), "x2": float64(20 - d%20)}))
-		bt, err := board.NewBatcher(lb.WithBatchWindow(time.Millisecond))
-		require.NoError(t, err)
-		_, err = bt.Submit(ctx, "bat", float64(d%15))
-		require.NoError(t, err)
-		require.NoError(t, bt.Close(ctx))
+		submitDay(t, ctx, board, d, 6, 17)
+		var err error
 		require.NoError(t, board.Set(ctx, "setm", float64(d%12), lb.In(lb.Weekly())))
 		_, err = board.Top(ctx, 3)
 		require.NoError(t, err)

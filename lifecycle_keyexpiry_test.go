@@ -93,11 +93,12 @@ func runPeriodKeysExpire(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 	}
 }
 
-// writeEveryKind runs one day of writes of every kind on board.
-func writeEveryKind(t *testing.T, ctx context.Context, board *lb.Leaderboard, d int) {
+// submitDay writes day d's submissions on board: n Submits WithID and
+// WithData among pool members, a SubmitMany and a Batcher's submission.
+func submitDay(t *testing.T, ctx context.Context, board *lb.Leaderboard, d, n, pool int) {
 	t.Helper()
-	for i := 0; i < 4; i++ {
-		m := fmt.Sprintf("m%d", (d*3+i)%11)
+	for i := 0; i < n; i++ {
+		m := fmt.Sprintf("m%d", (d*3+i)%pool)
 		_, err := board.Submit(ctx, m, float64((d*7+i*13)%25-5), lb.WithID(fmt.Sprintf("id-%d-%d", d, i)), lb.WithData("n"+m))
 		require.NoError(t, err)
 	}
@@ -107,6 +108,13 @@ func writeEveryKind(t *testing.T, ctx context.Context, board *lb.Leaderboard, d 
 	_, err = bt.Submit(ctx, "bat", float64(d%15))
 	require.NoError(t, err)
 	require.NoError(t, bt.Close(ctx))
+}
+
+// writeEveryKind runs one day of writes of every kind on board.
+func writeEveryKind(t *testing.T, ctx context.Context, board *lb.Leaderboard, d int) {
+	t.Helper()
+	submitDay(t, ctx, board, d, 4, 11)
+	var err error
 	for _, w := range []lb.Window{lb.Daily(), lb.Weekly(), lb.Monthly()} {
 		require.NoError(t, board.Set(ctx, "setm", float64(d%12), lb.In(w)))
 		_, err = board.Top(ctx, 3, lb.In(w))

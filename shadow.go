@@ -343,12 +343,9 @@ func (lb *shardedBackend) addShadow(b *shardBatch, live []target, members []stri
 // layout up to the partition too (a keep that finds the copy behind comes
 // back late, and settleShards repairs the member).
 func (lb *shardedBackend) keepOps(members []string, rows []indexRow) [][]shardOp {
-	ops := lb.rowOps(members, rows)
-	for j, m := range members {
-		if row := rows[j]; row.version == 0 && row.has && !row.gone {
-			i := lb.shardOfString(row.now)
-			ops[i] = append(ops[i], shardOp{op: "keep", member: m, version: row.floor, value: row.now})
-		}
+	ops, keeps := lb.rowOps(members, rows), lb.unchangedOps(members, rows, false)
+	for i := range ops {
+		ops[i] = append(ops[i], keeps[i]...)
 	}
 	return ops
 }
@@ -399,12 +396,8 @@ func (lb *shardedBackend) sweepShadow(ctx context.Context, member string, live [
 			return err
 		}
 		w, row := at[k][0], rows[at[k][0]][0]
-		op := shardOp{op: "sweep", member: member, version: row.version}
-		if row.version == 0 {
-			op = shardOp{op: "drop", member: member, version: row.floor}
-		}
 		ops := make([][]shardOp, len(lb.shadow.bounds)+1)
-		ops[at[k][1]] = []shardOp{op}
+		ops[at[k][1]] = []shardOp{sweepOp(member, row)}
 		b.add(lb.shadow, w, live[w], ops)
 	}
 	if len(b.calls) == 0 {

@@ -450,7 +450,7 @@ func (lb *shardedBackend) shardCalls(member string, live []target, rows [][]inde
 			// partition (a retried WithID write whose first try died
 			// after its first step finds it behind), unless a newer
 			// write has reached the shard since (a version past floor).
-			put = shardOp{op: "keep", member: member, version: row.floor, value: row.now}
+			put = keepOp(member, row)
 		}
 		for i := 0; i < n; i++ {
 			switch {
@@ -494,11 +494,7 @@ func (lb *shardedBackend) shardReplies(ctx context.Context, member string, live 
 			case err == nil:
 				// A write that changed nothing drops a copy no newer
 				// write put there (one racing it may have).
-				op := shardOp{op: "sweep", member: member, version: rows[w][0].version}
-				if op.version == 0 {
-					op = shardOp{op: "drop", member: member, version: rows[w][0].floor}
-				}
-				sweeps = append(sweeps, lb.shardWriteCall(i, tg, false, []shardOp{op}))
+				sweeps = append(sweeps, lb.shardWriteCall(i, tg, false, []shardOp{sweepOp(member, rows[w][0])}))
 				where = append(where, [2]int{w, i})
 			case !rueidis.IsRedisNil(err):
 				return nil, nil, nil, err
@@ -768,28 +764,28 @@ func (lb *shardedBackend) applyRows(ctx context.Context, op string, live []targe
 	return wrap(op, lb.writeShards(ctx, live, b, true))
 }
 
-// cleanOps are sweepOps and strayOps in one call a shard: a removal's
-// (Remove, RemoveBetween's evict) upkeep of the copies writes that died
-// between their steps left behind.
+// cleanOps are sweepOps and unchangedOps with drops in one call a shard:
+// a removal's (Remove, RemoveBetween's evict) upkeep of the copies writes
+// that died between their steps left behind.
 func (lb *shardedBackend) cleanOps(members []string, rows []indexRow) [][]shardOp {
-	ops, strays := lb.sweepOps(members, rows), lb.strayOps(members, rows)
+	ops, strays := lb.sweepOps(members, rows), lb.unchangedOps(members, rows, true)
 	for i := range ops {
 		ops[i] = append(ops[i], strays[i]...)
 	}
 	return ops
 }
 
-// strayOps are, for each member whose row changed nothing, what a Submit
-// that changes nothing sends (shardReplies): the check of its copy in its
-// value's shard and drops, at the row's floor, of a copy in the others
-// that no newer write put there. RemoveBetween reads its members from the
-// shards, where a write that died between its steps may have left a copy
-// in the range while the member's partition holds a value out of it (a
-// row that changed nothing): without these, the copy stayed and the next
-// chunk read it again, a chunk of such copies for ever. A copy found
-// behind its value is repaired (settleShards); a Remove of members never
-// submitted drops their stray copies too.
-func (lb *shardedBackend) strayOps(members []string, rows []indexRow) [][]shardOp {
+// unchangedOps are, for each member whose row changed nothing, what a
+// Submit that changes nothing sends (shardCalls, shardReplies): the check
+// of its copy in its value's shard (keepOp; a copy found behind is
+// repaired, settleShards) and, with drops, drops at the row's floor of a
+// copy in the others that no newer write put there (sweepOp). RemoveBetween
+// reads its members from the shards, where a write that died between its
+// steps may have left a copy in the range while the member's partition
+// holds a value out of it: without the drops the copy stayed, and the next
+// chunk read it again, a chunk of such copies for ever. A Remove of
+// members never submitted drops their stray copies too.
+func (lb *shardedBackend) unchangedOps(members []string, rows []indexRow, drops bool) [][]shardOp {
 	ops := make([][]shardOp, len(lb.bounds)+1)
 	for j, m := range members {
 		row := rows[j]
@@ -799,15 +795,34 @@ func (lb *shardedBackend) strayOps(members []string, rows []indexRow) [][]shardO
 		keep := -1
 		if row.has {
 			keep = lb.shardOfString(row.now)
-			ops[keep] = append(ops[keep], shardOp{op: "keep", member: m, version: row.floor, value: row.now})
+			ops[keep] = append(ops[keep], keepOp(m, row))
 		}
 		for i := range ops {
-			if i != keep {
-				ops[i] = append(ops[i], shardOp{op: "drop", member: m, version: row.floor})
+			if drops && i != keep {
+				ops[i] = append(ops[i], sweepOp(m, row))
 			}
 		}
 	}
 	return ops
+}
+
+// keepOp checks member's copy in its shard against row, which changed
+// nothing: a copy not at row's value that no write newer than the row's
+// floor reached is one a write that died between its steps left behind
+// (shard_write.lua's 'keep').
+func keepOp(member string, row indexRow) shardOp {
+	return shardOp{op: "keep", member: member, version: row.floor, value: row.now}
+}
+
+// sweepOp sweeps out of a shard a copy of member a write that died
+// between its steps left: at row's version, or, for a row that changed
+// nothing, a drop at its floor, which spares a copy a newer write put
+// there (shard_write.lua's 'sweep' and 'drop').
+func sweepOp(member string, row indexRow) shardOp {
+	if row.version == 0 {
+		return shardOp{op: "drop", member: member, version: row.floor}
+	}
+	return shardOp{op: "sweep", member: member, version: row.version}
 }
 
 // rowOps turns one window's partition rows into each shard's puts and
