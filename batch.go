@@ -286,10 +286,14 @@ type batchWrite struct {
 	where []int
 	out   []WindowResult
 	err   error // its own: a refusal, or a failure of its write alone
-	joins []*batchJoin
-	// The first join, and the out of a one-window board: a new write
-	// costs one allocation, not three (join runs under the Batcher's lock).
-	first  [1]*batchJoin
+	// joins is the list of the callers' submissions folded into the
+	// write, in the order they came (through batchJoin.next), last its
+	// end, n its length: a list, not a slice, as a fold then allocates
+	// nothing under the Batcher's lock.
+	joins, last *batchJoin
+	n           int
+	// The out of a one-window board: a new write costs one allocation,
+	// not three (join runs under the Batcher's lock).
 	out1   [1]WindowResult
 	live1  [1]target
 	where1 [1]int
@@ -299,9 +303,7 @@ type batchWrite struct {
 // j its first join; the write keeps a copy of live and where, and reports
 // into a copy of j.out.
 func newBatchWrite(seq int, j *batchJoin, live []target, where []int) *batchWrite {
-	w := &batchWrite{seq: seq, sub: j.sub}
-	w.first[0] = j
-	w.joins = w.first[:]
+	w := &batchWrite{seq: seq, sub: j.sub, joins: j, last: j, n: 1}
 	if len(j.out) == 1 {
 		w.out1[0] = j.out[0]
 		w.out = w.out1[:]
@@ -317,6 +319,12 @@ func newBatchWrite(seq int, j *batchJoin, live []target, where []int) *batchWrit
 	return w
 }
 
+// add adds j to w's joins.
+func (w *batchWrite) add(j *batchJoin) {
+	w.last.next, w.last = j, j
+	w.n++
+}
+
 // batchJoin is one caller's submission in a write. A write that Redis
 // refused is written again one submission at a time (see writeAlone):
 // then each caller's answer is its own (alone).
@@ -327,6 +335,7 @@ type batchJoin struct {
 	out    []WindowResult // the caller's Result.Windows: with alone, where its own answer goes
 	err    error
 	wake   chan struct{} // besides its batch's done, what the caller waits on (sharedWake)
+	next   *batchJoin    // the next one in its write (batchWrite.joins)
 }
 
 // Submit submits as the board's Submit does, through the next batch; it
@@ -335,19 +344,55 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	if b.closed.Load() || b.lb == nil { // a zero Batcher is closed
 		return Result{}, ErrClosed
 	}
-	lb := b.lb
-	sub, err := lb.newSubmission(member, score, opts)
-	if err != nil {
+	c := &batchCall{}
+	c.join.out = c.window[:]
+	// What checks the submission and joins it runs in enter, whose frame
+	// (the board's periods, copies of the submission) is gone before the
+	// caller waits: thousands of callers wait at once, each on its own
+	// stack, which the garbage collector scans and which would else grow.
+	bt, w, err := b.enter(ctx, c, member, score, opts)
+	switch {
+	case errors.Is(err, errAfterAlone):
+		return b.submitCallAlone(ctx, c)
+	case err != nil:
 		return Result{}, err
+	case bt == nil: // every window period has closed
+		if b.lb.store != nil {
+			// Recorded as Submit records it (the store keeps every
+			// submission); it counts in no period a board reads.
+			return b.recordClosed(ctx, c)
+		}
+		if b.isClosed() {
+			return Result{}, ErrClosed
+		}
+	default:
+		if err := b.await(ctx, bt, w, &c.join); err != nil {
+			return Result{}, err
+		}
+	}
+	res := Result{Windows: c.join.out}
+	first := &res.Windows[0]
+	res.Standing, res.Previous, res.Changed = first.Standing, first.Previous, first.Changed
+	return res, nil
+}
+
+// enter checks a submission into c.join and joins it to a batch: it
+// returns the batch and the write it joined; no batch and no error when
+// every window period of the submission has closed; errAfterAlone when it
+// is written on its own (WithID, or its member has a submission on its own
+// in flight).
+func (b *Batcher) enter(ctx context.Context, c *batchCall, member string, score float64, opts []SubmitOption) (*batch, *batchWrite, error) {
+	lb, sub := b.lb, &c.join.sub
+	var err error
+	if *sub, err = lb.newSubmission(member, score, opts); err != nil {
+		return nil, nil, err
 	}
 	if err := lb.storeRefuses("batch submit", sub); err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
 	if sub.id != "" {
-		return b.submitAlone(ctx, sub)
+		return nil, nil, errAfterAlone
 	}
-	c := &batchCall{join: batchJoin{sub: sub}}
-	c.join.out = c.window[:]
 	// The periods stay on this frame: a submission that folds into a
 	// write (most, on a busy board) needs them only to find it, and a new
 	// write keeps a copy.
@@ -357,53 +402,34 @@ func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts
 	if n := len(lb.windows); n != 1 {
 		c.join.out, all, wb = make([]WindowResult, n), make([]target, n), make([]int, n)
 	}
-	res := Result{Windows: c.join.out}
 	live, where, err := lb.submitTargets(sub, c.join.out, all, wb)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
 	if err := notStarted(ctx, "batch submit"); err != nil {
 		// Ended already: nothing is written, as the board's Submit
 		// writes nothing then (a batch would write it all the same), and
 		// the answer is ctx's error, as Submit's, even for a submission
 		// whose every window period has closed.
-		return Result{}, err
+		return nil, nil, err
 	}
 	if len(live) == 0 {
-		if lb.store != nil {
-			// Recorded as Submit records it (the store keeps every
-			// submission); it counts in no period a board reads.
-			return b.recordClosed(ctx, sub)
-		}
-		if b.isClosed() {
-			return Result{}, ErrClosed
-		}
-	} else if err := b.joinAndWait(ctx, c, live, where, res.Windows); err != nil {
-		if errors.Is(err, errAfterAlone) {
-			return b.submitAlone(ctx, sub)
-		}
-		return Result{}, err
+		return nil, nil, nil
 	}
-	first := res.Windows[0]
-	res.Standing, res.Previous, res.Changed = first.Standing, first.Previous, first.Changed
-	return res, nil
+	return b.join(ctx, &c.join, live, where)
 }
 
-// joinAndWait joins c's submission to a batch's writes (live, at where in
-// the board's windows), waits for the batch, and puts the submission's
-// standings into out. errAfterAlone: the submission must be written alone.
-func (b *Batcher) joinAndWait(ctx context.Context, c *batchCall, live []target, where []int, out []WindowResult) error {
-	bt, w, j, err := b.join(ctx, &c.join, live, where)
-	if err != nil {
-		return err
-	}
+// await waits for bt, which holds j's submission in w, and puts the
+// submission's standings into j.out. errAfterAlone: the submission must be
+// written alone.
+func (b *Batcher) await(ctx context.Context, bt *batch, w *batchWrite, j *batchJoin) error {
 	if err := bt.wait(ctx, j.wake); err != nil {
 		return err
 	}
-	err = w.err
+	err := w.err
 	switch {
 	case j.alone:
-		err = j.err // written alone: into out itself
+		err = j.err // written alone: into j.out itself
 	case j.err != nil:
 		return j.err // stored before the store failed
 	}
@@ -411,11 +437,21 @@ func (b *Batcher) joinAndWait(ctx context.Context, c *batchCall, live []target, 
 		return cmp.Or(bt.err, err)
 	}
 	if !j.alone {
-		for _, i := range where {
-			out[i] = w.out[i]
+		// w goes to the periods j's submission does (the same keys, so
+		// the same windows), and reports them at the same places.
+		for _, i := range w.where {
+			j.out[i] = w.out[i]
 		}
 	}
 	return nil
+}
+
+// submitCallAlone writes c's submission on its own (see submitAlone). Not
+// inlined: its copy of the submission would weigh on Submit's frame.
+//
+//go:noinline
+func (b *Batcher) submitCallAlone(ctx context.Context, c *batchCall) (Result, error) {
+	return b.submitAlone(ctx, c.join.sub)
 }
 
 // submitAlone writes sub on its own, as the board's Submit writes it (a
@@ -449,7 +485,9 @@ func (b *Batcher) submitAlone(ctx context.Context, sub submission) (Result, erro
 // Redis), counted in as a submission on its own unless the Batcher is
 // closed, so that Close waits for it: a store call after Close returned
 // would reach a store its caller may have closed by then.
-func (b *Batcher) recordClosed(ctx context.Context, sub submission) (Result, error) {
+//
+//go:noinline
+func (b *Batcher) recordClosed(ctx context.Context, c *batchCall) (Result, error) {
 	b.mu.Lock()
 	if b.closed.Load() {
 		b.mu.Unlock()
@@ -458,7 +496,7 @@ func (b *Batcher) recordClosed(ctx context.Context, sub submission) (Result, err
 	b.alone.Add(1) // before Close's Wait: closed is set under this lock
 	b.mu.Unlock()
 	defer b.alone.Done()
-	return b.lb.submitChecked(ctx, sub)
+	return b.lb.submitChecked(ctx, c.join.sub)
 }
 
 // startAlone counts in a submission written on its own, unless the
@@ -533,8 +571,8 @@ type batchCall struct {
 	window [1]WindowResult
 }
 
-// join adds j's submission to a batch, and returns the batch, the write
-// and j: folded into the member's newest write while that write's batch
+// join adds j's submission to a batch, and returns the batch and the
+// write: folded into the member's newest write while that write's batch
 // has not started writing (a batch sent and waiting for the one before it
 // still folds) and it goes to the same periods, else as a new write of the
 // batch collecting (a new write reports into a copy of j.out, as
@@ -543,7 +581,7 @@ type batchCall struct {
 // (WithTime into another day on a board with all-time and daily windows)
 // would apply the submission before that newer write, in the periods they
 // share and in the member's data.
-func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where []int) (*batch, *batchWrite, *batchJoin, error) {
+func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where []int) (*batch, *batchWrite, error) {
 	lb, sub := b.lb, j.sub
 	// Built before the lock, which every submission of the board takes
 	// (a ctx's Done may make its channel).
@@ -551,17 +589,17 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed.Load() {
-		return nil, nil, nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	if b.after[sub.member] != nil {
-		return nil, nil, nil, errAfterAlone
+		return nil, nil, errAfterAlone
 	}
 	b.joined++
 	if bt, w := b.newestWrite(key); w != nil && lb.foldInto(&w.sub, &j.sub) {
-		w.joins = append(w.joins, j)
+		w.add(j)
 		b.record(bt, j, w)
 		j.wake = bt.sharedWake(ctx, done)
-		return bt, w, j, nil
+		return bt, w, nil
 	}
 	bt := b.cur
 	if bt == nil {
@@ -580,7 +618,7 @@ func (b *Batcher) join(ctx context.Context, j *batchJoin, live []target, where [
 	if bt.sendBy(due, sub.at) || len(bt.writes) >= b.size {
 		b.send(bt)
 	}
-	return bt, w, j, nil
+	return bt, w, nil
 }
 
 // batchDue is when a batch holding a write to the periods live, made at
@@ -848,13 +886,13 @@ func (b *Batcher) write(bt *batch) {
 	for _, w := range bt.writes {
 		switch {
 		case w.err == nil:
-		case errors.Is(w.err, errLater), len(w.joins) > 1 && isRefusal(w.err):
+		case errors.Is(w.err, errLater), w.n > 1 && isRefusal(w.err):
 			// In the batch's order, so a member's writes after a refused
 			// one apply after it is written again.
 			b.writeAlone(ctx, w)
 		default:
 			var records []Submission
-			for _, j := range w.joins {
+			for j := w.joins; j != nil; j = j.next {
 				records = append(records, j.record...)
 			}
 			w.err = lb.afterStore(ctx, "batch submit", w.err, records)
@@ -899,7 +937,7 @@ func isRefusal(err error) bool {
 // later ones pay these round trips.
 func (b *Batcher) writeAlone(ctx context.Context, w *batchWrite) {
 	lb := b.lb
-	for _, j := range w.joins {
+	for j := w.joins; j != nil; j = j.next {
 		j.alone = true
 		_, err := lb.be.submit(ctx, j.sub, w.live, w.where, j.out)
 		j.err = lb.afterStore(ctx, "batch submit", err, j.record)

@@ -50,7 +50,7 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 		// promises a write the next Rebuild brings back.
 		return wrap("set", lb.be.set(ctx, tg, sub))
 	}
-	if err := lb.storeRefuses("set", sub); err != nil {
+	if err := lb.storeRefuses("set", &sub); err != nil {
 		return err
 	}
 	corr := Correction{Board: lb.name, Member: member, Score: sub.score, At: sub.at, Policy: lb.policy, Order: lb.order,

@@ -47,7 +47,7 @@ func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64,
 	if err != nil {
 		return Result{}, err
 	}
-	if err := lb.storeRefuses("submit", sub); err != nil {
+	if err := lb.storeRefuses("submit", &sub); err != nil {
 		return Result{}, err
 	}
 	return lb.submitChecked(ctx, sub)
@@ -58,7 +58,7 @@ func (lb *Leaderboard) submitChecked(ctx context.Context, sub submission) (Resul
 	var m writeMem
 	lb.initWriteMem(&m)
 	res := Result{Windows: m.windows}
-	live, where, err := lb.submitTargets(sub, m.windows, m.all, m.where)
+	live, where, err := lb.submitTargets(&sub, m.windows, m.all, m.where)
 	if err != nil {
 		return Result{}, err
 	}
@@ -71,7 +71,7 @@ func (lb *Leaderboard) submitChecked(ctx context.Context, sub submission) (Resul
 			return Result{}, storeErr("submit", err)
 		}
 		if sub.replayed {
-			if live, where, err = lb.submitTargets(sub, m.windows, m.all, m.where); err != nil {
+			if live, where, err = lb.submitTargets(&sub, m.windows, m.all, m.where); err != nil {
 				return Result{}, err
 			}
 		}
@@ -165,10 +165,19 @@ func (lb *Leaderboard) memberRefused(member string, now time.Time) error {
 // (a SubmissionChecker), asked before anything is sent; nil without one.
 // Only the writes that reach the store ask it (Set without a Corrector
 // store does not).
-func (lb *Leaderboard) storeRefuses(op string, sub submission) error {
+func (lb *Leaderboard) storeRefuses(op string, sub *submission) error {
 	if lb.checker == nil {
 		return nil
 	}
+	return lb.checkSubmission(op, sub)
+}
+
+// checkSubmission is storeRefuses's call of the store, out of line: the
+// Submission it builds would else sit in the frame of every write, with
+// or without a store.
+//
+//go:noinline
+func (lb *Leaderboard) checkSubmission(op string, sub *submission) error {
 	if err := lb.checker.CheckSubmission(lb.storeSubmission(sub.member, sub.score, sub.id, sub.reached, sub.at, nil)); err != nil {
 		return storeErr(op, err)
 	}
@@ -220,7 +229,7 @@ func (lb *Leaderboard) initWriteMem(m *writeMem) {
 // returns the live ones (live[j] reports into out[where[j]]), in all's
 // and whereBuf's memory; a window whose period has expired is reported
 // Closed.
-func (lb *Leaderboard) submitTargets(sub submission, out []WindowResult, all []target, whereBuf []int) (live []target, where []int, err error) {
+func (lb *Leaderboard) submitTargets(sub *submission, out []WindowResult, all []target, whereBuf []int) (live []target, where []int, err error) {
 	if err := lb.targetsInto(all, sub.reached); err != nil {
 		return nil, nil, err
 	}
@@ -341,7 +350,7 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 			return fmt.Errorf("%w (member %q)", err, m)
 		}
 	}
-	return lb.storeRefuses("submit many", submission{member: m, score: s})
+	return lb.storeRefuses("submit many", &submission{member: m, score: s})
 }
 
 // Remove deletes members from every readable period of every window: the
