@@ -92,7 +92,10 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // batch: the members' partitions (a call for the members of a partition
 // group, the 32 partitions under one hash tag, that go to the same periods
 // with the same time slot and data), then the
-// shards (a call for each shard of each period written). Each write is
+// shards (a call for each shard of each period written, and a read of the
+// members whose write changed nothing in their other shards: a copy found
+// there, left by a write that died between its steps, is dropped in one
+// round trip more, as a Submit drops it). Each write is
 // atomic in each step, as a Submit is, not the batch as a whole, and each
 // caller's standings are its rank in its shard when its write applied
 // with the other shards' counts after the batch (so Total too is the

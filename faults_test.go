@@ -1210,3 +1210,65 @@ func TestFaultShardedRemoveBetweenTornCopies(t *testing.T) {
 		require.True(t, r.Clean(), "%+v", r)
 	}
 }
+
+// TestFaultShardedUnchangedSweepsStrayCopy: a write whose second step
+// put a member into its new shard but failed to delete it from its old
+// one leaves a copy behind (the member counted twice); a later write of
+// the member that changes nothing, a Submit or a Batcher's, sweeps that
+// copy out, as one that changes the member does: in the board's shards,
+// and in a shadow layout's while bounds move (WithShadowShards).
+func TestFaultShardedUnchangedSweepsStrayCopy(t *testing.T) {
+	b := testredis.Cluster(t)
+	for _, shadow := range []bool{false, true} {
+		for _, via := range []string{"submit", "batcher"} {
+			t.Run(fmt.Sprint(via, ",shadow=", shadow), func(t *testing.T) {
+				ctx := context.Background()
+				fc := &faultClient{Client: b.Client}
+				name := b.BoardName(t)
+				opts := []lb.Option{lb.WithPolicy(lb.KeepBest), lb.WithShards(100)}
+				layout, old := []lb.Option{lb.WithShards(100)}, shardKey(name, []float64{100}, 0, "alltime", "alltime")
+				if shadow {
+					opts = append(opts, lb.WithShadowShards(12))
+					layout, old = []lb.Option{lb.WithShards(12)}, shardKey(name, []float64{12}, 0, "alltime", "alltime")
+				}
+				torn, err := lb.New(fc, name, opts...)
+				require.NoError(t, err)
+				board, err := lb.New(b.Client, name, opts...)
+				require.NoError(t, err)
+				seen, err := lb.New(b.Client, name, append([]lb.Option{lb.WithPolicy(lb.KeepBest)}, layout...)...)
+				require.NoError(t, err)
+				_, err = board.Submit(ctx, "p", 10)
+				require.NoError(t, err)
+				fc.failing.Store(&old) // the delete from p's old shard fails
+				_, err = torn.Submit(ctx, "p", 500)
+				require.ErrorIs(t, err, errFault)
+				fc.failing.Store(nil)
+				n, err := seen.Count(ctx)
+				require.NoError(t, err)
+				require.Equal(t, int64(2), n, "the torn write left p in two shards")
+
+				if via == "submit" {
+					_, err = board.Submit(ctx, "p", 7) // changes nothing
+				} else {
+					bt, berr := board.NewBatcher()
+					require.NoError(t, berr)
+					_, err = bt.Submit(ctx, "p", 7)
+					require.NoError(t, bt.Close(ctx))
+				}
+				require.NoError(t, err)
+				n, err = seen.Count(ctx)
+				require.NoError(t, err)
+				require.Equal(t, int64(1), n, "the copy left behind is swept")
+				es, err := seen.Top(ctx, 10)
+				require.NoError(t, err)
+				require.Len(t, es, 1)
+				require.Equal(t, 500.0, es[0].Score)
+				reps, err := board.Check(ctx, false)
+				require.NoError(t, err)
+				for _, r := range reps {
+					require.True(t, r.Clean(), "%+v", r)
+				}
+			})
+		}
+	}
+}

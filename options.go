@@ -776,8 +776,10 @@ func nilValue(x any) bool {
 // round trips on a Cluster (or whose second step fails, as while the shard's
 // slot migrates: the write returns that error though its partition holds it)
 // leaves the member's shard entry behind its partition (and Count with it; a
-// read that finds only that copy returns it) until the member's next Submit
-// (which looks for stale copies in every shard and sweeps them, and, when it
+// read that finds only that copy returns it) until the member's next Submit,
+// or its next write through a Batcher, whose batch does the same for all
+// its members at once (which looks for stale copies in every shard and
+// sweeps them, and, when it
 // changes nothing, as a WithID retry of a write whose first try died between
 // its steps, checks its own shard's copy against the partition; at the cost of
 // one round trip more when it finds a copy in another shard, three more when

@@ -209,26 +209,35 @@ type shardStep struct {
 	periods []target
 	ops     [][][]batchOp // [period][shard]
 	owners  []batchOwner
+	// probes read the members whose write changed nothing in the
+	// period's other shards (see strayProbe).
+	probes []strayProbe
 }
 
 // batchShards runs the second step for the written writes (rows: each
-// one's partition rows), with the shadow layout's share of every group in
-// the same round trip, and reports each write's standings into its out.
+// one's partition rows), with the shadow layout's share of every group and
+// the reads of stray copies (strayProbe) in the same round trip, and
+// reports each write's standings into its out.
 func (lb *shardedBackend) batchShards(ctx context.Context, groups []partGroup, refused []bool, rows [][][]indexRow, written []*batchWrite, wrows [][]indexRow) error {
 	st := lb.shardStep(written, wrows)
 	calls, cards := lb.stepCalls(st)
 	main := len(calls)
+	probes := st.probes
 	var shadows []shardBatch
 	if lb.shadow != nil {
 		shadows = make([]shardBatch, len(groups))
 		for g, grp := range groups {
 			if !refused[g] {
-				lb.addShadow(&shadows[g], grp.ws[0].live, groupMembers(grp), rows[g], (*shardedBackend).batchOps)
+				live, members := grp.ws[0].live, groupMembers(grp)
+				lb.addShadow(&shadows[g], live, members, rows[g], (*shardedBackend).batchOps)
 				calls = append(calls, shadows[g].calls...)
+				for j, tg := range live {
+					probes = append(probes, lb.shadow.unchangedProbes(tg, members, rows[g][j], -1)...)
+				}
 			}
 		}
 	}
-	results := scripts.ExecMulti(ctx, lb.primaryClient(), calls)
+	results := scripts.ExecMulti(ctx, lb.primaryClient(), append(calls, probeCalls(probes)...))
 	if err := lb.stepReplies(st, cards, results); err != nil {
 		return err
 	}
@@ -240,6 +249,17 @@ func (lb *shardedBackend) batchShards(ctx context.Context, groups []partGroup, r
 		}
 		results = results[n:]
 	}
+	if err := lb.dropStrays(ctx, probes, results, cards); err != nil {
+		return err
+	}
+	lb.batchStandings(ctx, st, cards)
+	return nil
+}
+
+// batchStandings reports each written write's standings from what the
+// second step saw (cards: every shard's count after it), and redoes a
+// write a shard refused as late.
+func (lb *shardedBackend) batchStandings(ctx context.Context, st shardStep, cards [][]int64) {
 	for i := range st.owners {
 		o := &st.owners[i]
 		seen := shardSeen{cards: slices.Clone(cards[o.period]), put: o.put, del: o.del}
@@ -249,17 +269,18 @@ func (lb *shardedBackend) batchShards(ctx context.Context, groups []partGroup, r
 			o.w.err = wrap("batch submit", lb.redoLate(ctx, o.w.live[o.j], o.w.sub.member, wr))
 		}
 	}
-	return nil
 }
 
 // shardStep lays out the second step: each write's move in each of its
 // windows, as Submit's second step makes it (put into the new shard, or
-// keep there when nothing changed; delete from the old one; sweep every
-// other shard of a copy a crashed write left behind).
+// keep there when nothing changed, and probe the others; delete from the
+// old one; sweep every other shard of a copy a crashed write left
+// behind).
 func (lb *shardedBackend) shardStep(written []*batchWrite, wrows [][]indexRow) shardStep {
 	var st shardStep
 	n := len(lb.bounds) + 1
 	at := map[string]int{}
+	var unchanged [][]int // per period, the owners whose write changed nothing
 	for k, w := range written {
 		for j, tg := range w.live {
 			row := wrows[k][j]
@@ -272,9 +293,13 @@ func (lb *shardedBackend) shardStep(written []*batchWrite, wrows [][]indexRow) s
 				p = len(st.periods)
 				at[tg.key] = p
 				st.periods, st.ops = append(st.periods, tg), append(st.ops, make([][]batchOp, n))
+				unchanged = append(unchanged, nil)
 			}
 			o := len(st.owners)
 			st.owners = append(st.owners, batchOwner{w: w, j: j, period: p, row: row, mv: lb.moveOf(row)})
+			if row.version == 0 {
+				unchanged[p] = append(unchanged[p], o)
+			}
 			mv := st.owners[o].mv
 			for i := range n {
 				op := shardOp{member: w.sub.member, version: row.version}
@@ -282,7 +307,7 @@ func (lb *shardedBackend) shardStep(written []*batchWrite, wrows [][]indexRow) s
 				case row.version == 0 && i == mv.to:
 					op.op, op.version, op.value = "keep", row.floor, row.now
 				case row.version == 0:
-					continue // nothing changed: nothing to sweep with
+					continue // nothing changed: probed below
 				case i == mv.to:
 					op.op, op.value = "put", row.now
 				case i == mv.from:
@@ -293,6 +318,13 @@ func (lb *shardedBackend) shardStep(written []*batchWrite, wrows [][]indexRow) s
 				st.ops[p][i] = append(st.ops[p][i], batchOp{shardOp: op, owner: o})
 			}
 		}
+	}
+	for p, os := range unchanged {
+		members, rows := make([]string, len(os)), make([]indexRow, len(os))
+		for k, o := range os {
+			members[k], rows[k] = st.owners[o].w.sub.member, st.owners[o].row
+		}
+		st.probes = append(st.probes, lb.unchangedProbes(st.periods[p], members, rows, p)...)
 	}
 	return st
 }

@@ -305,6 +305,10 @@ func (lb *shardedBackend) zscoreCall(key, member string) scripts.Call {
 	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zscore().Key(key).Member(member).Build() }}
 }
 
+func (lb *shardedBackend) zmscoreCall(key string, members []string) scripts.Call {
+	return scripts.Call{Cmd: func() rueidis.Completed { return lb.client.B().Zmscore().Key(key).Member(members...).Build() }}
+}
+
 // submit is Submit on a sharded board: one script on one node
 // (shard_local.lua); on a Cluster the member's partition, then the shards
 // (see WithShards).
