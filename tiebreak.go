@@ -84,8 +84,9 @@ type TimeOrder struct {
 // boards alike. It returns ErrPrecision when the settings leave under one
 // year of horizon or when MaxScore is below one step of Decimals (0.001
 // with 2 decimals: no score but 0 would fit), and ErrInvalidArgument for a
-// zero Epoch, a Resolution or MaxScore that is not positive, or Decimals
-// outside 0..15.
+// zero Epoch, a Resolution that is not positive, a MaxScore that is not a
+// positive finite number (NaN and +Inf included), or Decimals outside
+// 0..15.
 func EarlierFirst(o TimeOrder) (TieBreak, error) { return tieBreak(newComposite(o, false)) }
 
 // LaterFirst returns a tie-break under which, among equal scores, the member

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -409,5 +410,44 @@ func TestStoreAnswerLost(t *testing.T) {
 		st, err := board.Rank(ctx, "p")
 		require.NoError(t, err)
 		require.Equal(t, 5.0, st.Score, "counted once")
+	})
+}
+
+// TestRemoveOfMemberTheStoreCannotHold: a member the store refuses as a
+// member (textStore, as pgstore: a NUL byte) never reached it, so Remove
+// records only the others in the store, and removes every one of them from
+// Redis, scores and data, the refused one's written before the board had
+// a store included (README, "API tour": Remove).
+func TestRemoveOfMemberTheStoreCannotHold(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, shards := range [][]float64{nil, {5}} {
+			ctx := context.Background()
+			name := shardName(t, b)
+			opts := []lb.Option{lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future)), lb.WithShards(shards...)}
+			before, err := lb.New(b.Client, name, opts...)
+			require.NoError(t, err)
+			for _, m := range []string{"a\x00b", "ok"} {
+				_, err := before.Submit(ctx, m, 1, lb.WithData("d"))
+				require.NoError(t, err)
+			}
+			mem := newMemStore()
+			board, err := lb.New(b.Client, name, append(opts, lb.WithStore(textStore{mem}))...)
+			require.NoError(t, err)
+			require.NoError(t, board.Remove(ctx, "a\x00b", "ok"))
+			for _, q := range []lb.Query{lb.In(lb.AllTime()), lb.In(lb.Daily())} {
+				st, err := board.Ranks(ctx, []string{"a\x00b", "ok"}, q, lb.IncludeData())
+				require.NoError(t, err)
+				require.Equal(t, []lb.Standing{{Entry: lb.Entry{Member: "a\x00b"}}, {Entry: lb.Entry{Member: "ok"}}}, st,
+					"shards %v: both members gone from Redis, with their data", shards)
+			}
+			var recorded []string
+			for k := range mem.removed {
+				recorded = append(recorded, k)
+			}
+			require.Len(t, recorded, 3, "shards %v: ok's removal from every readable period (yesterday's too) alone", shards)
+			for _, k := range recorded {
+				require.True(t, strings.HasSuffix(k, "ok"), "shards %v: %q", shards, k)
+			}
+		}
 	})
 }
