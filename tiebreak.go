@@ -36,7 +36,9 @@ import (
 // refused with ErrPrecision, and so is a score above MaxScore, a score with
 // more fraction digits than Decimals, or an Accumulate total beyond
 // MaxScore (the last two beyond MaxScore match ErrInvalidScore too). The
-// constructors refuse settings that leave under one year.
+// constructors refuse settings that leave under one year, and, with
+// Decimals, an M of 2^51 or more, where a float64 score cannot hold every
+// S / 10^Decimals.
 //
 // Every added decimal or digit of MaxScore divides the horizon by ten:
 //
@@ -82,8 +84,10 @@ type TimeOrder struct {
 // EarlierFirst returns a tie-break under which, among equal scores, the member
 // who reached the score first ranks higher, on HighestFirst and LowestFirst
 // boards alike. It returns ErrPrecision when the settings leave under one
-// year of horizon or when MaxScore is below one step of Decimals (0.001
-// with 2 decimals: no score but 0 would fit), and ErrInvalidArgument for a
+// year of horizon, when MaxScore is below one step of Decimals (0.001
+// with 2 decimals: no score but 0 would fit), or when, with Decimals,
+// MaxScore is 2^51 steps or more (a float64 score cannot hold every one:
+// such settings leave three slots or fewer), and ErrInvalidArgument for a
 // zero Epoch, a Resolution that is not positive, a MaxScore that is not a
 // positive finite number (NaN and +Inf included), or Decimals outside
 // 0..15.
@@ -104,6 +108,10 @@ func tieBreak(c *composite, err error) (TieBreak, error) {
 
 // maxExact is 2^53: every integer of at most this magnitude is a float64.
 const maxExact = 1 << 53
+
+// maxPlain is 2^51: with Decimals, every scaled score below it, divided by
+// 10^Decimals as a float64, scales back to itself (see newComposite).
+const maxPlain = 1 << 51
 
 // composite is the one TieBreak implementation.
 type composite struct {
@@ -150,6 +158,16 @@ func newComposite(o TimeOrder, later bool) (*composite, error) {
 	}
 	if m+1 >= maxExact {
 		return nil, fmt.Errorf("%w: %s: MaxScore %v with %d decimals is %v steps, which leaves no room for time below 2^53",
+			ErrPrecision, rule, o.MaxScore, o.Decimals, m)
+	}
+	if o.Decimals > 0 && m >= maxPlain {
+		// Reads report S / 10^Decimals as a float64, and scaled takes
+		// such a score back to S. Below 2^51 steps that round trip is
+		// exact (the float64 division and product each stray by at most
+		// a 2^-53 part: under half a step); from there a score of
+		// Decimals digits can be refused as having more, and two totals
+		// can read as one score.
+		return nil, fmt.Errorf("%w: %s: MaxScore %v with %d decimals is %v steps, past 2^51: a float64 score does not hold every one of them",
 			ErrPrecision, rule, o.MaxScore, o.Decimals, m)
 	}
 	c.maxS = int64(m)

@@ -65,6 +65,20 @@ func TestCompositeConstructorGuards(t *testing.T) {
 	_, err = newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Second, MaxScore: 0.001}, false)
 	require.ErrorIs(t, err, ErrPrecision, "MaxScore below one step of Decimals")
 	require.ErrorContains(t, err, "below one step of 0 decimals", "the error names what is wrong, not the room for time")
+
+	// With Decimals, 2^51 steps and more: a float64 score does not hold
+	// every one (FuzzComposite). Below that line, a long Resolution keeps
+	// a year of horizon in four slots; from it, refused whatever the
+	// Resolution.
+	days := 24 * time.Hour
+	c = mustComposite(t, TimeOrder{Epoch: tbEpoch, Resolution: 100 * days, MaxScore: float64(1<<51-1) / 10, Decimals: 1}, false)
+	require.Equal(t, int64(1<<51-1), c.maxS)
+	require.Equal(t, int64(4), c.slots)
+	_, err = newComposite(TimeOrder{Epoch: tbEpoch, Resolution: 400 * days, MaxScore: float64(1<<51) / 10, Decimals: 1}, false)
+	require.ErrorIs(t, err, ErrPrecision, "2^51 steps of one decimal")
+	require.ErrorContains(t, err, "2^51")
+	c = mustComposite(t, TimeOrder{Epoch: tbEpoch, Resolution: 400 * days, MaxScore: 1<<53 - 2}, false)
+	require.Equal(t, int64(1), c.slots, "whole scores: every one up to 2^53 is a float64")
 }
 
 func TestCompositeSubmitGuards(t *testing.T) {
@@ -174,11 +188,18 @@ func TestCompositeOrder(t *testing.T) {
 
 // FuzzComposite drives the encoder with arbitrary settings, scores and
 // times: whatever the constructor accepts must encode exactly, decode back
-// to the same score and slot, and order as (score, time) under the rule.
+// to the same score and slot, and order as (score, time) under the rule;
+// and every scaled score it holds (an Accumulate total reaches any, from
+// ta) must decode to a plain score that scales back to it, as a read
+// reports it and a store, a Rebuild or a resubmission takes it back.
 // Its seed corpus is in testdata/fuzz/FuzzComposite.
 func FuzzComposite(f *testing.F) {
 	f.Add(1e6, uint8(0), int64(time.Second), 12.0, int64(100), 12.0, int64(200), false, true)
 	f.Add(99999.99, uint8(2), int64(time.Second), 12.34, int64(5), -0.5, int64(5), true, false)
+	// Three slots of 400 days: 265384.8371508836 was refused as having
+	// more than 10 fraction digits; one slot: two totals read as one score.
+	f.Add(265384.8371509351, uint8(10), int64(400*24*time.Hour), 1.0, int64(5307696743018187), 1.0, int64(0), false, true)
+	f.Add(5.980645282782323e+08, uint8(7), int64(400*24*time.Hour), 1.0, int64(464), 1.0, int64(0), false, true)
 	f.Fuzz(func(t *testing.T, maxScore float64, decimals uint8, res int64, a float64, ta int64, b float64, tb int64, later, high bool) {
 		c, err := newComposite(TimeOrder{Epoch: tbEpoch, Resolution: time.Duration(res), MaxScore: maxScore, Decimals: int(decimals)}, later)
 		if err != nil {
@@ -186,6 +207,11 @@ func FuzzComposite(f *testing.F) {
 				t.Fatalf("constructor error matches no sentinel: %v", err)
 			}
 			return
+		}
+		s := mod(ta, 2*c.maxS+1) - c.maxS
+		plain, _ := c.decode(c.encode(s, mod(tb, c.slots), high), high)
+		if back, err := c.scaled(plain); err != nil || back != s {
+			t.Fatalf("%v: scaled score %d reads as %v, which scales to %d (%v)", c, s, plain, back, err)
 		}
 		sa, errA := c.scaled(a)
 		sb, errB := c.scaled(b)
