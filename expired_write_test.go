@@ -205,3 +205,40 @@ func TestPeriodExpiringOnTheEpoch(t *testing.T) {
 		}
 	})
 }
+
+// TestPeriodOfTheFarPast replays into daily periods so far in the past
+// (300 million years, what a server builds from a client's "at" in seconds
+// gone wrong) that their Unix milliseconds do not fit an int64. Their
+// expiry wrapped around to some 284 million years ahead: the period took
+// the write, under a key no Remove or Delete reaches, and read as live.
+// Each must be closed to writes and ErrExpired to reads, and leave no key
+// behind, on every kind of board.
+func TestPeriodOfTheFarPast(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for kind, opts := range map[string][]lb.Option{"plain": nil, "sharded": {lb.WithShards(50)}} {
+			t.Run(kind, func(t *testing.T) {
+				name := shardName(t, b)
+				board, err := lb.New(b.Client, name, append(opts, lb.WithWindows(lb.Daily(), lb.Weekly(), lb.Monthly()))...)
+				require.NoError(t, err)
+				t.Cleanup(func() { b.Wipe(t, name) })
+				for _, at := range []time.Time{
+					time.Date(-300_000_000, 1, 1, 12, 0, 0, 0, time.UTC),
+					time.Unix(-1e16, 0),
+					time.Unix(-(1 << 62), 0),
+				} {
+					res, err := board.Submit(ctx, "a", 1, lb.WithTime(at), lb.WithData("d"), lb.WithID(at.String()))
+					require.NoError(t, err, at)
+					for _, wr := range res.Windows {
+						require.True(t, wr.Closed, "%v: %+v", at, wr)
+					}
+					for _, w := range []lb.Window{lb.Daily(), lb.Weekly(), lb.Monthly()} {
+						_, err = board.Top(ctx, 3, lb.In(w), lb.At(at))
+						require.ErrorIs(t, err, lb.ErrExpired, "%v %s", at, w.Name())
+					}
+				}
+				require.Empty(t, boardKeys(t, b, name), "a key of a period of the far past")
+			})
+		}
+	})
+}

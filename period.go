@@ -165,15 +165,21 @@ func (lb *Leaderboard) expiry(p Period) int64 {
 	return -1
 }
 
-// lastMilli is the last instant whose Unix milliseconds an int64 holds.
-var lastMilli = time.UnixMilli(math.MaxInt64)
+// firstMilli and lastMilli are the first and last instants whose Unix
+// milliseconds an int64 holds.
+var firstMilli, lastMilli = time.UnixMilli(math.MinInt64), time.UnixMilli(math.MaxInt64)
 
 // unixMilli is t's Unix milliseconds, math.MaxInt64 for a t beyond them
-// (an At some hundred million years ahead): UnixMilli would wrap to the
-// past, and such a period would read as expired.
+// (an At some hundred million years ahead) and math.MinInt64 for one
+// before them (a WithTime as far back): UnixMilli would wrap around, and
+// such a period would read as expired, or one of the far past as live for
+// ages, taking writes under a key no Remove or Delete reaches.
 func unixMilli(t time.Time) int64 {
-	if t.After(lastMilli) {
+	switch {
+	case t.After(lastMilli):
 		return math.MaxInt64
+	case t.Before(firstMilli):
+		return math.MinInt64
 	}
 	return t.UnixMilli()
 }
