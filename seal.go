@@ -22,8 +22,8 @@ type SealedPeriod struct {
 // periods nobody played, are skipped. It returns what it sealed. A period is
 // sealed once the board's clock skew (WithClockSkew) has passed after its
 // end, not before: a process whose clock runs up to that far behind this one
-// still writes into it (a period kept for less than the skew is never
-// sealed), and a Batcher sends a batch by the end of the periods it
+// still writes into it (a period kept no longer than the skew is never
+// sealed: its retention is over by then), and a Batcher sends a batch by the end of the periods it
 // writes to. Run it from a job shortly after each reset, and again until it
 // seals the period: a period whose key expired before it was sealed
 // is gone. The hook runs after the seal is recorded, so a hook that fails is
