@@ -262,14 +262,14 @@ func (b *bench) submitManyOp() operation {
 	// A batch holds batchSize members, or every member of a smaller board
 	// (drawPools): members/s counts what a call carries.
 	units := len(b.batches[0])
-	op := operation{name: "submit-many", desc: fmt.Sprintf("SubmitMany of %d members to %d window(s); the baseline: one ZADD of them per window, pipelined", units, len(b.windows))}
+	op := operation{name: "submit-many", desc: fmt.Sprintf("SubmitMany of %d members to %d window(s); the baseline: one ZADD of them per window (and its PEXPIREAT on a windowed set), pipelined", units, len(b.windows))}
 	op.impls = append(op.impls, impl{name: "sdk", units: units, call: func(ctx context.Context, w *worker) error {
 		return b.board.SubmitMany(ctx, b.batches[w.pick(len(b.batches))])
 	}})
 	op.impls = append(op.impls, impl{name: "rueidis", units: units, call: func(ctx context.Context, w *worker) error {
 		batch := b.batches[w.pick(len(b.batches))]
 		bd := b.c.rue.B()
-		cmds := make(rueidis.Commands, 0, len(b.raw))
+		cmds := make(rueidis.Commands, 0, 2*len(b.raw))
 		for _, rk := range b.raw {
 			z := bd.Zadd().Key(rk.key)
 			switch {
@@ -280,6 +280,7 @@ func (b *bench) submitManyOp() operation {
 			default:
 				cmds = append(cmds, scoreMembers(z.Lt().ScoreMember(), batch))
 			}
+			cmds = b.appendExpire(cmds, rk)
 		}
 		for _, r := range b.c.rue.DoMulti(ctx, cmds...) {
 			if err := r.Error(); err != nil {
@@ -293,11 +294,12 @@ func (b *bench) submitManyOp() operation {
 		op.impls = append(op.impls, impl{name: "rueidis ZINCRBY", units: units, call: func(ctx context.Context, w *worker) error {
 			batch := b.batches[w.pick(len(b.batches))]
 			bd := b.c.rue.B()
-			cmds := make(rueidis.Commands, 0, len(b.raw)*len(batch))
+			cmds := make(rueidis.Commands, 0, len(b.raw)*(len(batch)+1))
 			for _, rk := range b.raw {
 				for m, v := range batch {
 					cmds = append(cmds, bd.Zincrby().Key(rk.key).Increment(v).Member(m).Build())
 				}
+				cmds = b.appendExpire(cmds, rk)
 			}
 			for _, r := range b.c.rue.DoMulti(ctx, cmds...) {
 				if err := r.Error(); err != nil {
@@ -308,6 +310,16 @@ func (b *bench) submitManyOp() operation {
 		}})
 	}
 	return b.withBaselines(op)
+}
+
+// appendExpire appends rk's PEXPIREAT to cmds where its periods expire:
+// a write by hand sets it each time, as the SDK's writes do, since any
+// write may be its period's first.
+func (b *bench) appendExpire(cmds rueidis.Commands, rk rawKey) rueidis.Commands {
+	if rk.expire.IsZero() {
+		return cmds
+	}
+	return append(cmds, b.c.rue.B().Pexpireat().Key(rk.key).MillisecondsTimestamp(rk.expire.UnixMilli()).Build())
 }
 
 // scoreMembers adds batch to a ZADD being built (rueidis's builder types
