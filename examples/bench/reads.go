@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard"
 )
 
 // The reads games ask for (issue 15) and the operator's Set, each beside
@@ -192,11 +194,18 @@ func aroundScoreLen(better, total int64) int {
 func (b *bench) aroundScoreOp() operation {
 	key := b.raw[0].key
 	total := int64(b.cfg.members)
-	op := operation{name: "around-score", desc: fmt.Sprintf("AroundScore(score, %d): where a random score would place and the %d entries around that place; \"rueidis 2 RT\": a ZCOUNT of the members strictly better, then a ZRANGE by rank: two round trips, as the range depends on the count (no MULTI can hold both)", aroundScoreRadius, 2*aroundScoreRadius)}
+	op := operation{name: "around-score", desc: fmt.Sprintf("AroundScore(score, %d): where a random score would place and the %d entries around that place; \"rueidis MULTI\": the ZCOUNT of the members strictly better and the %d entries nearest the score either side (ZRANGE BYSCORE LIMIT) in one MULTI/EXEC, as the SDK reads it under Ordinal ranks; \"rueidis 2 RT\": that ZCOUNT, then a ZRANGE by rank: two round trips, as a range by rank depends on the count", aroundScoreRadius, 2*aroundScoreRadius, aroundScoreRadius)}
 	op.impls = append(op.impls,
 		impl{name: "sdk", units: 1, call: func(ctx context.Context, w *worker) error {
 			r, es, err := b.board.AroundScore(ctx, float64(w.pick(b.cfg.scoreMax)), aroundScoreRadius)
 			if err == nil && (r < 1 || len(es) != aroundScoreLen(r-1, total)) {
+				return errCheck
+			}
+			return err
+		}},
+		impl{name: "rueidis MULTI", units: 1, call: func(ctx context.Context, w *worker) error {
+			better, es, err := b.aroundScoreMulti(ctx, key, float64(w.pick(b.cfg.scoreMax)))
+			if err == nil && len(es) != aroundScoreLen(better, total) {
 				return errCheck
 			}
 			return err
@@ -226,6 +235,45 @@ func (b *bench) aroundScoreOp() operation {
 		return b.aroundScoreShardsMulti(ctx, float64(w.pick(b.cfg.scoreMax)))
 	})
 	return b.withBaselines(op)
+}
+
+// aroundScoreMulti is AroundScore by hand in one round trip, as the SDK
+// reads an unsharded board under Ordinal ranks: a MULTI/EXEC of the
+// ZCOUNT of the members strictly better than score and the
+// aroundScoreRadius entries nearest it on either side (ZRANGE BYSCORE
+// LIMIT). It returns the count and the entries, best first, with their
+// ranks, counted from the count.
+func (b *bench) aroundScoreMulti(ctx context.Context, key string, score float64) (int64, []leaderboard.Entry, error) {
+	res := b.c.rue.DoMulti(ctx, b.aroundScoreTx(key, formatScore(score), aroundScoreRadius)...)
+	replies, err := res[len(res)-1].ToArray()
+	if err != nil {
+		return 0, nil, err
+	}
+	better, err := replies[0].AsInt64()
+	if err != nil {
+		return 0, nil, err
+	}
+	before, err := replies[1].AsZScores() // nearest first
+	if err != nil {
+		return 0, nil, err
+	}
+	after, err := replies[2].AsZScores()
+	if err != nil {
+		return 0, nil, err
+	}
+	es := make([]leaderboard.Entry, 0, len(before)+len(after))
+	for i := range before {
+		z := before[len(before)-1-i]
+		es = append(es, leaderboard.Entry{Member: z.Member, Score: z.Score})
+	}
+	for _, z := range after {
+		es = append(es, leaderboard.Entry{Member: z.Member, Score: z.Score})
+	}
+	first := better - int64(len(before)) + 1
+	for i := range es {
+		es[i].Rank = first + int64(i)
+	}
+	return better, es, nil
 }
 
 // cutoffPos is Cutoff's 1-based position among total members.

@@ -118,9 +118,10 @@ func (r *report) readTargets() []target {
 	hi, lo := slices.Max(r.cfg.concurrency), slices.Min(r.cfg.concurrency)
 	for _, op := range []string{"top", "rank", "page", "page-deep", "count", "among", "top-data", "rank-data",
 		"range", "between", "count-between", "around-score", "cutoff"} {
-		// On one sorted set around-score and cutoff have only
-		// two-round-trip baselines (what they read cannot be one MULTI);
-		// "rueidis shards" reads a sharded board's own keys, and "rueidis
+		// On one sorted set cutoff has only a two-round-trip baseline
+		// (the position depends on the count: no MULTI holds both), and
+		// around-score a MULTI of reads by score as well; "rueidis
+		// shards" reads a sharded board's own keys, and "rueidis
 		// shards MULTI" the same keys at one moment of a shard, as the SDK
 		// reads them (shardreads.go).
 		for _, base := range []string{"rueidis", "rueidis MULTI", "rueidis 2 RT", "rueidis shards", "rueidis shards MULTI", competitionName, "rueidis shards competition"} {
