@@ -36,15 +36,9 @@ func (lb *shardedBackend) unchangedProbes(tg target, members []string, rows []in
 	ps := make([]strayProbe, len(lb.bounds)+1)
 	for j, m := range members {
 		row := rows[j]
-		if row.version != 0 || row.gone {
-			continue
-		}
-		keep := -1
-		if row.has {
-			keep = lb.shardOfString(row.now)
-		}
+		keep, ok := lb.unchangedShard(row)
 		for i := range ps {
-			if i != keep {
+			if ok && i != keep {
 				ps[i].members, ps[i].rows = append(ps[i].members, m), append(ps[i].rows, row)
 			}
 		}

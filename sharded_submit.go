@@ -793,12 +793,11 @@ func (lb *shardedBackend) unchangedOps(members []string, rows []indexRow, drops 
 	ops := make([][]shardOp, len(lb.bounds)+1)
 	for j, m := range members {
 		row := rows[j]
-		if row.version != 0 || row.gone {
+		keep, ok := lb.unchangedShard(row)
+		if !ok {
 			continue
 		}
-		keep := -1
-		if row.has {
-			keep = lb.shardOfString(row.now)
+		if keep >= 0 {
 			ops[keep] = append(ops[keep], keepOp(m, row))
 		}
 		for i := range ops {
@@ -808,6 +807,20 @@ func (lb *shardedBackend) unchangedOps(members []string, rows []indexRow, drops 
 		}
 	}
 	return ops
+}
+
+// unchangedShard is, for a row that changed nothing, the shard of its
+// value (-1 when the member holds none), the one shard where a copy of the
+// member belongs; false for a row that changed something, or whose
+// partition Redis deleted.
+func (lb *shardedBackend) unchangedShard(row indexRow) (int, bool) {
+	switch {
+	case row.version != 0 || row.gone:
+		return -1, false
+	case !row.has:
+		return -1, true
+	}
+	return lb.shardOfString(row.now), true
 }
 
 // keepOp checks member's copy in its shard against row, which changed
