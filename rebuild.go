@@ -77,7 +77,10 @@ type RebuildReport struct {
 // them. It sees lost nodes, not a key deleted by hand beside a marker that
 // stayed (Verify and Check compare contents), nor the last writes a
 // failover lost (a primary's writes its replica had not received when it
-// took over: the marker, older, survives; Verify names those members).
+// took over: the marker, older, survives; Verify reports them, naming the
+// members Redis lacks or holds at another value and counting those it
+// holds beyond the store, such as a lost Remove's; on a sharded board,
+// shards that lost writes their partitions kept show in Check alone).
 //
 // A service calls it at start-up and on a timer, and calls Rebuild when it
 // reports false. A board that was never rebuilt reports false: rebuild it
