@@ -291,10 +291,9 @@ type batchWrite struct {
 	err   error // its own: a refusal, or a failure of its write alone
 	// joins is the list of the callers' submissions folded into the
 	// write, in the order they came (through batchJoin.next), last its
-	// end, n its length: a list, not a slice, as a fold then allocates
-	// nothing under the Batcher's lock.
+	// end: a list, not a slice, as a fold then allocates nothing under
+	// the Batcher's lock.
 	joins, last *batchJoin
-	n           int
 	// The out of a one-window board: a new write costs one allocation,
 	// not three (join runs under the Batcher's lock).
 	out1   [1]WindowResult
@@ -306,7 +305,7 @@ type batchWrite struct {
 // j its first join; the write keeps a copy of live and where, and reports
 // into a copy of j.out.
 func newBatchWrite(seq int, j *batchJoin, live []target, where []int) *batchWrite {
-	w := &batchWrite{seq: seq, sub: j.sub, joins: j, last: j, n: 1}
+	w := &batchWrite{seq: seq, sub: j.sub, joins: j, last: j}
 	if len(j.out) == 1 {
 		w.out1[0] = j.out[0]
 		w.out = w.out1[:]
@@ -325,7 +324,6 @@ func newBatchWrite(seq int, j *batchJoin, live []target, where []int) *batchWrit
 // add adds j to w's joins.
 func (w *batchWrite) add(j *batchJoin) {
 	w.last.next, w.last = j, j
-	w.n++
 }
 
 // batchJoin is one caller's submission in a write. A write that Redis
@@ -423,8 +421,7 @@ func (b *Batcher) enter(ctx context.Context, c *batchCall, member string, score 
 }
 
 // await waits for bt, which holds j's submission in w, and puts the
-// submission's standings into j.out. errAfterAlone: the submission must be
-// written alone.
+// submission's standings into j.out.
 func (b *Batcher) await(ctx context.Context, bt *batch, w *batchWrite, j *batchJoin) error {
 	if err := bt.wait(ctx, j.wake); err != nil {
 		return err
@@ -889,7 +886,7 @@ func (b *Batcher) write(bt *batch) {
 	for _, w := range bt.writes {
 		switch {
 		case w.err == nil:
-		case errors.Is(w.err, errLater), w.n > 1 && isRefusal(w.err):
+		case errors.Is(w.err, errLater), w.joins != w.last && isRefusal(w.err):
 			// In the batch's order, so a member's writes after a refused
 			// one apply after it is written again.
 			b.writeAlone(ctx, w)

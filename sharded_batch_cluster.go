@@ -210,7 +210,8 @@ type shardStep struct {
 	ops     [][][]batchOp // [period][shard]
 	owners  []batchOwner
 	// probes read the members whose write changed nothing in the
-	// period's other shards (see strayProbe).
+	// period's other shards, of the board's layout and of its shadow's
+	// (see strayProbe): one read a shard of each period.
 	probes []strayProbe
 }
 
@@ -222,22 +223,17 @@ func (lb *shardedBackend) batchShards(ctx context.Context, groups []partGroup, r
 	st := lb.shardStep(written, wrows)
 	calls, cards := lb.stepCalls(st)
 	main := len(calls)
-	probes := st.probes
 	var shadows []shardBatch
 	if lb.shadow != nil {
 		shadows = make([]shardBatch, len(groups))
 		for g, grp := range groups {
 			if !refused[g] {
-				live, members := grp.ws[0].live, groupMembers(grp)
-				lb.addShadow(&shadows[g], live, members, rows[g], (*shardedBackend).batchOps)
+				lb.addShadow(&shadows[g], grp.ws[0].live, groupMembers(grp), rows[g], (*shardedBackend).batchOps)
 				calls = append(calls, shadows[g].calls...)
-				for j, tg := range live {
-					probes = append(probes, lb.shadow.unchangedProbes(tg, members, rows[g][j], -1)...)
-				}
 			}
 		}
 	}
-	results := scripts.ExecMulti(ctx, lb.primaryClient(), append(calls, probeCalls(probes)...))
+	results := scripts.ExecMulti(ctx, lb.primaryClient(), append(calls, probeCalls(st.probes)...))
 	if err := lb.stepReplies(st, cards, results); err != nil {
 		return err
 	}
@@ -249,7 +245,7 @@ func (lb *shardedBackend) batchShards(ctx context.Context, groups []partGroup, r
 		}
 		results = results[n:]
 	}
-	if err := lb.dropStrays(ctx, probes, results, cards); err != nil {
+	if err := lb.dropStrays(ctx, st.probes, results, cards); err != nil {
 		return err
 	}
 	lb.batchStandings(ctx, st, cards)
@@ -325,6 +321,11 @@ func (lb *shardedBackend) shardStep(written []*batchWrite, wrows [][]indexRow) s
 			members[k], rows[k] = st.owners[o].w.sub.member, st.owners[o].row
 		}
 		st.probes = append(st.probes, lb.unchangedProbes(st.periods[p], members, rows, p)...)
+		if lb.shadow != nil {
+			// The shadow's share holds the same writes: those of the
+			// groups Redis did not refuse (see batchShards).
+			st.probes = append(st.probes, lb.shadow.unchangedProbes(st.periods[p], members, rows, -1)...)
+		}
 	}
 	return st
 }
