@@ -50,7 +50,9 @@ func TestOptionRangesAtTheirEdges(t *testing.T) {
 		{"WithRanking known", []lb.Option{lb.WithRanking(lb.Competition)}, []lb.Option{lb.WithRanking(lb.Competition + 1)}},
 		{"WithClock non-nil", []lb.Option{lb.WithClock(time.Now)}, []lb.Option{lb.WithClock(nil)}},
 	} {
+		calls := b.Client.Calls()
 		takenByNew(t, b, e.what+" (inside)", e.in...)
+		require.Equal(t, calls, b.Client.Calls(), "%s: New makes no call to Redis", e.what)
 		refusedByNew(t, b, e.what+" (outside)", e.out...)
 	}
 	// WithTieBreak's default is nil: passing nil is the default, taken.
@@ -78,6 +80,27 @@ func TestOptionRangesAtTheirEdges(t *testing.T) {
 		_, err = board.NewBatcher(e.out)
 		require.ErrorIs(t, err, lb.ErrInvalidArgument, e.what)
 	}
+}
+
+// TestNilCallbacksAreNone: WithProgress(nil) and Seal's nil hook are
+// documented as none at all: a Rebuild and a Seal with them run, and
+// report, as without.
+func TestNilCallbacksAreNone(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		clock := &testClock{now: future}
+		board, _ := newBoard(t, b, lb.WithStore(newMemStore()), lb.WithWindows(lb.Daily()), lb.WithClock(clock.Now))
+		_, err := board.Submit(ctx, "a", 1)
+		require.NoError(t, err)
+		rep, err := board.Rebuild(ctx, lb.WithProgress(nil))
+		require.NoError(t, err)
+		require.EqualValues(t, 1, rep.Members)
+		clock.Set(future.Add(24 * time.Hour))
+		sealed, err := board.Seal(ctx, nil)
+		require.NoError(t, err)
+		require.Len(t, sealed, 1)
+		require.Equal(t, []lb.Entry{{Member: "a", Score: 1, Rank: 1}}, sealed[0].Entries)
+	})
 }
 
 // TestCallRangesAtTheirEdges holds each call to the range its doc comment

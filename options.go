@@ -311,21 +311,27 @@ func WithClockSkew(d time.Duration) Option {
 	}
 }
 
-// WithOrder sets which end of the score axis ranks first. Default HighestFirst.
+// WithOrder sets which end of the score axis ranks first: HighestFirst
+// (the default) or LowestFirst; New refuses any other Order with
+// ErrInvalidArgument.
 func WithOrder(o Order) Option {
 	return func(c *config) { c.order = o }
 }
 
-// WithPolicy sets what a submission does to a stored score. Default KeepBest.
+// WithPolicy sets what a submission does to a stored score: KeepBest (the
+// default), Replace or Accumulate; New refuses any other Policy with
+// ErrInvalidArgument.
 func WithPolicy(p Policy) Option {
 	return func(c *config) { c.policy = p }
 }
 
 // WithWindows sets the windows every submission is applied to, each keeping
 // its own board per period. The first is every query's default window.
-// Default: AllTime() alone. Window names must be distinct, and none may
-// be "ids", "data", "marker" or "clock" (keys the board keeps beside its
-// periods). A window whose periods around the board's clock do not hold
+// Default: AllTime() alone; none at all is refused. Window names must be
+// distinct, each non-empty printable UTF-8 of at most 200 bytes without
+// whitespace, braces or ':' (a name is a segment of the period's key), and
+// none may be "ids", "data", "marker" or "clock" (keys the board keeps
+// beside its periods); a nil window is refused. A window whose periods around the board's clock do not hold
 // their instants or do not tile is refused (see Window).
 func WithWindows(w ...Window) Option {
 	return func(c *config) {
@@ -342,13 +348,14 @@ func WithTieBreak(t TieBreak) Option {
 	return func(c *config) { c.tieBreak = t }
 }
 
-// WithRanking sets how equal scores are ranked. Default Ordinal.
+// WithRanking sets how equal scores are ranked: Ordinal (the default) or
+// Competition; New refuses any other RankMode with ErrInvalidArgument.
 func WithRanking(m RankMode) Option {
 	return func(c *config) { c.ranking = m }
 }
 
 // WithClock sets the clock that picks each window's current period and the
-// keys' expiry times. Default time.Now. Redis expires keys by its own clock,
+// keys' expiry times. Default time.Now; nil is refused. Redis expires keys by its own clock,
 // so a clock far from the server's makes windowed keys live too long or die
 // at once; it is meant for tests and replays. A write to a period whose
 // expiry Redis's clock has passed leaves no score there: Submit and a

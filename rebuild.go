@@ -33,6 +33,8 @@ type rebuildConfig struct {
 
 // WithProgress calls fn as a rebuild goes: after every batch of members
 // and at the end of every period, from the goroutine that called Rebuild.
+// Default: no reports; a nil fn is the same. (A nil RebuildOption is
+// refused by Rebuild with ErrInvalidArgument.)
 func WithProgress(fn func(RebuildProgress)) RebuildOption {
 	return func(c *rebuildConfig) { c.progress = fn }
 }

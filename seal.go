@@ -17,8 +17,8 @@ type SealedPeriod struct {
 }
 
 // Seal seals every closed period whose key still lives (the ones within their
-// retention) into the store, each exactly once, and runs hook once for each
-// period it seals first (rewards, notifications); periods sealed before, and
+// retention) into the store, each exactly once, and runs hook (nil for none)
+// once for each period it seals first (rewards, notifications); periods sealed before, and
 // periods nobody played, are skipped. It returns what it sealed. A period is
 // sealed once the board's clock skew (WithClockSkew) has passed after its
 // end, not before: a process whose clock runs up to that far behind this one
