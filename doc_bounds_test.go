@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -218,4 +219,39 @@ func TestCallRangesAtTheirEdges(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestDefaultDedupeWindow: WithDedupeWindow's default is 24 hours: without
+// it, Redis keeps a WithID id that long, and with it, the window given.
+func TestDefaultDedupeWindow(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		for want, opts := range map[time.Duration][]lb.Option{24 * time.Hour: nil, time.Hour: {lb.WithDedupeWindow(time.Hour)}} {
+			board, name := newBoard(t, b, opts...)
+			_, err := board.Submit(ctx, "a", 1, lb.WithID("match"))
+			require.NoError(t, err)
+			c := b.Client.Client
+			ttl, err := c.Do(ctx, c.B().Pttl().Key(keys.NewBoard("lb", name).IDs()).Build()).AsInt64()
+			require.NoError(t, err)
+			require.LessOrEqual(t, ttl, want.Milliseconds())
+			require.Greater(t, ttl, (want - time.Minute).Milliseconds())
+		}
+	})
+}
+
+// TestDefaultBatchWindow: a Batcher's default window is 100 ms: a lone
+// submission waits that long for company before its batch is sent (and not
+// the most a window may be, a minute).
+func TestDefaultBatchWindow(t *testing.T) {
+	b := testredis.Mini(t)
+	board, _ := newBoard(t, b)
+	bt, err := board.NewBatcher()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, bt.Close(context.Background())) }()
+	start := time.Now()
+	_, err = bt.Submit(context.Background(), "a", 1)
+	require.NoError(t, err)
+	took := time.Since(start)
+	require.GreaterOrEqual(t, took, 100*time.Millisecond)
+	require.Less(t, took, 10*time.Second)
 }
