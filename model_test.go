@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strings"
@@ -775,9 +776,21 @@ func (r *modelRun) checkScores(v modelView, where string, all []lb.Entry) {
 var modelPercents = []float64{1e-9, 1, 10, 100.0 / 3, 50, 99.99, 100}
 
 // cutoffAt is Cutoff's position, as the spec says: ceil(total*percent/100),
-// at least 1.
+// at least 1, computed exactly, where a product within 2^-51 of a whole
+// number is that number (the float64 a decimal or a third is stored as
+// strays by less: 100.0/3 percent of 3 members is 1 of them).
 func cutoffAt(total int64, percent float64) int64 {
-	return max(1, int64(math.Ceil(float64(total)*percent/100)))
+	x := new(big.Rat).SetFloat64(percent)
+	x.Mul(x, big.NewRat(total, 100))
+	n := new(big.Int).Quo(x.Num(), x.Denom()) // floor: x > 0
+	for _, whole := range []*big.Int{n, new(big.Int).Add(n, big.NewInt(1))} {
+		w := new(big.Rat).SetInt(whole)
+		gap := new(big.Rat).Sub(x, w)
+		if gap.Abs(gap).Cmp(w.Mul(w, big.NewRat(1, 1<<51))) <= 0 {
+			return max(1, whole.Int64())
+		}
+	}
+	return max(1, n.Int64()+1)
 }
 
 // checkRanks requires Ranks to give each member its model standing, in the

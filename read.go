@@ -121,7 +121,9 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 
 // Cutoff returns the entry at position ceil(Total*percent/100), the first
 // at least: the score to reach to be in the best percent% (a reward
-// tier's threshold), with its rank. 0 < percent <= 100, else
+// tier's threshold), with its rank. A product within float64 rounding of a
+// whole number is that number, so a percent written in decimal names the
+// position its decimal does (64.4% of 250 members: the 161st). 0 < percent <= 100, else
 // ErrInvalidArgument; an empty period returns ErrNotRanked. One round trip
 // (one script reads the count and the entry); on a sharded board one on a
 // single node, two on a Cluster (the shards' counts, then the entry); with
@@ -145,9 +147,19 @@ func (lb *Leaderboard) Cutoff(ctx context.Context, percent float64, q ...Query) 
 }
 
 // cutoffPosition is Cutoff's 1-based position among total members, as the
-// scripts compute it.
+// scripts (range.lua, shard_page.lua) compute it: ceil(total*percent/100),
+// at least 1. A percent written in decimal is a float64 a hair off it
+// (64.4 is 64.400000000000006), and the product can land a hair above the
+// whole position the decimal names (250*64.4/100 computes as
+// 161.00000000000003, where 64.4% of 250 is 161): within the error of its
+// three roundings (the percent's, the product's and the quotient's, under
+// 2^-51 of it), a product is the whole number it is that close to.
 func cutoffPosition(total int64, percent float64) int64 {
-	return max(1, int64(math.Ceil(float64(total)*percent/100)))
+	x := float64(total) * percent / 100
+	if r := math.Round(x); math.Abs(x-r) <= r*0x1p-51 {
+		x = r
+	}
+	return max(1, int64(math.Ceil(x)))
 }
 
 // Range returns the entries at board positions from..to inclusive (1-based,
