@@ -143,6 +143,7 @@ func badCalls(board *lb.Leaderboard, tb, store, sharded bool) []badCall {
 		add("Rebuild without store", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Rebuild(ctx); return err })
 		add("Verify without store", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Verify(ctx); return err })
 		add("Seal without store", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Seal(ctx, nil); return err })
+		add("Sealed without store", lb.ErrInvalidArgument, func(ctx context.Context) error { _, _, err := board.Sealed(ctx); return err })
 	} else {
 		add("Rebuild nil option", lb.ErrInvalidArgument, func(ctx context.Context) error { _, err := board.Rebuild(ctx, nil); return err })
 		for _, m := range []string{"a\x00b", "a\xffb"} {

@@ -76,3 +76,19 @@ func runDocRoundTrips(t *testing.T, b *testredis.Backend, opts []lb.Option, shar
 		require.Equal(t, o.want, b.Client.Calls()-before, "[%s] %s round trips", b.Name, o.name)
 	}
 }
+
+// TestSealedReadsTheStoreAlone: Sealed makes no call to Redis, on plain and
+// sharded boards: the standings are the store's.
+func TestSealedReadsTheStoreAlone(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, opts := range [][]lb.Option{nil, {lb.WithShards(0)}} {
+			board, err := lb.New(b.Client, shardName(t, b), append(opts, lb.WithStore(newMemStore()))...)
+			require.NoError(t, err)
+			before := b.Client.Calls()
+			_, ok, err := board.Sealed(context.Background())
+			require.NoError(t, err)
+			require.False(t, ok)
+			require.Equal(t, before, b.Client.Calls(), "Sealed: calls to Redis")
+		}
+	})
+}

@@ -103,7 +103,8 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 // default window's current period without At), as sealed into the store,
 // long after its Redis key expired (the period's retention does not
 // limit it, as it does the board's reads); ok is false when it was never
-// sealed.
+// sealed. It reads the store alone, no call to Redis. Without a store it
+// returns ErrInvalidArgument.
 func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry, ok bool, err error) {
 	if lb.store == nil {
 		return nil, false, fmt.Errorf("%w: Sealed needs a store (WithStore)", ErrInvalidArgument)
