@@ -193,7 +193,7 @@ func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([
 // Among returns the ranked members among members (a friends board), best
 // first in the board's order, with Rank their rank among themselves;
 // unranked members and repeats are left out. At most MaxN members. One round
-// trip.
+// trip (none for an empty list, which has no entries).
 func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) ([]Entry, error) {
 	if err := checkMembers(members, 0); err != nil {
 		return nil, err
