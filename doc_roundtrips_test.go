@@ -17,7 +17,8 @@ import (
 // sharded boards, on every backend: SetData one (an HSET or HDEL); Between
 // and AroundScore with IncludeData one on an unsharded board (the data in
 // the same round trip), two on a sharded one; ProposeBounds two, three on
-// a sharded board; Among of no members none; DropShadow one a live period.
+// a sharded board; Among, SubmitMany and Remove of no members none;
+// DropShadow one a live period.
 func TestDocRoundTripsOfTheRest(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for kind, opts := range map[string][]lb.Option{
@@ -65,6 +66,8 @@ func runDocRoundTrips(t *testing.T, b *testredis.Backend, opts []lb.Option, shar
 		{"Between with data", by(1, 2), func() error { _, err := board.Between(ctx, -5, 60, 10, d); return err }},
 		{"AroundScore with data", by(1, 2), func() error { _, _, err := board.AroundScore(ctx, 30, 2, d); return err }},
 		{"Among of none", 0, func() error { _, err := board.Among(ctx, nil, d); return err }},
+		{"SubmitMany of none", 0, func() error { return board.SubmitMany(ctx, nil) }},
+		{"Remove of none", 0, func() error { return board.Remove(ctx) }},
 		{"ProposeBounds", by(2, 3), func() error { _, err := board.ProposeBounds(ctx, 4); return err }},
 	}
 	if shadow {

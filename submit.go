@@ -272,8 +272,9 @@ type submission struct {
 // configured window's current period, atomically, in one round trip (two
 // on a sharded board on a Cluster, atomic per step: see WithShards; there
 // a call whose shard writes, about members x windows, pass 100,000 sends
-// them in round trips of at most 100,000, as Remove sends its sweeps). It is
-// the bulk load: it reports no standings. Every member and score is checked
+// them in round trips of at most 100,000, as Remove sends its sweeps); an
+// empty map writes nothing and makes no call. It is the bulk load: it
+// reports no standings. Every member and score is checked
 // first; one bad entry refuses the whole batch and nothing is written (an
 // entry Redis refuses leaves the upkeep Submit names); with several, the
 // error names the one whose member sorts first. With
@@ -361,7 +362,8 @@ func (lb *Leaderboard) checkEntry(m string, s float64) error {
 // sharded board on a Cluster: see WithShards; there the second step sweeps
 // every shard for each member, members x shards x periods script ops, sent
 // in round trips of at most 100,000 of them: a Remove of 1,000 members
-// from a board of 101 shards and three readable periods takes five).
+// from a board of 101 shards and three readable periods takes five); a
+// Remove of no members makes no call.
 // A member that is not ranked loses only its data (see SetData), if any,
 // and a member named twice is removed once. With a store that records
 // removals (a Remover, as pgstore is), the removal goes to the
