@@ -3,6 +3,7 @@ package leaderboard_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -254,4 +255,38 @@ func TestDefaultBatchWindow(t *testing.T) {
 	took := time.Since(start)
 	require.GreaterOrEqual(t, took, 100*time.Millisecond)
 	require.Less(t, took, 10*time.Second)
+}
+
+// TestTieBreakHorizonTable holds TieBreak's doc table of horizons to the
+// constructors: each row's horizon (to the figure's precision), and the
+// rows it marks refused are refused with ErrPrecision.
+func TestTieBreakHorizonTable(t *testing.T) {
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const day, year = 24 * time.Hour, 365.25 * 24 * time.Hour
+	for _, row := range []struct {
+		max      float64
+		decimals int
+		res      time.Duration
+		horizon  time.Duration // zero: refused
+		within   time.Duration
+	}{
+		{1e5, 0, time.Millisecond, time.Duration(2.85 * float64(year)), year / 100},
+		{1e6, 0, time.Millisecond, 0, 0}, // 104 days
+		{1e6, 0, time.Second, 285 * year, year},
+		{1e6, 2, time.Second, time.Duration(2.85 * float64(year)), year / 100},
+		{1e9, 0, time.Second, 0, 0}, // 104 days
+		{1e9, 0, time.Minute, time.Duration(17.1 * float64(year)), year / 10},
+		{1e12, 0, time.Hour, time.Duration(1.03 * float64(year)), year / 100},
+	} {
+		o := lb.TimeOrder{Epoch: epoch, Resolution: row.res, MaxScore: row.max, Decimals: row.decimals}
+		tb, err := lb.EarlierFirst(o)
+		if row.horizon == 0 {
+			require.ErrorIs(t, err, lb.ErrPrecision, "%+v", o)
+			slots := int64(1<<53) / (int64(row.max)*int64(math.Pow10(row.decimals)) + 1)
+			require.InDelta(t, float64(104*day), float64(time.Duration(slots)*row.res), float64(day), "%+v: 104 days", o)
+			continue
+		}
+		require.NoError(t, err, "%+v", o)
+		require.InDelta(t, float64(row.horizon), float64(tb.Horizon().Sub(epoch)), float64(row.within), "%+v", o)
+	}
 }
