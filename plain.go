@@ -616,10 +616,7 @@ func (lb *plainBackend) submitManyIncr(ctx context.Context, scores map[string]fl
 	cmds := make(rueidis.Commands, 0, 2+len(live)*(1+len(scores)))
 	cmds = append(cmds, b.Multi().Build())
 	for _, tg := range live {
-		for m, s := range scores {
-			if s == 0 {
-				s = 0 // never "-0"
-			}
+		for m, s := range scores { // never -0: SubmitMany took them (takeScore)
 			cmds = append(cmds, b.Zincrby().Key(tg.key).Increment(s).Member(m).Build())
 		}
 		if tg.expire != 0 {

@@ -81,6 +81,28 @@ func checkScore(score float64) error {
 	return nil
 }
 
+// takeScore checks a score a write takes (Submit, SubmitMany, Set, a
+// Batcher's Submit: every one passes here) and returns it in the one
+// spelling every write keeps, in Redis and in the store alike: -0 as 0,
+// which Redis would print as "-0" and a store keep apart from 0 (a Verify
+// comparing them, a store's own standings). A NaN or ±Inf score is
+// ErrInvalidScore; on a tie-broken board one the encoding cannot hold
+// exactly ErrPrecision (beyond MaxScore ErrInvalidScore too).
+func (lb *Leaderboard) takeScore(score float64) (float64, error) {
+	if err := checkScore(score); err != nil {
+		return 0, err
+	}
+	if score == 0 {
+		score = 0 // -0 too
+	}
+	if lb.tb != nil {
+		if _, err := lb.tb.scaled(score); err != nil {
+			return 0, err
+		}
+	}
+	return score, nil
+}
+
 // percentile is the share of the other members ranked below, 0..100.
 func percentile(worse, total int64) float64 {
 	if total <= 1 {

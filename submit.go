@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -92,11 +93,9 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 	if err := checkMember(member); err != nil {
 		return submission{}, err
 	}
-	if err := checkScore(score); err != nil {
+	score, err := lb.takeScore(score)
+	if err != nil {
 		return submission{}, err
-	}
-	if score == 0 {
-		score = 0 // -0 would be stored as "-0"
 	}
 	sc, err := submitOptions(opts)
 	if err != nil {
@@ -292,7 +291,8 @@ type submission struct {
 // BENCHMARKS.md describes. Load a large board in calls of about a
 // thousand members, not in one.
 func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64) error {
-	if err := lb.badEntry(scores); err != nil {
+	scores, err := lb.takeScores(scores)
+	if err != nil {
 		return err
 	}
 	if len(scores) == 0 {
@@ -305,7 +305,6 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	}
 	var slot int64
 	if lb.tb != nil {
-		var err error
 		if slot, err = lb.tb.slot(now); err != nil {
 			return err
 		}
@@ -324,34 +323,44 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	return lb.afterStore(ctx, "submit many", err, refusedOnly(err, appended))
 }
 
-// badEntry is the error of the bad entry of scores whose member sorts
-// first, nil when none is: a batch with several bad entries is refused
-// the same way whatever order Go's map gives them in.
-func (lb *Leaderboard) badEntry(scores map[string]float64) error {
+// takeScores checks a SubmitMany's entries and returns them as the batch
+// is written, every score as takeScore takes it: scores itself when none
+// changes (most batches), else a copy, as the caller's map is not ours.
+// One bad entry refuses the batch: the error is that of the bad entry
+// whose member sorts first, so that a batch with several is refused the
+// same way whatever order Go's map gives them in.
+func (lb *Leaderboard) takeScores(scores map[string]float64) (map[string]float64, error) {
 	var first string
 	var bad error
+	changed := false
 	for m, s := range scores {
-		if err := lb.checkEntry(m, s); err != nil && (bad == nil || m < first) {
+		taken, err := lb.checkEntry(m, s)
+		if err != nil && (bad == nil || m < first) {
 			first, bad = m, err
 		}
+		changed = changed || math.Float64bits(taken) != math.Float64bits(s)
 	}
-	return bad
+	if bad != nil || !changed {
+		return scores, bad
+	}
+	out := make(map[string]float64, len(scores))
+	for m, s := range scores {
+		out[m], _ = lb.takeScore(s)
+	}
+	return out, nil
 }
 
-// checkEntry checks one member and score of a SubmitMany.
-func (lb *Leaderboard) checkEntry(m string, s float64) error {
+// checkEntry checks one member and score of a SubmitMany, and returns the
+// score as takeScore takes it.
+func (lb *Leaderboard) checkEntry(m string, s float64) (float64, error) {
 	if err := checkMember(m); err != nil {
-		return err
+		return 0, err
 	}
-	if err := checkScore(s); err != nil {
-		return fmt.Errorf("%w (member %q)", err, m)
+	s, err := lb.takeScore(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w (member %q)", err, m)
 	}
-	if lb.tb != nil {
-		if _, err := lb.tb.scaled(s); err != nil {
-			return fmt.Errorf("%w (member %q)", err, m)
-		}
-	}
-	return lb.storeRefuses("submit many", &submission{member: m, score: s})
+	return s, lb.storeRefuses("submit many", &submission{member: m, score: s})
 }
 
 // Remove deletes members from every readable period of every window: the
