@@ -14,7 +14,9 @@ import (
 // failure returns an error and leaves Redis untouched, a Redis failure
 // after it returns an error matching ErrPending. With a store that does
 // not, a Rebuild undoes it, and a Redis failure is a plain error (nothing
-// durable is pending). A bad member is ErrInvalidMember, a NaN or ±Inf
+// durable is pending). A bad member is ErrInvalidMember (one the store
+// cannot hold too, as Submit, whether or not the store records
+// corrections: see SubmissionChecker), a NaN or ±Inf
 // score ErrInvalidScore, a score a tie-break cannot hold ErrPrecision (one
 // beyond MaxScore ErrInvalidScore too), At
 // ErrInvalidArgument; nothing is written then. A period Redis's own clock
@@ -41,6 +43,13 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 	if err != nil {
 		return err
 	}
+	// What the store cannot hold is refused as Submit refuses it, even
+	// by a store that records no corrections: the member could never
+	// score through Submit, and a Rebuild would drop it (as SetData
+	// refuses its data).
+	if err := lb.storeRefuses("set", &sub); err != nil {
+		return err
+	}
 	if err := notStarted(ctx, "set"); err != nil {
 		return err
 	}
@@ -49,9 +58,6 @@ func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q 
 		// Nothing recorded: a Redis failure is not ErrPending, which
 		// promises a write the next Rebuild brings back.
 		return wrap("set", lb.be.set(ctx, tg, sub))
-	}
-	if err := lb.storeRefuses("set", &sub); err != nil {
-		return err
 	}
 	corr := Correction{Board: lb.name, Member: member, Score: sub.score, At: sub.at, Policy: lb.policy, Order: lb.order,
 		Period: submissionPeriods([]target{tg})[0]}

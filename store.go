@@ -132,10 +132,11 @@ type StoredStanding struct {
 // SubmissionChecker is a Store that refuses some submissions for what they
 // hold alone, before any I/O: text its storage cannot keep, say (pgstore
 // refuses a member or an id that is not valid UTF-8 without NUL bytes).
-// Every write that goes to the store asks it first: Submit, SubmitMany, a
-// Batcher's Submit, and Set when the store is a Corrector; so does SetData,
-// which does not reach the store, for its member (data of a member that can
-// never score). Such input is then refused at once with the store's error,
+// Every write of a score asks it first: Submit, SubmitMany, a Batcher's
+// Submit, and Set (even when the store is not a Corrector, which Set does
+// not reach); so does SetData, which does not reach the store, for its
+// member: a score or data of a member that can never score through Submit
+// is refused as Submit refuses it. Such input is then refused at once with the store's error,
 // writes nothing anywhere, and never joins a Batcher's batch, where the
 // store would refuse the batch's one append, and so every caller in it.
 // Remove and RemoveBetween ask it of each member they remove, and leave out

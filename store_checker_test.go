@@ -26,10 +26,10 @@ func (checkingStore) CheckSubmission(sub lb.Submission) error {
 	return nil
 }
 
-// TestSubmissionChecker: the writes that reach the store ask it first
-// (Submit, SubmitMany, a Batcher's Submit), and its refusal, wrapped as a
-// store error, sends nothing; Set on a store that is no Corrector does not
-// reach the store, and is not refused by it.
+// TestSubmissionChecker: every write of a score asks the store first
+// (Submit, SubmitMany, a Batcher's Submit, and Set, even on a store that
+// is no Corrector, which Set does not reach: what Submit refuses, Set
+// refuses), and its refusal, wrapped as a store error, sends nothing.
 func TestSubmissionChecker(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
@@ -43,6 +43,7 @@ func TestSubmissionChecker(t *testing.T) {
 			"Submit WithID":  func() error { _, err := board.Submit(ctx, "a!", 1, lb.WithID("x")); return err },
 			"SubmitMany":     func() error { return board.SubmitMany(ctx, map[string]float64{"ok": 1, "a!": 2}) },
 			"Batcher.Submit": func() error { _, err := bt.Submit(ctx, "a!", 1); return err },
+			"Set":            func() error { return board.Set(ctx, "a!", 5) },
 		} {
 			err := write()
 			require.ErrorIs(t, err, errNoBang, what)
@@ -50,10 +51,8 @@ func TestSubmissionChecker(t *testing.T) {
 			require.Contains(t, err.Error(), "store", what)
 		}
 		require.Equal(t, calls, b.Client.Calls(), "calls to Redis for refused writes")
-		require.NoError(t, board.Set(ctx, "a!", 5), "Set does not reach a store that is no Corrector")
-		st, err := board.Rank(ctx, "a!")
-		require.NoError(t, err)
-		require.Equal(t, 5.0, st.Score)
+		_, err = board.Rank(ctx, "a!")
+		require.ErrorIs(t, err, lb.ErrNotRanked)
 		require.NoError(t, board.Set(ctx, "b", 1))
 	})
 }

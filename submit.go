@@ -162,8 +162,8 @@ func (lb *Leaderboard) memberRefused(member string, now time.Time) error {
 
 // storeRefuses is op's error when the store refuses sub for what it holds
 // (a SubmissionChecker), asked before anything is sent; nil without one.
-// Only the writes that reach the store ask it (Set without a Corrector
-// store does not).
+// Every write of a score asks it, Set without a Corrector store too,
+// which does not reach it: what Submit refuses, Set refuses.
 func (lb *Leaderboard) storeRefuses(op string, sub *submission) error {
 	if lb.checker == nil {
 		return nil

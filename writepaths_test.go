@@ -67,7 +67,7 @@ func pathKinds() []pathKind {
 			}
 		}
 	}
-	return ks
+	return append(ks, pathKind{policy: lb.KeepBest, order: lb.HighestFirst, noCorrector: true})
 }
 
 // pathEpoch is the Epoch of the differential's tie-break.
