@@ -84,8 +84,9 @@ func checkScore(score float64) error {
 // takeScore checks a score a write takes (Submit, SubmitMany, Set, a
 // Batcher's Submit: every one passes here) and returns it in the one
 // spelling every write keeps, in Redis and in the store alike: -0 as 0,
-// which Redis would print as "-0" and a store keep apart from 0 (a Verify
-// comparing them, a store's own standings). A NaN or ±Inf score is
+// which Redis would print as "-0" and a store that does not normalise it
+// (memory, a log) would keep as -0 from one path and 0 from another for
+// the same submission. A NaN or ±Inf score is
 // ErrInvalidScore; on a tie-broken board one the encoding cannot hold
 // exactly ErrPrecision (beyond MaxScore ErrInvalidScore too).
 func (lb *Leaderboard) takeScore(score float64) (float64, error) {
