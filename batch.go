@@ -341,7 +341,8 @@ type batchJoin struct {
 
 // Submit submits as the board's Submit does, through the next batch; it
 // returns when that batch is written (see Batcher).
-func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (Result, error) {
+func (b *Batcher) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (_ Result, err error) {
+	defer endedWith(ctx, &err)
 	if b.closed.Load() || b.lb == nil { // a zero Batcher is closed
 		return Result{}, ErrClosed
 	}
@@ -945,7 +946,9 @@ func (b *Batcher) writeAlone(ctx context.Context, w *batchWrite) {
 }
 
 // Flush sends the batch collecting now, without waiting for its window,
-// and waits until every batch sent so far is written, or ctx ends.
+// and waits until every batch sent so far is written, or ctx ends (ctx's
+// error). A ctx that has ended when Flush is called returns its error at
+// once, the batch sent all the same.
 func (b *Batcher) Flush(ctx context.Context) error {
 	b.mu.Lock()
 	if b.cur != nil {
@@ -953,13 +956,18 @@ func (b *Batcher) Flush(ctx context.Context) error {
 	}
 	last := b.last
 	b.mu.Unlock()
+	if ctxEnd(ctx) != nil {
+		return ctxEnded(ctx) // ended before the call: sent, not waited for
+	}
 	return waitFor(ctx, last)
 }
 
 // Close sends what is pending, refuses further submissions (ErrClosed) and
 // waits until every batch is written, and every submission written on its
 // own (WithID; or, with a store, one whose every window period has closed)
-// that came before it, or ctx ends (they are still written then). Closing
+// that came before it, or ctx ends (they are still written then; ctx's
+// error). A ctx that has ended when Close is called returns its error at
+// once, the Batcher closed and what is pending sent all the same. Closing
 // twice is harmless.
 func (b *Batcher) Close(ctx context.Context) error {
 	b.mu.Lock()
@@ -969,6 +977,9 @@ func (b *Batcher) Close(ctx context.Context) error {
 	}
 	last := b.last
 	b.mu.Unlock()
+	if ctxEnd(ctx) != nil {
+		return ctxEnded(ctx) // ended before the call: closed and sent, not waited for
+	}
 	if err := waitFor(ctx, last); err != nil {
 		return err
 	}
@@ -998,9 +1009,10 @@ func waitFor(ctx context.Context, done chan struct{}) error {
 	}
 }
 
-// ctxEnded is the error of a wait whose ctx ended first.
+// ctxEnded is the error of a wait whose ctx ended first, or of a Flush or
+// Close whose ctx had ended when it was called.
 func ctxEnded(ctx context.Context) error {
-	return fmt.Errorf("leaderboard: batcher: %w", ctx.Err())
+	return fmt.Errorf("leaderboard: batcher: %w", ctxEnd(ctx))
 }
 
 // batchRefusal is the error of a write batch.lua refused: code is its

@@ -32,7 +32,11 @@ const boundSamples = 16
 // and Rebuild. It reads the period's member count, then the sample: two round
 // trips, three on a sharded board (which reads its shards' counts to find the
 // sample's positions).
-func (lb *Leaderboard) ProposeBounds(ctx context.Context, shards int, q ...Query) ([]float64, error) {
+func (lb *Leaderboard) ProposeBounds(ctx context.Context, shards int, q ...Query) (_ []float64, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "propose bounds"); err != nil {
+		return nil, err
+	}
 	if shards < 2 || shards > MaxProposedShards {
 		return nil, fmt.Errorf("%w: shards = %d, want 2..%d", ErrInvalidArgument, shards, MaxProposedShards)
 	}

@@ -59,7 +59,11 @@ func (r CheckReport) Clean() bool {
 // a read At it does, before any period is scanned, and so does one whose
 // retention ends while it is scanned (Redis may have expired its keys part
 // way); otherwise, on an unsharded board, Check returns ErrInvalidArgument.
-func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) ([]CheckReport, error) {
+func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) (_ []CheckReport, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "check"); err != nil {
+		return nil, err
+	}
 	qq, err := parseQueries(q)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,8 @@ import (
 // Submit (two on a sharded board on a Cluster); with WithHotTop it keeps the
 // top mirror as a Submit does (rewritten only when the Set reaches the top
 // k).
-func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q ...Query) error {
+func (lb *Leaderboard) Set(ctx context.Context, member string, score float64, q ...Query) (err error) {
+	defer endedWith(ctx, &err)
 	sub, err := lb.newSubmission(member, score, nil)
 	if err != nil {
 		return err

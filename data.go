@@ -14,7 +14,11 @@ import (
 // MaxDataLen ErrInvalidArgument; nothing is written then. One round trip:
 // one HSET (HDEL for ""), in the board's data hash, or on a sharded board
 // in the member's partition's.
-func (lb *Leaderboard) SetData(ctx context.Context, member, data string) error {
+func (lb *Leaderboard) SetData(ctx context.Context, member, data string) (err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "set data"); err != nil {
+		return err
+	}
 	if err := checkMember(member); err != nil {
 		return err
 	}

@@ -19,7 +19,11 @@ type PeriodInfo struct {
 // scanning the keyspace; At returns ErrInvalidArgument. One round trip: the
 // periods' counts in one DoMulti (on a sharded board every shard's count of
 // every period).
-func (lb *Leaderboard) Periods(ctx context.Context, q ...Query) ([]PeriodInfo, error) {
+func (lb *Leaderboard) Periods(ctx context.Context, q ...Query) (_ []PeriodInfo, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "periods"); err != nil {
+		return nil, err
+	}
 	w, err := lb.currentWindow(q, "Periods")
 	if err != nil {
 		return nil, err
@@ -76,7 +80,11 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // its 4096 partitions, atomic; on a Cluster one UNLINK a hash slot's keys
 // in one DoMulti (with WithHotTop one more, which deletes the top mirror
 // after the rest: see Delete).
-func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
+func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) (err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "reset"); err != nil {
+		return err
+	}
 	w, err := lb.currentWindow(q, "Reset")
 	if err != nil {
 		return err
@@ -84,9 +92,6 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 	now := lb.now()
 	tg, err := lb.target(w, now)
 	if err != nil {
-		return err
-	}
-	if err := notStarted(ctx, "reset"); err != nil {
 		return err
 	}
 	if d, ok := lb.store.(PeriodDeleter); ok {
@@ -119,12 +124,13 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) error {
 // keys, one after another, a round trip each: a daily board with 8 shards kept
 // for a year takes 4 on one node and 15 on a Cluster. A failure returns
 // its error and leaves the periods after it: run Delete again.
-func (lb *Leaderboard) Delete(ctx context.Context) error {
-	live, err := lb.livePeriods(lb.now())
-	if err != nil {
+func (lb *Leaderboard) Delete(ctx context.Context) (err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "delete"); err != nil {
 		return err
 	}
-	if err := notStarted(ctx, "delete"); err != nil {
+	live, err := lb.livePeriods(lb.now())
+	if err != nil {
 		return err
 	}
 	if d, ok := lb.store.(BoardDeleter); ok {

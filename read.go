@@ -17,7 +17,11 @@ import (
 // and n <= k, from the client's memory while the top is unchanged, and in
 // two round trips (four on a sharded Cluster board) when it finds no
 // mirror and builds it (see WithHotTop).
-func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, error) {
+func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) (_ []Entry, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "top"); err != nil {
+		return nil, err
+	}
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
 	}
@@ -34,7 +38,11 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) ([]Entry, err
 // sharded board each shard is read atomically, on a Cluster under Ordinal
 // ranks by three commands of one pipeline; under Competition ranks on a
 // Cluster two round trips, as Ranks reads; see WithShards).
-func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Standing, error) {
+func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (_ Standing, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "rank"); err != nil {
+		return Standing{}, err
+	}
 	if err := checkMember(member); err != nil {
 		return Standing{}, err
 	}
@@ -55,7 +63,11 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (Sta
 // members' partitions (which shard holds each), then each member's place in
 // its shard (one more for a member caught between two shards, read from
 // every shard; see WithShards).
-func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) ([]Standing, error) {
+func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) (_ []Standing, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "ranks"); err != nil {
+		return nil, err
+	}
 	if err := checkMembers(members, 1); err != nil {
 		return nil, err
 	}
@@ -73,7 +85,11 @@ func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) 
 // two on a sharded board on a Cluster (WithShards), and two, each atomic,
 // on an unsharded board under Ordinal ranks with WithTwoStepAround
 // (without IncludeData).
-func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q ...Query) ([]Entry, error) {
+func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q ...Query) (_ []Entry, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "around"); err != nil {
+		return nil, err
+	}
 	if err := checkMember(member); err != nil {
 		return nil, err
 	}
@@ -94,7 +110,11 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 // else two (see WithShards). With WithHotTop a page within the first k
 // positions takes its entries from the client's memory (see WithHotTop)
 // and its total from Redis, not in one moment.
-func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (Page, error) {
+func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (_ Page, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "page"); err != nil {
+		return Page{}, err
+	}
 	if size < 1 || size > MaxN {
 		return Page{}, fmt.Errorf("%w: page size = %d, want 1..%d", ErrInvalidArgument, size, MaxN)
 	}
@@ -128,7 +148,11 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 // (one script reads the count and the entry); on a sharded board one on a
 // single node, two on a Cluster (the shards' counts, then the entry); with
 // IncludeData see IncludeData.
-func (lb *Leaderboard) Cutoff(ctx context.Context, percent float64, q ...Query) (Entry, error) {
+func (lb *Leaderboard) Cutoff(ctx context.Context, percent float64, q ...Query) (_ Entry, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "cutoff"); err != nil {
+		return Entry{}, err
+	}
 	if !(percent > 0 && percent <= 100) {
 		return Entry{}, fmt.Errorf("%w: percent = %v, want 0 < percent <= 100", ErrInvalidArgument, percent)
 	}
@@ -172,7 +196,11 @@ func cutoffPosition(total int64, percent float64) int64 {
 // WithShards); with IncludeData see IncludeData. With
 // WithHotTop, entries within the first k positions come from the client's
 // memory while the top is unchanged.
-func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([]Entry, error) {
+func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) (_ []Entry, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "range"); err != nil {
+		return nil, err
+	}
 	if from < 1 || to < from || to-from >= MaxN {
 		return nil, fmt.Errorf("%w: range %d..%d, want 1 <= from <= to, at most %d entries", ErrInvalidArgument, from, to, MaxN)
 	}
@@ -194,7 +222,11 @@ func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) ([
 // first in the board's order, with Rank their rank among themselves;
 // unranked members and repeats are left out. At most MaxN members. One round
 // trip (none for an empty list, which has no entries).
-func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) ([]Entry, error) {
+func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) (_ []Entry, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "among"); err != nil {
+		return nil, err
+	}
 	if err := checkMembers(members, 0); err != nil {
 		return nil, err
 	}
@@ -220,7 +252,11 @@ func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) 
 }
 
 // Count returns the number of members in the period. One round trip.
-func (lb *Leaderboard) Count(ctx context.Context, q ...Query) (int64, error) {
+func (lb *Leaderboard) Count(ctx context.Context, q ...Query) (_ int64, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "count"); err != nil {
+		return 0, err
+	}
 	tg, err := lb.read(q)
 	if err != nil {
 		return 0, err

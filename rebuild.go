@@ -92,7 +92,11 @@ type RebuildReport struct {
 // sharded board on a Cluster one EXISTS a marker, in one DoMulti, which
 // rueidis sends to their nodes at once. It reads the primaries, with
 // WithReplicaReads too (in MULTIs of their own: see WithReplicaReads).
-func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
+func (lb *Leaderboard) Present(ctx context.Context) (_ bool, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "present"); err != nil {
+		return false, err
+	}
 	groups := lb.be.markers(true, false)
 	cmds := make(rueidis.Commands, len(groups))
 	want := 0
@@ -139,7 +143,11 @@ func (lb *Leaderboard) Present(ctx context.Context) (bool, error) {
 // Rebuild before serving writes (at start-up, on Present reporting false),
 // or run it again after.
 // Without a store it returns ErrInvalidArgument.
-func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (RebuildReport, error) {
+func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ RebuildReport, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "rebuild"); err != nil {
+		return RebuildReport{}, err
+	}
 	var cfg rebuildConfig
 	for _, o := range opts {
 		if o == nil {

@@ -111,7 +111,11 @@ func (c *composite) atMost(x float64) int64 {
 // MULTI on the best shard it spans, on a Cluster two pipelines sent at
 // once as rueidis cannot pipeline a MULTI beside other slots' commands;
 // else one script a shard), two with IncludeData.
-func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...Query) ([]Entry, error) {
+func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...Query) (_ []Entry, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "between"); err != nil {
+		return nil, err
+	}
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
 	}
@@ -130,7 +134,11 @@ func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...
 // CountBetween returns how many members have a score within lo..hi
 // inclusive (validated as Between's). One round trip: one ZCOUNT, on a
 // sharded board one for each shard the range spans, in one DoMulti.
-func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
+func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Query) (_ int64, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "count between"); err != nil {
+		return 0, err
+	}
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {
 		return 0, err
@@ -163,7 +171,11 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // ranks by a script a shard, under Ordinal by a script on the score's shard
 // and plain ZCARD and ZRANGE on the others. With IncludeData the read takes
 // that second way at once, and its data a second round trip.
-func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (int64, []Entry, error) {
+func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (_ int64, _ []Entry, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "around score"); err != nil {
+		return 0, nil, err
+	}
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)
 	}
@@ -277,7 +289,11 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // Beside an error the count is of the removals Redis confirmed before it:
 // a chunk whose reply was lost (a timeout) may have been removed all the
 // same, so count again (CountBetween) rather than trust it.
-func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (int64, error) {
+func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (_ int64, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "remove between"); err != nil {
+		return 0, err
+	}
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {
 		return 0, err

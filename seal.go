@@ -46,7 +46,11 @@ type SealedPeriod struct {
 // read twice, one missed, a count that moved), it reads the period again, and
 // after five tries returns an error naming it, sealing nothing of it: run Seal
 // again once the replays are over.
-func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) ([]SealedPeriod, error) {
+func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) (_ []SealedPeriod, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "seal"); err != nil {
+		return nil, err
+	}
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
 	}
@@ -106,6 +110,10 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 // sealed. It reads the store alone, no call to Redis. Without a store it
 // returns ErrInvalidArgument.
 func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry, ok bool, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "sealed"); err != nil {
+		return nil, false, err
+	}
 	if lb.store == nil {
 		return nil, false, fmt.Errorf("%w: Sealed needs a store (WithStore)", ErrInvalidArgument)
 	}

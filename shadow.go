@@ -100,7 +100,11 @@ type ShadowReport struct {
 // of step 1 still reading it (there, Check with repair brings a layout
 // left behind up to the partitions). Without WithShadowShards it returns
 // ErrInvalidArgument.
-func (lb *Leaderboard) FillShadow(ctx context.Context) (ShadowReport, error) {
+func (lb *Leaderboard) FillShadow(ctx context.Context) (_ ShadowReport, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "fill shadow"); err != nil {
+		return ShadowReport{}, err
+	}
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {
 		return ShadowReport{}, err
@@ -127,7 +131,11 @@ func (lb *Leaderboard) FillShadow(ctx context.Context) (ShadowReport, error) {
 // move to new bounds (see WithShadowShards): run it once every process has
 // stopped reading and writing the shadow, from a program with step 2's
 // options. Without WithShadowShards it returns ErrInvalidArgument.
-func (lb *Leaderboard) DropShadow(ctx context.Context) error {
+func (lb *Leaderboard) DropShadow(ctx context.Context) (err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "drop shadow"); err != nil {
+		return err
+	}
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {
 		return err

@@ -63,7 +63,11 @@ func (r VerifyReport) Clean() bool {
 // read is left out, as gone (Redis may have expired its key part way). It
 // reads the primaries, with WithReplicaReads too. Without a store it
 // returns ErrInvalidArgument.
-func (lb *Leaderboard) Verify(ctx context.Context) ([]VerifyReport, error) {
+func (lb *Leaderboard) Verify(ctx context.Context) (_ []VerifyReport, err error) {
+	defer endedWith(ctx, &err)
+	if err := notStarted(ctx, "verify"); err != nil {
+		return nil, err
+	}
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
 	}

@@ -42,16 +42,20 @@ type walkCursor struct {
 // chunk, whatever the board's size: the season-end export.
 func (lb *Leaderboard) All(ctx context.Context, q ...Query) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
+		if err := notStarted(ctx, "all"); err != nil {
+			yield(Entry{}, err)
+			return
+		}
 		tg, err := lb.read(q)
 		if err != nil {
-			yield(Entry{}, err)
+			yield(Entry{}, cutShort(ctx, err))
 			return
 		}
 		var at walkCursor
 		for !at.done {
 			var es []Entry
 			if es, at, err = lb.be.walk(ctx, tg, at, MaxN); err != nil {
-				yield(Entry{}, wrap("all", err))
+				yield(Entry{}, cutShort(ctx, wrap("all", err)))
 				return
 			}
 			for _, e := range es {

@@ -25,21 +25,6 @@ func (lb *Leaderboard) appendSubmission(ctx context.Context, sub *submission, li
 	return []Submission{record}, nil
 }
 
-// notStarted is op's error when ctx has ended before a write starts, and
-// nothing is written then, in the store or in Redis. A store that does not
-// look at ctx before it writes (one in memory, a queue) would take a write
-// whose caller has given up, which Redis then refuses: a store row and an
-// ErrPending for a call that could not have succeeded. And the write's
-// failure would drop its top mirrors (WithHotTop: hotFailed) in one more
-// round trip, sent even when ctx has ended, as for a write that may have
-// applied.
-func notStarted(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return wrap(op, err)
-	}
-	return nil
-}
-
 // storeKnowsApplied reports whether a submission whose id the store already
 // holds is to be taken as applied whatever Redis remembers. Redis's id set
 // is a cache of the store's ids over the dedupe window (Rebuild restores
