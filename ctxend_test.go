@@ -33,8 +33,8 @@ import (
 // Done: "dial tcp ...: i/o timeout", an os.ErrDeadlineExceeded that does
 // not match context.DeadlineExceeded, which rueidis returns as it is while
 // ctx.Err() is still nil. A stalled dial whose ctx has ended fails as net
-// fails it then (its errors match the ctx's); one whose ctx cannot end is
-// refused after a while (stallRefused).
+// fails it then (its errors match the ctx's); one whose ctx cannot end,
+// or ends later than stallRefused, is refused after stallRefused.
 type stallDialer struct {
 	mu      sync.Mutex
 	stalled chan struct{} // closed when the stall ends; nil: not stalled
@@ -91,9 +91,10 @@ func (s *stallDialer) dial(ctx context.Context, dst string, d *net.Dialer, _ *tl
 }
 
 // stallRefused is how long a stalled dial whose ctx cannot end (a
-// Batcher's write, a clean-up sent WithoutCancel) waits before it is
-// refused: long enough for a Flush or a Close to wait on a batch, and
-// short enough for a Rebuild's clean-up.
+// Batcher's write, a clean-up sent WithoutCancel), or ends later than
+// that (a Cluster client's refresh, which callers wait for), waits before
+// it is refused: long enough for a Flush or a Close to wait on a batch,
+// and short enough for the test to run in seconds.
 const stallRefused = 500 * time.Millisecond
 
 // stalledDial waits as a dial to a server that does not answer waits, and
@@ -101,7 +102,7 @@ const stallRefused = 500 * time.Millisecond
 // stall did).
 func stalledDial(ctx context.Context, dst string, stalled chan struct{}) error {
 	dl, ok := ctx.Deadline()
-	if !ok && ctx.Done() == nil {
+	if !ok && ctx.Done() == nil || ok && time.Until(dl) > stallRefused {
 		select {
 		case <-time.After(stallRefused):
 			return &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
