@@ -58,7 +58,7 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 	// replica had not yet received: it reads the primaries.
 	view := lb.primaryView()
 	if ok, err := view.Present(ctx); err != nil {
-		return nil, fmt.Errorf("leaderboard: seal: %w", err)
+		return nil, wrap("seal", err)
 	} else if !ok {
 		return nil, ErrNotPresent
 	}
