@@ -308,12 +308,18 @@ func runBadInputMatrix(t *testing.T, b *testredis.Backend, sharded, store, tb bo
 	require.NoError(t, err)
 	defer func() { require.NoError(t, bt.Close(ctx)) }()
 	calls := append(badCalls(board, tb, store, sharded), badBatched(bt, tb, store)...)
+	// Bad input is found before the ctx is looked at: a call whose ctx
+	// has ended too still gets its sentinel.
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
 	for _, c := range calls {
-		var err error
-		require.NotPanics(t, func() { err = c.call(ctx) }, c.name)
-		require.ErrorIs(t, err, c.want, c.name)
-		require.Equal(t, before, b.Snapshot(t, name), "%s wrote to Redis", c.name)
-		require.Equal(t, rows, mem.rows(), "%s wrote to the store", c.name)
+		for _, cctx := range []context.Context{ctx, ended} {
+			var err error
+			require.NotPanics(t, func() { err = c.call(cctx) }, c.name)
+			require.ErrorIs(t, err, c.want, "%s (ctx ended: %v)", c.name, cctx.Err() != nil)
+			require.Equal(t, before, b.Snapshot(t, name), "%s wrote to Redis", c.name)
+			require.Equal(t, rows, mem.rows(), "%s wrote to the store", c.name)
+		}
 	}
 	// Not ranked: ErrNotRanked, never rueidis.Nil (which a caller might
 	// take for something else), on every kind of board.
@@ -333,8 +339,6 @@ func runBadInputMatrix(t *testing.T, b *testredis.Backend, sharded, store, tb bo
 	require.Equal(t, before, b.Snapshot(t, name), "reads of members not ranked wrote to Redis")
 	// A context that has ended: an error matching its cause, and nothing
 	// written, whatever else the call holds.
-	ended, cancel := context.WithCancel(ctx)
-	cancel()
 	for _, c := range endedCalls(board, store) {
 		var err error
 		require.NotPanics(t, func() { err = c.call(ended) }, c.name)

@@ -34,14 +34,14 @@ const boundSamples = 16
 // sample's positions).
 func (lb *Leaderboard) ProposeBounds(ctx context.Context, shards int, q ...Query) (_ []float64, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "propose bounds"); err != nil {
-		return nil, err
-	}
 	if shards < 2 || shards > MaxProposedShards {
 		return nil, fmt.Errorf("%w: shards = %d, want 2..%d", ErrInvalidArgument, shards, MaxProposedShards)
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return nil, err
+	}
+	if err := notStarted(ctx, "propose bounds"); err != nil {
 		return nil, err
 	}
 	n, err := lb.be.count(ctx, tg)

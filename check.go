@@ -61,9 +61,6 @@ func (r CheckReport) Clean() bool {
 // way); otherwise, on an unsharded board, Check returns ErrInvalidArgument.
 func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) (_ []CheckReport, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "check"); err != nil {
-		return nil, err
-	}
 	qq, err := parseQueries(q)
 	if err != nil {
 		return nil, err
@@ -94,6 +91,12 @@ func (lb *Leaderboard) Check(ctx context.Context, repair bool, q ...Query) (_ []
 			return nil, err
 		}
 		tgs[i] = tg
+	}
+	if len(lb.bounds) == 0 {
+		return nil, errCheckUnsharded // bad input first, before ctx
+	}
+	if err := notStarted(ctx, "check"); err != nil {
+		return nil, err
 	}
 	var out []CheckReport
 	for _, tg := range tgs {
@@ -289,6 +292,9 @@ func (lb *shardedBackend) repairCluster(ctx context.Context, tg target, members 
 	b.add(lb, 0, tg, sweeps)
 	return lb.writeShards(ctx, []target{tg}, b, redo)
 }
+
+// errCheckUnsharded is Check's answer on an unsharded board.
+var errCheckUnsharded = fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
 
 // sameValue compares two stored values as numbers: Redis and Lua may print
 // the same double differently.

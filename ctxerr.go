@@ -9,7 +9,8 @@ import (
 
 // Every exported I/O method answers a ctx that has ended, before or
 // during the call, with an error that matches the ctx's (errors.Is(err,
-// ctx.Err())): it starts with notStarted and defers endedWith. Neither
+// ctx.Err())): it defers endedWith, checks its input (bad input gets its
+// sentinel whatever the ctx), then calls notStarted before its first I/O. Neither
 // the store nor the network says so reliably: rueidis returns a failed
 // dial as the net package gave it, and a dial whose deadline (the ctx's,
 // set on the socket) fires before the ctx's own timer is "dial tcp ...:

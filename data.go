@@ -16,9 +16,6 @@ import (
 // in the member's partition's.
 func (lb *Leaderboard) SetData(ctx context.Context, member, data string) (err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "set data"); err != nil {
-		return err
-	}
 	if err := checkMember(member); err != nil {
 		return err
 	}
@@ -29,6 +26,9 @@ func (lb *Leaderboard) SetData(ctx context.Context, member, data string) (err er
 	// that can never score here: refused as a Submit's member is.
 	if err := lb.memberRefused(member, lb.now()); err != nil {
 		return storeErr("set data", err)
+	}
+	if err := notStarted(ctx, "set data"); err != nil {
+		return err
 	}
 	key := lb.be.dataKey(member)
 	b := lb.client.B()

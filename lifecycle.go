@@ -21,15 +21,15 @@ type PeriodInfo struct {
 // every period).
 func (lb *Leaderboard) Periods(ctx context.Context, q ...Query) (_ []PeriodInfo, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "periods"); err != nil {
-		return nil, err
-	}
 	w, err := lb.currentWindow(q, "Periods")
 	if err != nil {
 		return nil, err
 	}
 	tgs, err := lb.windowLivePeriods(w, lb.now())
 	if err != nil {
+		return nil, err
+	}
+	if err := notStarted(ctx, "periods"); err != nil {
 		return nil, err
 	}
 	counts, err := lb.be.counts(ctx, tgs)
@@ -82,9 +82,6 @@ func (lb *Leaderboard) currentWindow(qs []Query, op string) (Window, error) {
 // after the rest: see Delete).
 func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) (err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "reset"); err != nil {
-		return err
-	}
 	w, err := lb.currentWindow(q, "Reset")
 	if err != nil {
 		return err
@@ -92,6 +89,9 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) (err error) {
 	now := lb.now()
 	tg, err := lb.target(w, now)
 	if err != nil {
+		return err
+	}
+	if err := notStarted(ctx, "reset"); err != nil {
 		return err
 	}
 	if d, ok := lb.store.(PeriodDeleter); ok {
@@ -126,11 +126,11 @@ func (lb *Leaderboard) Reset(ctx context.Context, q ...Query) (err error) {
 // its error and leaves the periods after it: run Delete again.
 func (lb *Leaderboard) Delete(ctx context.Context) (err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "delete"); err != nil {
-		return err
-	}
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {
+		return err
+	}
+	if err := notStarted(ctx, "delete"); err != nil {
 		return err
 	}
 	if d, ok := lb.store.(BoardDeleter); ok {

@@ -738,7 +738,7 @@ func (lb *plainBackend) stored(ctx context.Context, tg target, members []string)
 }
 
 func (lb *plainBackend) check(context.Context, target, bool) ([]CheckReport, error) {
-	return nil, fmt.Errorf("%w: Check needs a sharded board (WithShards)", ErrInvalidArgument)
+	return nil, errCheckUnsharded
 }
 
 func (lb *plainBackend) fillShadow(context.Context, target) (int64, error) { return 0, errNoShadow }

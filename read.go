@@ -19,14 +19,14 @@ import (
 // mirror and builds it (see WithHotTop).
 func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) (_ []Entry, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "top"); err != nil {
-		return nil, err
-	}
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return nil, err
+	}
+	if err := notStarted(ctx, "top"); err != nil {
 		return nil, err
 	}
 	return lb.be.top(ctx, tg, n)
@@ -40,14 +40,14 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) (_ []Entry, e
 // Cluster two round trips, as Ranks reads; see WithShards).
 func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (_ Standing, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "rank"); err != nil {
-		return Standing{}, err
-	}
 	if err := checkMember(member); err != nil {
 		return Standing{}, err
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return Standing{}, err
+	}
+	if err := notStarted(ctx, "rank"); err != nil {
 		return Standing{}, err
 	}
 	return lb.be.rank(ctx, tg, member)
@@ -65,14 +65,14 @@ func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (_ S
 // every shard; see WithShards).
 func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) (_ []Standing, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "ranks"); err != nil {
-		return nil, err
-	}
 	if err := checkMembers(members, 1); err != nil {
 		return nil, err
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return nil, err
+	}
+	if err := notStarted(ctx, "ranks"); err != nil {
 		return nil, err
 	}
 	return lb.be.ranks(ctx, tg, members)
@@ -87,9 +87,6 @@ func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) 
 // (without IncludeData).
 func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q ...Query) (_ []Entry, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "around"); err != nil {
-		return nil, err
-	}
 	if err := checkMember(member); err != nil {
 		return nil, err
 	}
@@ -98,6 +95,9 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return nil, err
+	}
+	if err := notStarted(ctx, "around"); err != nil {
 		return nil, err
 	}
 	return lb.be.around(ctx, tg, member, radius)
@@ -112,9 +112,6 @@ func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q 
 // and its total from Redis, not in one moment.
 func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (_ Page, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "page"); err != nil {
-		return Page{}, err
-	}
 	if size < 1 || size > MaxN {
 		return Page{}, fmt.Errorf("%w: page size = %d, want 1..%d", ErrInvalidArgument, size, MaxN)
 	}
@@ -129,6 +126,9 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return Page{}, err
+	}
+	if err := notStarted(ctx, "page"); err != nil {
 		return Page{}, err
 	}
 	p, err := lb.be.page(ctx, tg, start, size, true)
@@ -150,14 +150,14 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 // IncludeData see IncludeData.
 func (lb *Leaderboard) Cutoff(ctx context.Context, percent float64, q ...Query) (_ Entry, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "cutoff"); err != nil {
-		return Entry{}, err
-	}
 	if !(percent > 0 && percent <= 100) {
 		return Entry{}, fmt.Errorf("%w: percent = %v, want 0 < percent <= 100", ErrInvalidArgument, percent)
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return Entry{}, err
+	}
+	if err := notStarted(ctx, "cutoff"); err != nil {
 		return Entry{}, err
 	}
 	es, err := lb.be.cutoff(ctx, tg, percent)
@@ -198,14 +198,14 @@ func cutoffPosition(total int64, percent float64) int64 {
 // memory while the top is unchanged.
 func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) (_ []Entry, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "range"); err != nil {
-		return nil, err
-	}
 	if from < 1 || to < from || to-from >= MaxN {
 		return nil, fmt.Errorf("%w: range %d..%d, want 1 <= from <= to, at most %d entries", ErrInvalidArgument, from, to, MaxN)
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return nil, err
+	}
+	if err := notStarted(ctx, "range"); err != nil {
 		return nil, err
 	}
 	p, err := lb.be.page(ctx, tg, from-1, int(to-from+1), false)
@@ -224,9 +224,6 @@ func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) (_
 // trip (none for an empty list, which has no entries).
 func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) (_ []Entry, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "among"); err != nil {
-		return nil, err
-	}
 	if err := checkMembers(members, 0); err != nil {
 		return nil, err
 	}
@@ -236,6 +233,9 @@ func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) 
 	}
 	if len(members) == 0 {
 		return []Entry{}, nil
+	}
+	if err := notStarted(ctx, "among"); err != nil {
+		return nil, err
 	}
 	es, err := lb.be.among(ctx, tg, members) // stored values in Score until decoded below
 	if err != nil {
@@ -254,11 +254,11 @@ func (lb *Leaderboard) Among(ctx context.Context, members []string, q ...Query) 
 // Count returns the number of members in the period. One round trip.
 func (lb *Leaderboard) Count(ctx context.Context, q ...Query) (_ int64, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "count"); err != nil {
-		return 0, err
-	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return 0, err
+	}
+	if err := notStarted(ctx, "count"); err != nil {
 		return 0, err
 	}
 	return lb.be.count(ctx, tg)

@@ -145,9 +145,6 @@ func (lb *Leaderboard) Present(ctx context.Context) (_ bool, err error) {
 // Without a store it returns ErrInvalidArgument.
 func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ RebuildReport, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "rebuild"); err != nil {
-		return RebuildReport{}, err
-	}
 	var cfg rebuildConfig
 	for _, o := range opts {
 		if o == nil {
@@ -157,6 +154,9 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ Re
 	}
 	if lb.store == nil {
 		return RebuildReport{}, fmt.Errorf("%w: Rebuild needs a store (WithStore)", ErrInvalidArgument)
+	}
+	if err := notStarted(ctx, "rebuild"); err != nil {
+		return RebuildReport{}, err
 	}
 	now := lb.now()
 	all, err := lb.livePeriods(now)

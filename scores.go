@@ -113,9 +113,6 @@ func (c *composite) atMost(x float64) int64 {
 // else one script a shard), two with IncludeData.
 func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...Query) (_ []Entry, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "between"); err != nil {
-		return nil, err
-	}
 	if n < 1 || n > MaxN {
 		return nil, fmt.Errorf("%w: n = %d, want 1..%d", ErrInvalidArgument, n, MaxN)
 	}
@@ -127,6 +124,9 @@ func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...
 	if err != nil {
 		return nil, err
 	}
+	if err := notStarted(ctx, "between"); err != nil {
+		return nil, err
+	}
 	es, err := lb.be.between(ctx, tg, r, n)
 	return es, wrap("between", err)
 }
@@ -136,15 +136,15 @@ func (lb *Leaderboard) Between(ctx context.Context, lo, hi float64, n int, q ...
 // sharded board one for each shard the range spans, in one DoMulti.
 func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Query) (_ int64, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "count between"); err != nil {
-		return 0, err
-	}
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {
 		return 0, err
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return 0, err
+	}
+	if err := notStarted(ctx, "count between"); err != nil {
 		return 0, err
 	}
 	n, err := lb.be.countBetween(ctx, tg, r)
@@ -173,9 +173,6 @@ func (lb *Leaderboard) CountBetween(ctx context.Context, lo, hi float64, q ...Qu
 // that second way at once, and its data a second round trip.
 func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius int, q ...Query) (_ int64, _ []Entry, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "around score"); err != nil {
-		return 0, nil, err
-	}
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return 0, nil, fmt.Errorf("%w: score %v, want a finite number", ErrInvalidArgument, score)
 	}
@@ -184,6 +181,9 @@ func (lb *Leaderboard) AroundScore(ctx context.Context, score float64, radius in
 	}
 	tg, err := lb.read(q)
 	if err != nil {
+		return 0, nil, err
+	}
+	if err := notStarted(ctx, "around score"); err != nil {
 		return 0, nil, err
 	}
 	r, es, err := lb.be.aroundScore(ctx, tg, lb.betterEdge(score), score, radius)
@@ -291,9 +291,6 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // same, so count again (CountBetween) rather than trust it.
 func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (_ int64, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "remove between"); err != nil {
-		return 0, err
-	}
 	r, err := lb.scoreRangeOf(lo, hi)
 	if err != nil {
 		return 0, err
@@ -304,6 +301,9 @@ func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Q
 	}
 	tg, err := lb.target(w, lb.now())
 	if err != nil {
+		return 0, err
+	}
+	if err := notStarted(ctx, "remove between"); err != nil {
 		return 0, err
 	}
 	var removed int64

@@ -48,14 +48,14 @@ type SealedPeriod struct {
 // again once the replays are over.
 func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) (_ []SealedPeriod, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "seal"); err != nil {
-		return nil, err
-	}
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
 	}
 	// Sealed for good from a replica's copy, a period would miss what the
 	// replica had not yet received: it reads the primaries.
+	if err := notStarted(ctx, "seal"); err != nil {
+		return nil, err
+	}
 	view := lb.primaryView()
 	if ok, err := view.Present(ctx); err != nil {
 		return nil, wrap("seal", err)
@@ -111,9 +111,6 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 // returns ErrInvalidArgument.
 func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry, ok bool, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "sealed"); err != nil {
-		return nil, false, err
-	}
 	if lb.store == nil {
 		return nil, false, fmt.Errorf("%w: Sealed needs a store (WithStore)", ErrInvalidArgument)
 	}
@@ -121,6 +118,9 @@ func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry,
 	// store keeps a sealed period for good.
 	tg, _, err := lb.pick(q)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := notStarted(ctx, "sealed"); err != nil {
 		return nil, false, err
 	}
 	entries, ok, err = lb.store.Sealed(ctx, lb.name, tg.window.Name(), tg.period.ID)

@@ -102,11 +102,14 @@ type ShadowReport struct {
 // ErrInvalidArgument.
 func (lb *Leaderboard) FillShadow(ctx context.Context) (_ ShadowReport, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "fill shadow"); err != nil {
-		return ShadowReport{}, err
-	}
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {
+		return ShadowReport{}, err
+	}
+	if len(lb.shadowBounds) == 0 {
+		return ShadowReport{}, errNoShadow // bad configuration first, before ctx
+	}
+	if err := notStarted(ctx, "fill shadow"); err != nil {
 		return ShadowReport{}, err
 	}
 	var rep ShadowReport
@@ -133,11 +136,14 @@ func (lb *Leaderboard) FillShadow(ctx context.Context) (_ ShadowReport, err erro
 // options. Without WithShadowShards it returns ErrInvalidArgument.
 func (lb *Leaderboard) DropShadow(ctx context.Context) (err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "drop shadow"); err != nil {
-		return err
-	}
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {
+		return err
+	}
+	if len(lb.shadowBounds) == 0 {
+		return errNoShadow // bad configuration first, before ctx
+	}
+	if err := notStarted(ctx, "drop shadow"); err != nil {
 		return err
 	}
 	for _, tg := range live {

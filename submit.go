@@ -45,14 +45,14 @@ import (
 // returns an error matching ErrPending.
 func (lb *Leaderboard) Submit(ctx context.Context, member string, score float64, opts ...SubmitOption) (_ Result, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "submit"); err != nil {
-		return Result{}, err
-	}
 	sub, err := lb.newSubmission(member, score, opts)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := lb.storeRefuses("submit", &sub); err != nil {
+		return Result{}, err
+	}
+	if err := notStarted(ctx, "submit"); err != nil {
 		return Result{}, err
 	}
 	return lb.submitChecked(ctx, sub)
@@ -296,15 +296,15 @@ type submission struct {
 // thousand members, not in one.
 func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64) (err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "submit many"); err != nil {
-		return err
-	}
 	scores, err = lb.takeScores(scores)
 	if err != nil {
 		return err
 	}
 	if len(scores) == 0 {
 		return nil
+	}
+	if err := notStarted(ctx, "submit many"); err != nil {
+		return err
 	}
 	now := lb.now()
 	live, err := lb.targetsAt(now)
@@ -400,9 +400,6 @@ func (lb *Leaderboard) checkEntry(m string, s float64) (float64, error) {
 // Rebuild brings removed members back.
 func (lb *Leaderboard) Remove(ctx context.Context, members ...string) (err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "remove"); err != nil {
-		return err
-	}
 	for _, m := range members {
 		if err := checkMember(m); err != nil {
 			return err
@@ -410,6 +407,9 @@ func (lb *Leaderboard) Remove(ctx context.Context, members ...string) (err error
 	}
 	if len(members) == 0 {
 		return nil
+	}
+	if err := notStarted(ctx, "remove"); err != nil {
+		return err
 	}
 	members = distinct(members)
 	now := lb.now()

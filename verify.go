@@ -65,11 +65,11 @@ func (r VerifyReport) Clean() bool {
 // returns ErrInvalidArgument.
 func (lb *Leaderboard) Verify(ctx context.Context) (_ []VerifyReport, err error) {
 	defer endedWith(ctx, &err)
-	if err := notStarted(ctx, "verify"); err != nil {
-		return nil, err
-	}
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Verify needs a store (WithStore)", ErrInvalidArgument)
+	}
+	if err := notStarted(ctx, "verify"); err != nil {
+		return nil, err
 	}
 	live, err := lb.livePeriods(lb.now())
 	if err != nil {

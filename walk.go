@@ -42,13 +42,13 @@ type walkCursor struct {
 // chunk, whatever the board's size: the season-end export.
 func (lb *Leaderboard) All(ctx context.Context, q ...Query) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
-		if err := notStarted(ctx, "all"); err != nil {
-			yield(Entry{}, err)
-			return
-		}
 		tg, err := lb.read(q)
 		if err != nil {
 			yield(Entry{}, cutShort(ctx, err))
+			return
+		}
+		if err := notStarted(ctx, "all"); err != nil {
+			yield(Entry{}, err)
 			return
 		}
 		var at walkCursor
