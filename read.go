@@ -171,7 +171,7 @@ func (lb *Leaderboard) Cutoff(ctx context.Context, percent float64, q ...Query) 
 }
 
 // cutoffPosition is Cutoff's 1-based position among total members, as the
-// scripts (range.lua, shard_page.lua) compute it: ceil(total*percent/100),
+// scripts compute it (order.lua's cutoff_position, which range.lua and shard_page.lua call): ceil(total*percent/100),
 // at least 1. A percent written in decimal is a float64 a hair off it
 // (64.4 is 64.400000000000006), and the product can land a hair above the
 // whole position the decimal names (250*64.4/100 computes as

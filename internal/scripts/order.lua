@@ -106,3 +106,14 @@ local function after(key, s, m)
   end
   return lo
 end
+
+-- Cutoff's 1-based position among total members for the percent pct (a
+-- string): ceil(total * pct / 100), at least 1, where a product within its
+-- roundings' error of a whole number (under 2^-51 of it) is that number:
+-- 64.4% of 250 is 161, not 161.00000000000003 (cutoffPosition in Go).
+local function cutoff_position(total, pct)
+  local x = total * num(pct) / 100
+  local r = math.floor(x + 0.5)
+  if math.abs(x - r) <= r * 2 ^ -51 then x = r end
+  return math.max(1, math.ceil(x))
+end

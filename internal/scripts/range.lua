@@ -37,12 +37,7 @@ if mode == 'around' then
   count = 2 * radius + 1
   start = math.max(0, math.min(p - radius, total - count))
 elseif mode == 'cutoff' then
-  -- Within its roundings' error of a whole number, the product is that
-  -- number: 64.4% of 250 is 161, not 161.00000000000003 (cutoffPosition).
-  local x = total * num(a) / 100
-  local r = math.floor(x + 0.5)
-  if math.abs(x - r) <= r * 2 ^ -51 then x = r end
-  start, count = math.max(1, math.ceil(x)) - 1, 1
+  start, count = cutoff_position(total, a) - 1, 1
 elseif mode == 'between' then
   local edge = a
   if HIGH then edge = b end

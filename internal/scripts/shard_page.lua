@@ -21,12 +21,7 @@ for i = 0, nshards - 1 do
 end
 local start, count
 if ARGV[REST] == 'cutoff' then
-  -- As range.lua's cutoff (cutoffPosition): within its roundings' error of
-  -- a whole number, the product is that number.
-  local x = total * num(ARGV[REST + 1]) / 100
-  local r = math.floor(x + 0.5)
-  if math.abs(x - r) <= r * 2 ^ -51 then x = r end
-  start, count = math.max(1, math.ceil(x)) - 1, 1
+  start, count = cutoff_position(total, ARGV[REST + 1]) - 1, 1
 else
   start, count = num(ARGV[REST]), num(ARGV[REST + 1])
 end
