@@ -51,11 +51,11 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 	if lb.store == nil {
 		return nil, fmt.Errorf("%w: Seal needs a store (WithStore)", ErrInvalidArgument)
 	}
-	// Sealed for good from a replica's copy, a period would miss what the
-	// replica had not yet received: it reads the primaries.
 	if err := notStarted(ctx, "seal"); err != nil {
 		return nil, err
 	}
+	// Sealed for good from a replica's copy, a period would miss what the
+	// replica had not yet received: it reads the primaries.
 	view := lb.primaryView()
 	if ok, err := view.Present(ctx); err != nil {
 		return nil, wrap("seal", err)
