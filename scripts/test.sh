@@ -370,11 +370,11 @@ done
 
 echo "== go test -race (miniredis and $(redact "$REDIS_URL"))"
 # The root package runs every test body on miniredis, Redis and the
-# Cluster under the race detector: 6 to 10 minutes on a loaded 2-CPU
-# machine, at go test's default limit of 10; 30 leaves room, and a test
+# Cluster under the race detector: 15 to 25 minutes on a loaded 2-CPU
+# machine, past go test's default limit of 10; 45 leaves room, and a test
 # that hangs still ends the run.
 for mod in $modules; do
-  (cd "$(dirname "$mod")" && go test -race -count=1 -timeout 30m ./...)
+  (cd "$(dirname "$mod")" && go test -race -count=1 -timeout 45m ./...)
 done
 
 if redis_up "$REDIS_URL" 2>/dev/null; then
