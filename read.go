@@ -171,8 +171,8 @@ func (lb *Leaderboard) Cutoff(ctx context.Context, percent float64, q ...Query) 
 }
 
 // cutoffPosition is Cutoff's 1-based position among total members, as the
-// scripts compute it (order.lua's cutoff_position, which range.lua and shard_page.lua call): ceil(total*percent/100),
-// at least 1. A percent written in decimal is a float64 a hair off it
+// scripts compute it (order.lua's cutoff_position, which range.lua and
+// shard_page.lua call): ceil(total*percent/100), at least 1. A percent written in decimal is a float64 a hair off it
 // (64.4 is 64.400000000000006), and the product can land a hair above the
 // whole position the decimal names (250*64.4/100 computes as
 // 161.00000000000003, where 64.4% of 250 is 161): within the error of its

@@ -86,20 +86,15 @@ func checkScore(score float64) error {
 // spelling every write keeps, in Redis and in the store alike: -0 as 0,
 // which Redis would print as "-0" and a store that does not normalise it
 // (memory, a log) would keep as -0 from one path and 0 from another for
-// the same submission. A NaN or ±Inf score is
-// ErrInvalidScore; on a tie-broken board one the encoding cannot hold
-// exactly ErrPrecision (beyond MaxScore ErrInvalidScore too).
-func (lb *Leaderboard) takeScore(score float64) (float64, error) {
+// the same submission. A NaN or ±Inf score is ErrInvalidScore. What a
+// tie-break cannot hold is the caller's to check, where it scales the
+// score (storedOf; SubmitMany's checkEntry), once.
+func takeScore(score float64) (float64, error) {
 	if err := checkScore(score); err != nil {
 		return 0, err
 	}
 	if score == 0 {
 		score = 0 // -0 too
-	}
-	if lb.tb != nil {
-		if _, err := lb.tb.scaled(score); err != nil {
-			return 0, err
-		}
 	}
 	return score, nil
 }

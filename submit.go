@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -94,7 +95,7 @@ func (lb *Leaderboard) newSubmission(member string, score float64, opts []Submit
 	if err := checkMember(member); err != nil {
 		return submission{}, err
 	}
-	score, err := lb.takeScore(score)
+	score, err := takeScore(score)
 	if err != nil {
 		return submission{}, err
 	}
@@ -334,20 +335,27 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 func (lb *Leaderboard) takeScores(scores map[string]float64) (map[string]float64, error) {
 	var first string
 	var bad error
-	changed := false
+	var out map[string]float64 // the copy, made at the first score taken otherwise
 	for m, s := range scores {
 		taken, err := lb.checkEntry(m, s)
-		if err != nil && (bad == nil || m < first) {
-			first, bad = m, err
+		if err != nil {
+			if bad == nil || m < first {
+				first, bad = m, err
+			}
+			continue
 		}
-		changed = changed || math.Float64bits(taken) != math.Float64bits(s)
+		if out == nil && math.Float64bits(taken) != math.Float64bits(s) {
+			out = maps.Clone(scores) // the entries before were taken as they are
+		}
+		if out != nil {
+			out[m] = taken
+		}
 	}
-	if bad != nil || !changed {
-		return scores, bad
-	}
-	out := make(map[string]float64, len(scores))
-	for m, s := range scores {
-		out[m], _ = lb.takeScore(s)
+	switch {
+	case bad != nil:
+		return nil, bad
+	case out == nil:
+		return scores, nil
 	}
 	return out, nil
 }
@@ -358,7 +366,10 @@ func (lb *Leaderboard) checkEntry(m string, s float64) (float64, error) {
 	if err := checkMember(m); err != nil {
 		return 0, err
 	}
-	s, err := lb.takeScore(s)
+	s, err := takeScore(s)
+	if err == nil && lb.tb != nil {
+		_, err = lb.tb.scaled(s) // a Submit's storedOf checks it
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%w (member %q)", err, m)
 	}
