@@ -301,9 +301,6 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	if len(scores) == 0 {
 		return nil
 	}
-	if err := notStarted(ctx, "submit many"); err != nil {
-		return err
-	}
 	now := lb.now()
 	live, err := lb.targetsAt(now)
 	if err != nil {
@@ -312,8 +309,11 @@ func (lb *Leaderboard) SubmitMany(ctx context.Context, scores map[string]float64
 	var slot int64
 	if lb.tb != nil {
 		if slot, err = lb.tb.slot(now); err != nil {
-			return err
+			return err // the clock outside the tie-break's time: bad input, ended ctx or not
 		}
+	}
+	if err := notStarted(ctx, "submit many"); err != nil {
+		return err
 	}
 	if lb.store == nil {
 		return lb.be.submitMany(ctx, scores, live, slot)

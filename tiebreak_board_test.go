@@ -951,6 +951,25 @@ func TestTieBreakScoreGuards(t *testing.T) {
 // TestTieBreakTimeGuards refuses times outside [Epoch, Horizon()) on a board
 // whose horizon lies two days ahead, accepts both ends, and orders members
 // at the extreme slots and scores (composites next to 2^53) exactly.
+// clockRefusals checks that with the board's clock outside its tie-break's
+// time every write stamped by it is ErrPrecision even when its ctx has
+// ended: bad input is refused before the ctx is looked at.
+func clockRefusals(t *testing.T, board *lb.Leaderboard, where string) {
+	t.Helper()
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := board.Submit(ended, "p", 1)
+	require.ErrorIs(t, err, lb.ErrPrecision, "Submit, the clock %s, ctx ended", where)
+	require.ErrorIs(t, board.SubmitMany(ended, map[string]float64{"p": 1, "seed": 6}), lb.ErrPrecision,
+		"SubmitMany, the clock %s, ctx ended", where)
+	require.ErrorIs(t, board.Set(ended, "p", 1), lb.ErrPrecision, "Set, the clock %s, ctx ended", where)
+	bt, err := board.NewBatcher()
+	require.NoError(t, err)
+	_, err = bt.Submit(ended, "p", 1)
+	require.ErrorIs(t, err, lb.ErrPrecision, "Batcher.Submit, the clock %s, ctx ended", where)
+	require.NoError(t, bt.Close(context.Background()))
+}
+
 func TestTieBreakTimeGuards(t *testing.T) {
 	const slots = 9007 // 2^53 / (1e12 + 1)
 	epoch := time.Now().UTC().Truncate(time.Hour).Add(48*time.Hour - slots*time.Hour)
@@ -983,6 +1002,7 @@ func TestTieBreakTimeGuards(t *testing.T) {
 							require.ErrorIs(t, err, lb.ErrPrecision, "Submit stamped by the clock at the horizon")
 							require.ErrorIs(t, board.SubmitMany(ctx, map[string]float64{"p": 1, "seed": 6}), lb.ErrPrecision,
 								"SubmitMany stamped by the clock at the horizon")
+							clockRefusals(t, board, "at the horizon")
 							// Past the default clock skew (1s; times are cut to the
 							// microsecond); within it a time is taken as now, which is
 							// the horizon here (ErrPrecision, above).
@@ -998,6 +1018,7 @@ func TestTieBreakTimeGuards(t *testing.T) {
 							require.ErrorIs(t, err, lb.ErrPrecision, "Submit stamped by the clock before the Epoch")
 							require.ErrorIs(t, board.SubmitMany(ctx, map[string]float64{"p": 1, "seed": 6}), lb.ErrPrecision,
 								"SubmitMany stamped by the clock before the Epoch")
+							clockRefusals(t, board, "before the Epoch")
 							clock.Set(horizon)
 							require.Equal(t, before, b.Snapshot(t, name), "a refused submission wrote something")
 
