@@ -31,6 +31,17 @@ local function now_ms()
   return num(t[1]) * 1000 + math.floor(num(t[2]) / 1000)
 end
 
+-- Whether the stored values p and v (strings, or nil for none) are the
+-- same: numbers compared, as Redis compares scores. One number reaches a
+-- script spelled two ways, "1000002" or "0.10000000000000001" by fmt
+-- here and "1.000002e+06" or "0.1" by the Go side's shortest form, so
+-- that compared as text a write that changes nothing would count as a
+-- change and rewrite its shards.
+local function same(p, v)
+  if not p or not v then return not p and not v end
+  return num(p) == num(v)
+end
+
 -- Whether the stored value v lies within lo..hi, stored bounds inclusive
 -- as the Go side gives them ('-inf' and '+inf' for open ends): numbers
 -- compared, as Redis compares scores.

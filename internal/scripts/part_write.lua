@@ -84,7 +84,7 @@ for k = 1, np do
         v = nil
       end
       -- An evict that leaves its member (out of the range) changes nothing.
-      local versioned = not dup and (v ~= p or (mode ~= 'submit' and not (mode == 'evict' and p)))
+      local versioned = not dup and (not same(p, v) or (mode ~= 'submit' and not (mode == 'evict' and p)))
       if versioned then changes = changes + 1 end
       plan[#plan + 1] = {member, p, v, versioned}
     end

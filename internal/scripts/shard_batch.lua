@@ -86,7 +86,7 @@ while at <= nargs do
       local v = store[j] or p
       local rank, worst, total = prank, pworst, ptotal -- unchanged: its standing too
       local dead = false
-      if v ~= p or not pv then
+      if not same(p, v) or not pv then
         place(base, nshards, member, v, shard_of(v, bounds, scale), from, false, exps[j], c)
         part_set(KEYS[parts[j]], member, p, v)
         dead = expire_gone(KEYS[parts[j]], exps[j])

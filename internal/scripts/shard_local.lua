@@ -86,7 +86,7 @@ for k = 1, nw do
     local v = store[k] or p
     local exp = ARGV[firstexp + k - 1]
     local dead = false
-    if v ~= p or not pv then
+    if not same(p, v) or not pv then
       place(w + 1, nshards, member, v, shard_of(v, bounds, scale), from, false, exp, cards)
       part_set(KEYS[w], member, p, v)
       dead = expire_gone(KEYS[w], exp)

@@ -77,9 +77,9 @@ for k = 1, nw do
   local exp = ARGV[firstexp + k - 1]
   for _, c in ipairs(plans[k]) do
     local pk, member, p, v = c[1], c[2], c[3], c[4]
-    if p and v == p and mode == 'evict' then
+    if p and same(p, v) and mode == 'evict' then
       -- Left the range since it was read: it stays, untouched.
-    elseif v ~= p or sweep then
+    elseif not same(p, v) or sweep then
       local from, to = -1, -1
       if p then from = shard_of(p, bounds, scale) end
       if v then to = shard_of(v, bounds, scale) end

@@ -83,7 +83,7 @@ for j = REST + 2, #ARGV, 4 do
     -- keep's) has reached the shard since: a write racing this one, whose
     -- copy is the newer.
     local v = redis.call('ZSCORE', key, member)
-    late = value ~= '' and (not v or tonumber(v) ~= tonumber(value)) and recent_of(r0, r1, member) <= version
+    late = value ~= '' and not same(v, value) and recent_of(r0, r1, member) <= version
   else
     -- A sweep that finds no copy writes nothing: it is never late (a
     -- large Remove sweeps every shard for each member, and such sweeps

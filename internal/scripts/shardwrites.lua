@@ -8,7 +8,7 @@
 -- Sets member's stored value in the partition hash part from p to v (nil:
 -- delete).
 local function part_set(part, member, p, v)
-  if v == p then return end
+  if same(p, v) then return end
   if v then
     redis.call('HSET', part, member, v)
   else
