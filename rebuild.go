@@ -3,7 +3,6 @@ package leaderboard
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,7 +59,7 @@ type RebuildReport struct {
 	Members int64
 	// Refused lists "window/period/member" for the standings the board
 	// cannot hold (an Accumulate total that overflowed, a score outside a
-	// tie-break's range), which were left out.
+	// tie-break's range, a member Submit refuses), which were left out.
 	Refused []string
 }
 
@@ -271,6 +270,12 @@ func boolInt(b bool) int {
 // the other policies a standing is one submission's score, which passed
 // scaled when it was submitted, and is checked as it is.
 func (lb *Leaderboard) storedValue(st StoredStanding) (float64, error) {
+	// A member Submit refuses (empty, over MaxMemberLen) is one no write
+	// could have made: a store that streams it (a bug, a hand-edited row)
+	// must not put in the board what the board refuses.
+	if err := checkMember(st.Member); err != nil {
+		return 0, err
+	}
 	if err := checkScore(st.Score); err != nil {
 		return 0, err
 	}
@@ -340,14 +345,11 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	var members int64
 	err := lb.store.Standings(ctx, lb.query(tg), func(st StoredStanding) error {
 		v, err := lb.storedValue(st)
-		if errors.Is(err, ErrInvalidScore) || errors.Is(err, ErrPrecision) {
+		if err != nil { // no I/O there: each of its errors is a refusal
 			rep.Refused = append(rep.Refused, tg.window.Name()+"/"+tg.period.ID+"/"+st.Member)
 			return nil
 		}
-		if err == nil {
-			err = lb.be.rebuildAdd(st.Member, formatScore(v), v, batch.add)
-		}
-		if err != nil {
+		if err := lb.be.rebuildAdd(st.Member, formatScore(v), v, batch.add); err != nil {
 			return err
 		}
 		if members++; members%rebuildBatch == 0 {
