@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/keys"
 	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
@@ -206,8 +207,14 @@ func TestEveryReadablePeriod(t *testing.T) {
 // keys each. One pipeline of them all missed the client's write timeout
 // on a daily board kept for three years on a Cluster, and held every key
 // name in memory at once. The keys of every period go, the oldest one's
-// included.
+// included, in the round trips Delete's doc comment counts (deleteTrips),
+// by which its example, a daily board of 8 shards kept for a year, takes 4
+// on one node and 15 on a Cluster.
 func TestDeleteLongRetention(t *testing.T) {
+	require.Equal(t, 4, deleteTrips(366, 8, false), "Delete's example on one node")
+	require.Equal(t, 15, deleteTrips(366, 8, true), "Delete's example on a Cluster")
+	require.Equal(t, 4, deleteTrips(367, 8, false), "Delete's example on one node, a period ahead")
+	require.Equal(t, 15, deleteTrips(367, 8, true), "Delete's example on a Cluster, a period ahead")
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		ctx := context.Background()
 		name := shardName(t, b)
@@ -220,11 +227,42 @@ func TestDeleteLongRetention(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NotEmpty(t, b.Snapshot(t, name))
+		periods, err := board.Periods(ctx)
+		require.NoError(t, err)
+		require.Len(t, periods, 151, "the daily periods kept 150 days")
+		before := b.Client.Calls()
 		require.NoError(t, board.Delete(ctx))
+		require.Equal(t, int64(deleteTrips(len(periods), 3+2, b.Name == "cluster")), b.Client.Calls()-before,
+			"Delete's round trips: 3 shards and 2 shadow shards a period")
 		require.Empty(t, b.Snapshot(t, name), "every key of the board is gone")
 		require.LessOrEqual(t, widest.args.Load(), int64(lb.UnlinkChunk+25_000),
 			"a pipeline names at most about UnlinkChunk keys (a period's keys are sent whole)")
 	})
+}
+
+// deleteTrips is the round trips Delete's doc comment gives a sharded
+// board without a hot top, of periods readable periods and shards shards a
+// period (both layouts'): it names each period's shards (on a Cluster each
+// with its 2,048 recent versions) and 4,096 partitions whole, and sends
+// them in DoMultis of about UnlinkChunk keys, one after another, a DoMulti
+// sent once it holds UnlinkChunk keys or more; the board's own keys (ids,
+// data, clocks, markers) go in the last.
+func deleteTrips(periods, shards int, cluster bool) int {
+	perShard := 1
+	if cluster {
+		perShard += 2 * keys.RecentParts
+	}
+	trips, pending := 1, 0 // the last DoMulti
+	for range periods {
+		if pending >= lb.UnlinkChunk {
+			trips, pending = trips+1, 0
+		}
+		pending += shards*perShard + keys.Partitions
+	}
+	if pending >= lb.UnlinkChunk { // before the board's own keys
+		trips++
+	}
+	return trips
 }
 
 // widestPipeline is a client that records the most arguments one DoMulti
