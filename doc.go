@@ -14,7 +14,10 @@
 // Redis (Around two with WithTwoStepAround): one Do or one DoMulti on the
 // rueidis client you pass in (with WithReplicaReads, the reads that must
 // reach the primaries go in MULTIs of their own, one a slot, sent at once:
-// several calls in one round trip); All one a chunk of up to MaxN entries
+// several calls in one round trip, as on a sharded Cluster board the MULTI
+// that Between and a chunk of All send beside other shards' reads, which
+// rueidis cannot pipeline with them: see WithShards); All one a chunk of
+// up to MaxN entries
 // (two for a chunk whose MULTI finds that the entry it resumes after has
 // moved: the chunk is then read by script), RemoveBetween one a chunk of up
 // to MaxN members (two with a store that records removals). A script costs

@@ -96,3 +96,116 @@ func TestSealedReadsTheStoreAlone(t *testing.T) {
 		}
 	})
 }
+
+// TestDocRoundTripsOfOptions counts, against the doc's figures, the calls
+// of what the other round-trip tests count without these options: every
+// read with WithReplicaReads (scripts in place of MULTIs: one round trip
+// on an unsharded board; on a sharded one as the doc's table in WithShards
+// says, Between one script a shard, one call on a Cluster too), and every
+// write with a store that records them (memStore: the store first, then
+// the same round trips to Redis as without it), on plain and sharded
+// boards under both rankings, on every backend. Between without them on a
+// sharded Cluster board is two calls at once, exactly (its MULTI's
+// pipeline beside the other shards').
+func TestDocRoundTripsOfOptions(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, kind := range []string{"plain", "sharded"} {
+			for _, rank := range []lb.RankMode{lb.Ordinal, lb.Competition} {
+				for _, with := range []string{"replica", "store", "none"} {
+					t.Run(fmt.Sprintf("%s/%v/%s", kind, rank, with), func(t *testing.T) {
+						runOptionRoundTrips(t, b, kind == "sharded", rank, with)
+					})
+				}
+			}
+		}
+	})
+}
+
+func runOptionRoundTrips(t *testing.T, b *testredis.Backend, sharded bool, rank lb.RankMode, with string) {
+	ctx := context.Background()
+	opts := []lb.Option{lb.WithRanking(rank), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithClock(fixed(future))}
+	if sharded {
+		opts = append(opts, lb.WithShards(0, 50))
+	}
+	switch with {
+	case "replica":
+		opts = append(opts, lb.WithReplicaReads())
+	case "store":
+		opts = append(opts, lb.WithStore(newMemStore()))
+	}
+	board, err := lb.New(b.Client, shardName(t, b), opts...)
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for i := range 40 {
+		scores[fmt.Sprint("p", i)] = float64(i*7%150 - 20) // 15 of them in the best shard, 50 and up
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	cluster := b.Name == "cluster"
+	// by picks the doc's count: on an unsharded board, on a sharded one on
+	// one node, on a sharded one on a Cluster.
+	by := func(plain, oneNode, onCluster int64) int64 {
+		switch {
+		case !sharded:
+			return plain
+		case cluster:
+			return onCluster
+		}
+		return oneNode
+	}
+	rankTrips := by(1, 1, 1)
+	if rank == lb.Competition {
+		rankTrips = by(1, 1, 2) // the member's partition beside the counts, then its shard
+	}
+	betweenTrips := by(1, 1, 1)
+	if with != "replica" {
+		betweenTrips = by(1, 1, 2) // its MULTI in a pipeline of its own
+	}
+	daily := lb.In(lb.Daily())
+	type op struct {
+		name string
+		want int64
+		fn   func() error
+	}
+	reads := []op{
+		{"Top", 1, func() error { _, err := board.Top(ctx, 5); return err }},
+		{"Rank", rankTrips, func() error { _, err := board.Rank(ctx, "p3"); return err }},
+		{"Ranks", by(1, 2, 2), func() error { _, err := board.Ranks(ctx, []string{"p3", "ghost", "p9"}); return err }},
+		{"Around", by(1, 1, 2), func() error { _, err := board.Around(ctx, "p3", 2); return err }},
+		{"Page in the best shard", 1, func() error { _, err := board.Page(ctx, 1, 5); return err }},
+		{"Range in the best shard", 1, func() error { _, err := board.Range(ctx, 1, 5); return err }},
+		{"Among", 1, func() error { _, err := board.Among(ctx, []string{"p3", "ghost", "p9"}); return err }},
+		{"Count", 1, func() error { _, err := board.Count(ctx); return err }},
+		{"Periods", 1, func() error { _, err := board.Periods(ctx, daily); return err }},
+		{"Between", betweenTrips, func() error { _, err := board.Between(ctx, 10, 60, 10); return err }},
+		{"CountBetween", 1, func() error { _, err := board.CountBetween(ctx, 10, 60); return err }},
+		{"AroundScore inside its shard", 1, func() error { _, _, err := board.AroundScore(ctx, 25, 1); return err }},
+		{"All of one chunk", 1, func() error { return walkErr(board.All(ctx)) }},
+		{"All of one chunk with data", by(1, 2, 2), func() error { return walkErr(board.All(ctx, lb.IncludeData())) }},
+	}
+	writeTrips, resultTrips, setTrips := by(1, 1, 2), by(1, 1, 2), by(1, 1, 2)
+	if with == "replica" && sharded && cluster {
+		// The other shards' counts and scores its Result is ranked by,
+		// read from the primaries in MULTIs of their own, one a slot's
+		// run of reads, sent at once beside the second step: here one a
+		// window it writes (Submit 2, Set 1) and shard the member is not
+		// in (2).
+		resultTrips += 2 * 2
+		setTrips += 2
+	}
+	i := 0
+	writes := []op{
+		{"Submit", resultTrips, func() error { i++; _, err := board.Submit(ctx, "p5", float64(60+i)); return err }},
+		{"Set", setTrips, func() error { i++; return board.Set(ctx, "p6", float64(60+i)) }},
+		{"SubmitMany", writeTrips, func() error { i++; return board.SubmitMany(ctx, map[string]float64{"p7": float64(100 + i), "n1": 70}) }},
+		{"Remove", writeTrips, func() error { return board.Remove(ctx, "n1", "ghost") }},
+		// Last: they empty the board.
+		{"Reset", 1, func() error { return board.Reset(ctx, daily) }},
+		{"Delete", 1, func() error { return board.Delete(ctx) }},
+	}
+	for _, o := range append(reads, writes...) {
+		require.NoError(t, o.fn(), "%s warm-up", o.name)
+		before := b.Client.Calls()
+		require.NoError(t, o.fn(), o.name)
+		require.Equal(t, o.want, b.Client.Calls()-before, "[%s] %s round trips", b.Name, o.name)
+	}
+}

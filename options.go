@@ -700,13 +700,19 @@ func nilValue(x any) bool {
 // atomically). The
 // reads by score (Between, CountBetween, AroundScore) cost one: a shard
 // holds one range of scores, so they read the shards they span, one script
-// or ZCOUNT each, beside the counts of the better ones (AroundScore reads
+// or ZCOUNT each, beside the counts of the better ones (Between without
+// data nor WithReplicaReads reads its best shard by a MULTI instead, which
+// on a Cluster goes in a pipeline of its own, sent at the same time as the
+// other shards': two calls to the client in one round trip, as rueidis
+// cannot pipeline a MULTI beside other slots' commands; AroundScore reads
 // the score's shard and every other shard's count, and a second round trip
 // when its slice reaches past that shard into another: see AroundScore);
 // Range reads as
 // Page, Cutoff as Page past the best shard (one on a single node, one
 // script); All one a chunk (two when the chunk's MULTI finds the entry it
-// resumes after moved); Set as Submit; RemoveBetween reads a chunk's
+// resumes after moved; on a Cluster, under Ordinal ranks without data, a
+// chunk that resumes inside a shard sends that MULTI as Between does: two
+// calls at once); Set as Submit; RemoveBetween reads a chunk's
 // members, then removes them as Remove. With IncludeData see IncludeData.
 // On a Cluster, a SubmitMany on an Accumulate board with a tie-break whose
 // members span several partition groups takes three: see below.

@@ -28,7 +28,10 @@ type walkCursor struct {
 // (on a sharded board too, from the shards the chunk spans by the counts
 // the last chunk saw, the first chunk by those the board's last read of
 // the window saw, or the best shard alone when none did; with IncludeData
-// two round trips a chunk there).
+// two round trips a chunk there; on a Cluster under Ordinal ranks without
+// data a chunk that resumes inside a shard reads it by a MULTI in a
+// pipeline of its own, sent at the same time as the other shards' reads:
+// two calls to the client in that one round trip, see WithShards).
 // Each chunk resumes after the last entry the previous one yielded, by
 // its score and member (keyset continuation, not an offset): an entry
 // whose score does not change during the walk is yielded exactly once,
