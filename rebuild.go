@@ -193,25 +193,30 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ Re
 // its member records it in (a sharded board keeps one a partition), and is
 // forgotten when it would have been; ids the store does not hold are
 // forgotten.
+//
+// Redis's memory is the store's, not more: an id the store does not hold
+// (a board whose Delete reached the store and failed in Redis) would make
+// Redis take its next submission for a duplicate that the store appends.
+// Yet no id set is emptied first: a retry reaching Redis before its id
+// was put back would be applied a second time on the scores just rebuilt.
+// Each set is copied (COPY, beside it in its slot) before the store is
+// read; each id the store gives is put back and crossed out of the copy;
+// what the copy holds then are ids Redis had before the store was read
+// and the store lacks (a write records its id in Redis after the store
+// appended it), which are removed from the set last (forgetStale).
 func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 	k, ok := lb.store.(IDKeeper)
 	if !ok {
 		return nil
 	}
-	// Redis's memory is the store's, not more: an id the store does not
-	// hold (a board whose Delete reached the store and failed in Redis)
-	// would make Redis take its next submission for a duplicate that the
-	// store appends. Forgotten first: a write that records an id after
-	// this appended it after, and one that recorded it before appended
-	// it before IDsSince reads the store.
-	for _, r := range lb.client.DoMulti(ctx, unlinkBySlot(lb.client.B(), lb.be.idSets())...) {
-		if err := r.Error(); err != nil {
-			return wrap("rebuild: ids", err)
-		}
+	seen := newFreshKeys()
+	copied, err := lb.copyIDs(ctx, lb.be.idSets(), seen)
+	if err != nil {
+		return wrap("rebuild: ids", err)
 	}
 	pending := map[string][]string{} // id set -> ZADD arguments
 	n := 0
-	err := k.IDsSince(ctx, lb.name, now.Add(-lb.dedupe), func(id, member string, received time.Time) error {
+	err = k.IDsSince(ctx, lb.name, now.Add(-lb.dedupe), func(id, member string, received time.Time) error {
 		if !lb.idRemembered(received, now) {
 			return nil
 		}
@@ -220,19 +225,50 @@ func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 		pending[key] = append(pending[key], strconv.FormatInt(forget, 10), id)
 		if n++; n == rebuildBatch {
 			n = 0
-			return lb.flushIDs(ctx, pending)
+			return lb.flushIDs(ctx, pending, seen)
 		}
 		return nil
 	})
 	if err == nil {
-		err = lb.flushIDs(ctx, pending)
+		err = lb.flushIDs(ctx, pending, seen)
+	}
+	if err == nil {
+		err = lb.forgetStale(ctx, copied, seen)
 	}
 	return wrap("rebuild: ids", err)
 }
 
-// flushIDs writes the pending ids, each id set's in one ZADD, in one round
-// trip, and empties pending.
-func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string) error {
+// copyIDs copies each id set to seen's copy of it, in one round trip,
+// and returns the sets it copied (a sharded board's partitions hold most
+// of theirs only while ids come in). A copy lives freshLife: one a
+// rebuild cut short leaves behind expires.
+func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKeys) ([]string, error) {
+	b := lb.client.B()
+	cmds := make(rueidis.Commands, 0, 2*len(sets))
+	for _, key := range sets {
+		cmds = append(cmds, b.Copy().Source(key).Destination(seen.of(key)).Replace().Build(),
+			b.Pexpire().Key(seen.of(key)).Milliseconds(freshLife.Milliseconds()).Build())
+	}
+	res := lb.client.DoMulti(ctx, cmds...)
+	var copied []string
+	for i, key := range sets {
+		n, err := res[2*i].AsInt64()
+		if err == nil {
+			err = res[2*i+1].Error()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 1 {
+			copied = append(copied, key)
+		}
+	}
+	return copied, nil
+}
+
+// flushIDs writes the pending ids, each id set's in one ZADD, crosses them
+// out of the set's copy in seen, in one round trip, and empties pending.
+func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string, seen freshKeys) error {
 	b := lb.client.B()
 	// A set lives as long as its newest id: one a Submit records now is
 	// forgotten the window after now, which no restored id outlives
@@ -240,16 +276,56 @@ func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string
 	// life is relative, by Redis's clock, as remember (writes.lua) sets
 	// it: a board clock behind Redis's would have Redis delete a set at
 	// once at an absolute time of its own.
-	cmds := make(rueidis.Commands, 0, 2*len(pending))
+	cmds := make(rueidis.Commands, 0, 3*len(pending))
 	for key, args := range pending {
+		ids := make([]string, 0, len(args)/2)
+		for i := 1; i < len(args); i += 2 {
+			ids = append(ids, args[i])
+		}
 		cmds = append(cmds, b.Arbitrary("ZADD").Keys(key).Args(args...).Build(),
-			b.Pexpire().Key(key).Milliseconds(lb.dedupe.Milliseconds()).Build())
+			b.Pexpire().Key(key).Milliseconds(lb.dedupe.Milliseconds()).Build(),
+			b.Zrem().Key(seen.of(key)).Member(ids...).Build())
 		delete(pending, key)
 	}
-	for _, r := range lb.client.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil {
+	return firstErr(lb.client.DoMulti(ctx, cmds...))
+}
+
+// forgetStale removes from each id set the ids left in its copy in seen,
+// MaxN at a time from each copy, a round trip a step (one when none is
+// left, as is usual); a copy taken to its end is gone (an empty sorted
+// set is deleted).
+func (lb *Leaderboard) forgetStale(ctx context.Context, sets []string, seen freshKeys) error {
+	b := lb.client.B()
+	var removes rueidis.Commands
+	for len(sets) > 0 || len(removes) > 0 {
+		cmds := removes
+		for _, key := range sets {
+			cmds = append(cmds, b.Zpopmin().Key(seen.of(key)).Count(MaxN).Build())
+		}
+		res := lb.client.DoMulti(ctx, cmds...)
+		if err := firstErr(res); err != nil {
 			return err
 		}
+		res = res[len(removes):]
+		removes = nil
+		var live []string
+		for i, key := range sets {
+			stale, err := res[i].AsZScores()
+			if err != nil {
+				return err
+			}
+			if len(stale) == MaxN {
+				live = append(live, key)
+			}
+			if len(stale) > 0 {
+				ids := make([]string, len(stale))
+				for j, z := range stale {
+					ids[j] = z.Member
+				}
+				removes = append(removes, b.Zrem().Key(key).Member(ids...).Build())
+			}
+		}
+		sets = live
 	}
 	return nil
 }

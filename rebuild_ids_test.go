@@ -3,6 +3,7 @@ package leaderboard_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,6 +42,61 @@ func TestRebuildForgetsIDsTheStoreLacks(t *testing.T) {
 			res, err = board.Submit(ctx, "k", 1, lb.WithID("match1/k"))
 			require.NoError(t, err)
 			require.True(t, res.Duplicate, "an id the store holds")
+			reports, err := board.Verify(ctx)
+			require.NoError(t, err)
+			for _, r := range reports {
+				require.True(t, r.Clean(), "%+v", r)
+			}
+		}
+	})
+}
+
+// retryingStore is a memStore that runs retry as Rebuild starts reading
+// its ids: a client's retry arriving while Rebuild puts ids back.
+type retryingStore struct {
+	*memStore
+	retry func()
+}
+
+func (s retryingStore) IDsSince(ctx context.Context, board string, since time.Time, fn func(id, member string, received time.Time) error) error {
+	if s.retry != nil {
+		s.retry()
+	}
+	return s.memStore.IDsSince(ctx, board, since, fn)
+}
+
+// TestRebuildKeepsIDsWhileItRestoresThem: a WithID retry that reaches
+// Redis while Rebuild gives Redis back its ids is a duplicate, as before
+// and after. Rebuild emptied the id sets before it read the store's ids,
+// and such a retry, which the store takes for a duplicate and Redis must
+// then apply when it does not know the id (an ErrPending retry), was
+// applied a second time on the totals just rebuilt.
+func TestRebuildKeepsIDsWhileItRestoresThem(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, shards := range [][]float64{nil, {10}} {
+			ctx := context.Background()
+			store := retryingStore{memStore: newMemStore()}
+			opts := []lb.Option{lb.WithStore(&store), lb.WithPolicy(lb.Accumulate)}
+			if shards != nil {
+				opts = append(opts, lb.WithShards(shards...))
+			}
+			board, _ := newBoard(t, b, opts...)
+			_, err := board.Submit(ctx, "m", 5, lb.WithID("match1/m"))
+			require.NoError(t, err)
+			var retried lb.Result
+			store.retry = func() {
+				retried, err = board.Submit(ctx, "m", 5, lb.WithID("match1/m"))
+				require.NoError(t, err)
+			}
+			_, err = board.Rebuild(ctx)
+			require.NoError(t, err)
+			require.True(t, retried.Duplicate, "the retry during Rebuild")
+			st, err := board.Rank(ctx, "m")
+			require.NoError(t, err)
+			require.Equal(t, 5.0, st.Score)
+			res, err := board.Submit(ctx, "m", 5, lb.WithID("match1/m"))
+			require.NoError(t, err)
+			require.True(t, res.Duplicate, "the retry after Rebuild")
 			reports, err := board.Verify(ctx)
 			require.NoError(t, err)
 			for _, r := range reports {
