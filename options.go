@@ -694,7 +694,9 @@ func nilValue(x any) bool {
 // such Top, and when the shard has dropped below n since the last one);
 // Page one inside the best shard (under Competition ranks, the first page
 // only), else two; Around, Submit, SubmitMany and Remove two on a Cluster
-// (a Remove or SubmitMany of many members more: see Remove and
+// (Rank and Around one for a member without a score, which the first step
+// finds; a SubmitMany that changes nothing one, with no shard to write; a
+// Remove or SubmitMany of many members more: see Remove and
 // SubmitMany) and one on a single node (standalone or Sentinel), where one
 // script reaches every shard (and a write applies the whole call
 // atomically). The

@@ -37,7 +37,8 @@ func (lb *Leaderboard) Top(ctx context.Context, n int, q ...Query) (_ []Entry, e
 // the parts are read atomically, so they always agree with each other (on a
 // sharded board each shard is read atomically, on a Cluster under Ordinal
 // ranks by three commands of one pipeline; under Competition ranks on a
-// Cluster two round trips, as Ranks reads; see WithShards).
+// Cluster two round trips, as Ranks reads, one for a member without a
+// score there; see WithShards).
 func (lb *Leaderboard) Rank(ctx context.Context, member string, q ...Query) (_ Standing, err error) {
 	defer endedWith(ctx, &err)
 	if err := checkMember(member); err != nil {
@@ -82,7 +83,8 @@ func (lb *Leaderboard) Ranks(ctx context.Context, members []string, q ...Query) 
 // holding member, centred on it where possible and shifted at either end of
 // the board (0 <= radius <= MaxRadius). ErrNotRanked when the member has no
 // score there. One round trip: the rank and the slice are read by one script;
-// two on a sharded board on a Cluster (WithShards), and two, each atomic,
+// two on a sharded board on a Cluster (WithShards; one for a member without
+// a score there, which the first finds), and two, each atomic,
 // on an unsharded board under Ordinal ranks with WithTwoStepAround
 // (without IncludeData).
 func (lb *Leaderboard) Around(ctx context.Context, member string, radius int, q ...Query) (_ []Entry, err error) {

@@ -286,7 +286,9 @@ func (lb *Leaderboard) scorePlace(res []rueidis.RedisResult) (int64, []Entry, []
 // removal goes: a replica may not hold a member submitted moments before
 // (in a MULTI, which Redis refuses over its maxmemory: then by script, as
 // EVALSHA, one round trip more a chunk, so that the removal still runs).
-// Beside an error the count is of the removals Redis confirmed before it:
+// A range that holds no member costs one round trip on any board (the
+// read that finds it empty). Beside an error the count is of the removals
+// Redis confirmed before it:
 // a chunk whose reply was lost (a timeout) may have been removed all the
 // same, so count again (CountBetween) rather than trust it.
 func (lb *Leaderboard) RemoveBetween(ctx context.Context, lo, hi float64, q ...Query) (_ int64, err error) {

@@ -999,10 +999,16 @@ func (p *shardPair) submitBatch() {
 }
 
 // TestShardedRoundTrips counts the calls each operation of a sharded board
-// makes: Rank, Top, Count and Among one; Page at most two; Around, Submit,
-// SubmitMany and Remove one on a single node and two on a Cluster, also
-// when a submission moves a member to another shard, and while every write
-// also keeps a shadow layout (WithShadowShards).
+// makes against the figures of the docs (WithShards, the methods', the
+// README's), exactly, on every backend: Top, Count and Among one; Rank one,
+// two under Competition ranks on a Cluster; Page one inside the best shard
+// (under Competition ranks the first page only), else two; Around, Submit,
+// Set, SubmitMany and Remove one on a single node and two on a Cluster
+// (Rank and Around of a member without a score, a SubmitMany that changes
+// nothing, one; a SubmitMany run dry first three), also when a submission
+// moves a member to another shard, and while every write also keeps a
+// shadow layout (WithShadowShards); RemoveBetween a chunk's read, then
+// Remove's steps, one for a range with no member.
 func TestShardedRoundTrips(t *testing.T) {
 	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
 		for _, c := range []shardCombo{
@@ -1083,108 +1089,136 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 	next := 0
 	fresh := 0
 	climber := start // its score after the last Submit or Set of it
-	// On one node a Submit is one script; only a Cluster needs the second
-	// round trip to reach the shards' slots.
-	submitMax := int64(1)
-	if b.Name == "cluster" {
-		submitMax = 2
+	// by picks the doc's figure on one node (standalone, miniredis) or on
+	// a Cluster.
+	by := func(oneNode, onCluster int64) int64 {
+		if b.Name == "cluster" {
+			return onCluster
+		}
+		return oneNode
 	}
-	// On one node Around is one script; a Cluster reads the slice in a
-	// second round trip.
-	aroundMax := submitMax
+	competing := c.rank == lb.Competition
+	// A write, and Around: one script on one node; on a Cluster the
+	// member's partition, then the shards.
+	write := by(1, 2)
+	// Under Competition ranks a Cluster reads Rank as Ranks: the member's
+	// partition beside the counts, then its shard.
+	rank := int64(1)
+	if competing {
+		rank = write
+	}
+	// Page(2, 4) lies inside the best shard, where every warm-up path
+	// ends: one round trip, but under Competition ranks past the first
+	// page two.
+	page := int64(1)
+	if competing {
+		page = 2
+	}
 	// On a Cluster an Accumulate board with a tie-break (whose totals a
 	// partition can refuse against MaxScore) runs a SubmitMany spanning
 	// several partition groups dry first: one refused total writes nothing.
-	// Without data a Cluster sends Between as two pipelines at once (a
-	// MULTI on one shard, the other shards' commands beside it): two
-	// calls, one round trip. AroundScore, under either ranking and on any
-	// board: a second round trip when its slice crosses the score's
-	// shard's edge (here, radius 4 on a small board). Under Competition
-	// ranks a Cluster reads Rank as Ranks: the member's partition and the
-	// counts, then its shard.
-	apart, aroundScoreMax, rankMax := int64(1), int64(2), int64(1)
-	if b.Name == "cluster" {
-		apart = 2
-		if c.rank == lb.Competition {
-			rankMax = 2
-		}
-	}
-	manyMax := submitMax
+	many := write
 	if b.Name == "cluster" && c.policy == lb.Accumulate && c.tie != 0 {
-		manyMax = 3
+		many = 3
+	}
+	// changed is a SubmitMany that changes each of its members.
+	changes := 0
+	changed := func() map[string]float64 {
+		changes++
+		v := float64(10 + changes)
+		switch {
+		case c.policy == lb.Accumulate:
+			v = 1
+		case c.policy == lb.KeepBest && c.order == lb.LowestFirst:
+			v = -v
+		}
+		return map[string]float64{"a": v, "b": v, "new": v}
+	}
+	// unchanged changes nothing once its warm-up ran: below a KeepBest
+	// best, a Replace of the stored score, an Accumulate of 0.
+	unchanged := map[string]float64{"a": 1, "b": -3, "new": 4}
+	if c.policy == lb.Accumulate {
+		unchanged = map[string]float64{"a": 0, "b": 0, "new": 0}
+	}
+	notRanked := func(err error) error {
+		if errors.Is(err, lb.ErrNotRanked) {
+			return nil
+		}
+		return fmt.Errorf("%v, want ErrNotRanked", err)
 	}
 	ops := []struct {
 		name string
-		max  int64
+		want int64
 		fn   func() error
+		prep func() // before each run, not counted
 	}{
-		{"Top", 1, func() error { _, err := board.Top(ctx, 10); return err }},
-		{"Top daily", 1, func() error { _, err := board.Top(ctx, 1000, daily); return err }},
-		{"Rank", rankMax, func() error { _, err := board.Rank(ctx, modelPool[3]); return err }},
-		{"Rank daily", rankMax, func() error { _, err := board.Rank(ctx, modelPool[4], daily); return err }},
-		{"Rank unranked", rankMax, func() error {
-			_, err := board.Rank(ctx, "nobody")
-			if errors.Is(err, lb.ErrNotRanked) {
-				return nil
-			}
-			return fmt.Errorf("Rank(nobody) = %v, want ErrNotRanked", err)
-		}},
-		{"Count", 1, func() error { _, err := board.Count(ctx); return err }},
-		{"Count daily", 1, func() error { _, err := board.Count(ctx, daily); return err }},
-		{"Among", 1, func() error {
+		{name: "Top", want: 1, fn: func() error { _, err := board.Top(ctx, 10); return err }},
+		// The best shard holds fewer than 1000: every shard, the warm-up
+		// having found that out.
+		{name: "Top daily", want: 1, fn: func() error { _, err := board.Top(ctx, 1000, daily); return err }},
+		{name: "Rank", want: rank, fn: func() error { _, err := board.Rank(ctx, modelPool[3]); return err }},
+		{name: "Rank daily", want: rank, fn: func() error { _, err := board.Rank(ctx, modelPool[4], daily); return err }},
+		// The partition holds no value: nothing to read in a shard.
+		{name: "Rank unranked", want: 1, fn: func() error { _, err := board.Rank(ctx, "nobody"); return notRanked(err) }},
+		{name: "Count", want: 1, fn: func() error { _, err := board.Count(ctx); return err }},
+		{name: "Count daily", want: 1, fn: func() error { _, err := board.Count(ctx, daily); return err }},
+		{name: "Among", want: 1, fn: func() error {
 			_, err := board.Among(ctx, []string{modelPool[0], modelPool[5], "nobody", "climber"})
 			return err
 		}},
 		// The shards' counts beside the partitions, then each member's place.
-		{"Ranks", 2, func() error {
+		{name: "Ranks", want: 2, fn: func() error {
 			_, err := board.Ranks(ctx, []string{modelPool[0], modelPool[5], "nobody", "climber", modelPool[0]})
 			return err
 		}},
-		{"Periods", 1, func() error { _, err := board.Periods(ctx, daily); return err }},
-		{"Submit", submitMax, func() error { _, err := board.Submit(ctx, modelPool[1], path[2]); return err }},
-		{"Submit crossing shards", submitMax, func() error {
+		{name: "Periods", want: 1, fn: func() error { _, err := board.Periods(ctx, daily); return err }},
+		{name: "Submit", want: write, fn: func() error { _, err := board.Submit(ctx, modelPool[1], path[2]); return err }},
+		{name: "Submit crossing shards", want: write, fn: func() error {
 			res, err := board.Submit(ctx, "climber", crossing[next])
 			next++
 			climber = res.Score
 			return err
 		}},
-		{"Submit new member", submitMax, func() error {
+		{name: "Submit new member", want: write, fn: func() error {
 			fresh++
 			_, err := board.Submit(ctx, fmt.Sprintf("fresh%d", fresh), path[fresh%len(path)])
 			return err
 		}},
-		{"Around", aroundMax, func() error { _, err := board.Around(ctx, modelPool[2], 3); return err }},
-		{"Around daily", aroundMax, func() error { _, err := board.Around(ctx, modelPool[6], 5, daily); return err }},
-		{"Around unranked", aroundMax, func() error {
+		{name: "Around", want: write, fn: func() error { _, err := board.Around(ctx, modelPool[2], 3); return err }},
+		{name: "Around daily", want: write, fn: func() error { _, err := board.Around(ctx, modelPool[6], 5, daily); return err }},
+		// The first step finds no member: no slice to read.
+		{name: "Around unranked", want: 1, fn: func() error {
 			_, err := board.Around(ctx, "nobody", 3)
-			if errors.Is(err, lb.ErrNotRanked) {
-				return nil
-			}
-			return fmt.Errorf("Around(nobody) = %v, want ErrNotRanked", err)
+			return notRanked(err)
 		}},
-		{"Page", 2, func() error { _, err := board.Page(ctx, 2, 4); return err }},
-		{"Page daily", 2, func() error { _, err := board.Page(ctx, 1, 1000, daily); return err }},
-		{"Range", 2, func() error { _, err := board.Range(ctx, 4, 20); return err }},
-		{"Cutoff", 2, func() error { _, err := board.Cutoff(ctx, 30); return err }},
+		{name: "Page", want: page, fn: func() error { _, err := board.Page(ctx, 2, 4); return err }},
+		{name: "Page daily", want: 2, fn: func() error { _, err := board.Page(ctx, 1, 1000, daily); return err }},
+		{name: "Range", want: 2, fn: func() error { _, err := board.Range(ctx, 4, 20); return err }},
+		{name: "Cutoff", want: write, fn: func() error { _, err := board.Cutoff(ctx, 30); return err }},
 		// With IncludeData the entries' data come from their partitions in
 		// a second round trip: on a Cluster the entries are read beside the
 		// counts where the counts the warm-up saw place them.
-		{"Page with data", 2, func() error { _, err := board.Page(ctx, 3, 4, lb.IncludeData()); return err }},
-		{"Range with data", 2, func() error { _, err := board.Range(ctx, 9, 20, lb.IncludeData()); return err }},
-		{"Cutoff with data", 2, func() error { _, err := board.Cutoff(ctx, 70, lb.IncludeData()); return err }},
-		{"Between", apart, func() error { _, err := board.Between(ctx, -1.5, 3, 10); return err }},
-		{"Between with data", 2, func() error { _, err := board.Between(ctx, -1.5, 3, 10, lb.IncludeData()); return err }},
-		{"CountBetween", 1, func() error { _, err := board.CountBetween(ctx, -1.5, 3); return err }},
-		{"AroundScore", aroundScoreMax, func() error { _, _, err := board.AroundScore(ctx, 0.7, 4); return err }},
-		{"AroundScore inside its shard", 1, func() error { _, _, err := board.AroundScore(ctx, 0.7, 0); return err }},
-		{"AroundScore with data", 2, func() error { _, _, err := board.AroundScore(ctx, 0.7, 4, lb.IncludeData()); return err }},
+		{name: "Page with data", want: 2, fn: func() error { _, err := board.Page(ctx, 3, 4, lb.IncludeData()); return err }},
+		{name: "Range with data", want: 2, fn: func() error { _, err := board.Range(ctx, 9, 20, lb.IncludeData()); return err }},
+		{name: "Cutoff with data", want: 2, fn: func() error { _, err := board.Cutoff(ctx, 70, lb.IncludeData()); return err }},
+		// Without data a Cluster sends Between as two pipelines at once (a
+		// MULTI on one shard, the other shards' commands beside it): two
+		// calls, one round trip.
+		{name: "Between", want: write, fn: func() error { _, err := board.Between(ctx, -1.5, 3, 10); return err }},
+		{name: "Between with data", want: 2, fn: func() error { _, err := board.Between(ctx, -1.5, 3, 10, lb.IncludeData()); return err }},
+		{name: "CountBetween", want: 1, fn: func() error { _, err := board.CountBetween(ctx, -1.5, 3); return err }},
+		// A second round trip: the slice (radius 4 on a small board)
+		// crosses the score's shard's edge.
+		{name: "AroundScore", want: 2, fn: func() error { _, _, err := board.AroundScore(ctx, 0.7, 4); return err }},
+		{name: "AroundScore inside its shard", want: 1, fn: func() error { _, _, err := board.AroundScore(ctx, 0.7, 0); return err }},
+		{name: "AroundScore with data", want: 2, fn: func() error { _, _, err := board.AroundScore(ctx, 0.7, 4, lb.IncludeData()); return err }},
 		// A board of under MaxN members: the first chunk plans by the
 		// counts the warm-up's walk saw, and reads every shard at once.
-		{"All", 1, func() error { return walkErr(board.All(ctx)) }},
-		{"Set", submitMax, func() error { return board.Set(ctx, modelPool[7], 2) }},
+		{name: "All", want: 1, fn: func() error { return walkErr(board.All(ctx)) }},
+		{name: "Set", want: write, fn: func() error { return board.Set(ctx, modelPool[7], 2) }},
 		// Set moves "climber" to the other end of the board, across shards,
 		// on every call.
-		{"Set crossing shards", submitMax, func() error {
+		{name: "Set crossing shards", want: write, fn: func() error {
 			to := 4.0
 			if climber >= 0 {
 				to = -5
@@ -1192,23 +1226,36 @@ func runShardRoundTrips(t *testing.T, b *testredis.Backend, c shardCombo) {
 			climber = to
 			return board.Set(ctx, "climber", to)
 		}},
-		// Not in the spec; the package documentation says one on a single
-		// node (one script), two on a Cluster.
-		{"SubmitMany", manyMax, func() error { return board.SubmitMany(ctx, map[string]float64{"a": 1, "b": -3, "new": 4}) }},
-		{"Remove", submitMax, func() error { return board.Remove(ctx, "new", "nobody") }},
-		// The chunk's members, then Remove's steps.
-		{"RemoveBetween", submitMax + 1, func() error { _, err := board.RemoveBetween(ctx, 100, 200); return err }},
+		{name: "SubmitMany", want: many, fn: func() error { return board.SubmitMany(ctx, changed()) }},
+		// Its first step finds no shard to write.
+		{name: "SubmitMany changing nothing", want: many - by(0, 1), fn: func() error { return board.SubmitMany(ctx, unchanged) }},
+		// A Remove sweeps every shard in its second step, with or without
+		// a member to remove.
+		{name: "Remove", want: write, fn: func() error { return board.Remove(ctx, "new", "nobody") }},
+		// One chunk: its members, then Remove's steps.
+		{name: "RemoveBetween", want: 1 + write, fn: func() error {
+			n, err := board.RemoveBetween(ctx, 20, 30)
+			if err == nil && n != 2 {
+				err = fmt.Errorf("RemoveBetween removed %d, want 2", n)
+			}
+			return err
+		}, prep: func() { require.NoError(t, board.SubmitMany(ctx, map[string]float64{"rb1": 25, "rb2": 26})) }},
+		{name: "RemoveBetween of none", want: 1, fn: func() error { _, err := board.RemoveBetween(ctx, 70, 80); return err }},
 		// Last: they empty the board.
-		{"Reset", 1, func() error { return board.Reset(ctx, daily) }},
-		{"Delete", 1, func() error { return board.Delete(ctx) }},
+		{name: "Reset", want: 1, fn: func() error { return board.Reset(ctx, daily) }},
+		{name: "Delete", want: 1, fn: func() error { return board.Delete(ctx) }},
 	}
 	for _, op := range ops {
-		require.NoError(t, op.fn(), "%s warm-up", op.name)
-		before := b.Client.Calls()
-		require.NoError(t, op.fn(), op.name)
-		n := b.Client.Calls() - before
-		require.GreaterOrEqual(t, n, int64(1), "%s round trips", op.name)
-		require.LessOrEqual(t, n, op.max, "[%s %s] %s: %d round trips, want at most %d", b.Name, c.name(), op.name, n, op.max)
+		for _, counted := range []bool{false, true} {
+			if op.prep != nil {
+				op.prep()
+			}
+			before := b.Client.Calls()
+			require.NoError(t, op.fn(), "%s (counted: %v)", op.name, counted)
+			if n := b.Client.Calls() - before; counted {
+				require.Equal(t, op.want, n, "[%s %s] %s round trips", b.Name, c.name(), op.name)
+			}
+		}
 	}
 	// Check reads whole shards; it has no bound.
 	_, err = board.Check(ctx, false)

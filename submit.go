@@ -271,7 +271,8 @@ type submission struct {
 
 // SubmitMany applies the board's policy to many members' scores in every
 // configured window's current period, atomically, in one round trip (two
-// on a sharded board on a Cluster, atomic per step: see WithShards; there
+// on a sharded board on a Cluster, atomic per step, one there when it
+// changes nothing, with no shard to write: see WithShards; there
 // a call whose shard writes, about members x windows, pass 100,000 sends
 // them in round trips of at most 100,000, as Remove sends its sweeps); an
 // empty map writes nothing and makes no call. It is the bulk load: it
