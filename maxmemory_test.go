@@ -153,73 +153,96 @@ func usedMemory(t *testing.T, info string) int64 {
 // TestReadsAtMaxmemory: on a Redis over its maxmemory under noeviction
 // every read still answers, as it did before the limit. Redis refuses every
 // command queued in a MULTI then, reads too: Rank, Ranks, a Page past the
-// first, Between, AroundScore and Among with data failed with OOM.
+// first, Between, AroundScore and Among with data failed with OOM. Each
+// read costs what it did before the limit, and a read that sent a MULTI one
+// round trip more (read again by script), as the package doc says.
 func TestReadsAtMaxmemory(t *testing.T) {
 	s := faultStartServer(t)
-	c := s.client()
+	cc := &testredis.CountingClient{Client: s.client()}
 	ctx := context.Background()
 	kinds := maxmemoryKinds(t)
 	boards := map[string]*lb.Leaderboard{}
-	before := map[string][]string{}
+	before := map[string][]readTrip{}
 	for kind, opts := range kinds {
-		board, err := lb.New(c, "mr-"+strings.ReplaceAll(kind, " ", "-"), append(opts, lb.WithWindows(lb.AllTime(), lb.Daily()))...)
+		board, err := lb.New(cc, "mr-"+strings.ReplaceAll(kind, " ", "-"), append(opts, lb.WithWindows(lb.AllTime(), lb.Daily()))...)
 		require.NoError(t, err)
 		for i := range 30 {
 			_, err := board.Submit(ctx, fmt.Sprint("m", i), float64(i%12*3), lb.WithData(fmt.Sprint("d", i)))
 			require.NoError(t, err)
 		}
 		boards[kind] = board
-		before[kind] = readAll(t, board)
+		readAll(t, board, cc) // the scripts loaded: no NOSCRIPT counted
+		before[kind] = readAll(t, board, cc)
 	}
-	overMaxmemory(t, s, c)
+	overMaxmemory(t, s, cc)
 	_, err := boards["plain"].Submit(ctx, "new", 1)
 	require.ErrorContains(t, err, "OOM", "over the limit")
+	multis := int64(0)
 	for kind, board := range boards {
-		require.Equal(t, before[kind], readAll(t, board), kind)
+		readAll(t, board, cc) // the scripts the reads fall back on loaded
+		over := readAll(t, board, cc)
+		require.Len(t, over, len(before[kind]))
+		for i, r := range over {
+			was := before[kind][i]
+			require.Equal(t, was.answer, r.answer, "%s %s", kind, r.what)
+			require.LessOrEqual(t, was.multis, int64(1), "%s %s: calls sending a MULTI", kind, r.what)
+			require.Equal(t, was.calls+was.multis, r.calls, "%s %s: round trips over maxmemory", kind, r.what)
+			multis += was.multis
+		}
 	}
+	require.NotZero(t, multis, "reads that send a MULTI")
 }
 
-// readAll runs every read of board and returns what each answered.
-func readAll(t *testing.T, board *lb.Leaderboard) []string {
+// readTrip is what a read answered and the calls it took, those that sent
+// a MULTI among them.
+type readTrip struct {
+	what, answer  string
+	calls, multis int64
+}
+
+// readAll runs every read of board on cc and returns what each answered.
+func readAll(t *testing.T, board *lb.Leaderboard, cc *testredis.CountingClient) []readTrip {
 	t.Helper()
 	ctx := context.Background()
-	var out []string
-	got := func(what string, v any, err error) {
-		t.Helper()
-		require.NoError(t, err, what)
-		out = append(out, fmt.Sprintf("%s: %+v", what, v))
-	}
-	for _, q := range [][]lb.Query{nil, {lb.IncludeData()}, {lb.In(lb.Daily())}} {
-		v1, err := board.Top(ctx, 5, q...)
-		got("Top", v1, err)
-		v2, err := board.Rank(ctx, "m7", q...)
-		got("Rank", v2, err)
-		v3, err := board.Ranks(ctx, []string{"m7", "m8", "nobody"}, q...)
-		got("Ranks", v3, err)
-		v4, err := board.Around(ctx, "m7", 2, q...)
-		got("Around", v4, err)
-		v5, err := board.Page(ctx, 3, 4, q...)
-		got("Page", v5, err)
-		v6, err := board.Range(ctx, 4, 9, q...)
-		got("Range", v6, err)
-		v7, err := board.Between(ctx, 6, 20, 10, q...)
-		got("Between", v7, err)
-		v8, err := board.CountBetween(ctx, 6, 20, q...)
-		got("CountBetween", v8, err)
-		r, v9, err := board.AroundScore(ctx, 13, 2, q...)
-		got("AroundScore", fmt.Sprint(r, v9), err)
-		v10, err := board.Cutoff(ctx, 30, q...)
-		got("Cutoff", v10, err)
-		v11, err := board.Among(ctx, []string{"m1", "m2", "m3"}, q...)
-		got("Among", v11, err)
-		v12, err := board.Count(ctx, q...)
-		got("Count", v12, err)
-		var all []lb.Entry
-		for e, err := range board.All(ctx, q...) {
-			require.NoError(t, err, "All")
-			all = append(all, e)
+	var out []readTrip
+	for qi, q := range [][]lb.Query{nil, {lb.IncludeData()}, {lb.In(lb.Daily())}} {
+		reads := []struct {
+			what string
+			fn   func() (any, error)
+		}{
+			{"Top", func() (any, error) { return board.Top(ctx, 5, q...) }},
+			{"Rank", func() (any, error) { return board.Rank(ctx, "m7", q...) }},
+			{"Ranks", func() (any, error) { return board.Ranks(ctx, []string{"m7", "m8", "nobody"}, q...) }},
+			{"Around", func() (any, error) { return board.Around(ctx, "m7", 2, q...) }},
+			{"Page", func() (any, error) { return board.Page(ctx, 3, 4, q...) }},
+			{"Range", func() (any, error) { return board.Range(ctx, 4, 9, q...) }},
+			{"Between", func() (any, error) { return board.Between(ctx, 6, 20, 10, q...) }},
+			{"CountBetween", func() (any, error) { return board.CountBetween(ctx, 6, 20, q...) }},
+			{"AroundScore", func() (any, error) {
+				r, es, err := board.AroundScore(ctx, 13, 2, q...)
+				return fmt.Sprint(r, es), err
+			}},
+			{"Cutoff", func() (any, error) { return board.Cutoff(ctx, 30, q...) }},
+			{"Among", func() (any, error) { return board.Among(ctx, []string{"m1", "m2", "m3"}, q...) }},
+			{"Count", func() (any, error) { return board.Count(ctx, q...) }},
+			{"All", func() (any, error) {
+				var all []lb.Entry
+				for e, err := range board.All(ctx, q...) {
+					if err != nil {
+						return nil, err
+					}
+					all = append(all, e)
+				}
+				return all, nil
+			}},
 		}
-		out = append(out, fmt.Sprintf("All: %+v", all))
+		for _, r := range reads {
+			calls, multis := cc.Calls(), cc.Multis()
+			v, err := r.fn()
+			what := r.what + []string{"", " with data", " daily"}[qi]
+			require.NoError(t, err, what)
+			out = append(out, readTrip{what: what, answer: fmt.Sprintf("%+v", v), calls: cc.Calls() - calls, multis: cc.Multis() - multis})
+		}
 	}
 	return out
 }

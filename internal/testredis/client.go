@@ -14,7 +14,7 @@ import (
 // Do and DoMulti also count the commands they send.
 type CountingClient struct {
 	rueidis.Client
-	calls, hits, cmds atomic.Int64
+	calls, hits, cmds, multis atomic.Int64
 }
 
 // Calls returns how many calls reached Redis so far.
@@ -23,6 +23,10 @@ func (c *CountingClient) Calls() int64 { return c.calls.Load() }
 // Commands returns how many commands Do and DoMulti sent so far, each
 // command of a pipeline apart.
 func (c *CountingClient) Commands() int64 { return c.cmds.Load() }
+
+// Multis returns how many calls of Do and DoMulti sent a MULTI so far:
+// the calls Redis refuses whole while over its maxmemory.
+func (c *CountingClient) Multis() int64 { return c.multis.Load() }
 
 // Do counts one round trip.
 func (c *CountingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
@@ -35,6 +39,12 @@ func (c *CountingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.
 func (c *CountingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
 	c.calls.Add(1)
 	c.cmds.Add(int64(len(multi)))
+	for i := range multi {
+		if cmd := multi[i].Commands(); len(cmd) > 0 && cmd[0] == "MULTI" {
+			c.multis.Add(1)
+			break
+		}
+	}
 	return c.Client.DoMulti(ctx, multi...)
 }
 
