@@ -209,3 +209,58 @@ func runOptionRoundTrips(t *testing.T, b *testredis.Backend, sharded bool, rank 
 		require.Equal(t, o.want, b.Client.Calls()-before, "[%s] %s round trips", b.Name, o.name)
 	}
 }
+
+// TestFirstRunLoadsScripts counts, on a Redis that has loaded no script (a
+// new miniredis, a new redis-server), the one round trip more the package
+// doc gives a call the first time it runs a script there (EVALSHA, then
+// EVAL on NOSCRIPT), and that it is once per script and node: the same
+// call again, or on another board of the same node, costs its usual count.
+// Plain and sharded boards; not on the Cluster, whose shared nodes have
+// the scripts loaded and are not the test's to flush.
+func TestFirstRunLoadsScripts(t *testing.T) {
+	fresh := map[string]func(t *testing.T) *testredis.CountingClient{
+		"miniredis": func(t *testing.T) *testredis.CountingClient { return testredis.Mini(t).Client },
+		"redis": func(t *testing.T) *testredis.CountingClient {
+			return &testredis.CountingClient{Client: faultStartServer(t).client()}
+		},
+	}
+	for name, client := range fresh {
+		t.Run(name, func(t *testing.T) {
+			c := client(t)
+			ctx := context.Background()
+			for _, kind := range []struct {
+				name string
+				opts []lb.Option
+			}{
+				{"plain", []lb.Option{lb.WithRanking(lb.Competition)}},
+				{"sharded", []lb.Option{lb.WithShards(0, 50), lb.WithRanking(lb.Competition)}},
+			} {
+				for _, board := range []string{"first", "second"} {
+					b, err := lb.New(c, kind.name+"-"+board, kind.opts...)
+					require.NoError(t, err)
+					ops := []struct {
+						name string
+						fn   func() error
+					}{
+						{"Submit", func() error { _, err := b.Submit(ctx, "m", 5); return err }},
+						{"Rank", func() error { _, err := b.Rank(ctx, "m"); return err }},
+						{"Cutoff", func() error { _, err := b.Cutoff(ctx, 50); return err }},
+					}
+					// Each op runs a script of its own, in one round trip
+					// once loaded: the first board's first call loads it.
+					load := int64(0)
+					if board == "first" {
+						load = 1
+					}
+					for _, o := range ops {
+						for i, want := range []int64{1 + load, 1} {
+							before := c.Calls()
+							require.NoError(t, o.fn(), o.name)
+							require.Equal(t, want, c.Calls()-before, "%s board %s: %s call %d", kind.name, board, o.name, i+1)
+						}
+					}
+				}
+			}
+		})
+	}
+}
