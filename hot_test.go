@@ -729,3 +729,58 @@ func TestHotTopOnAReplicaOnlyClient(t *testing.T) {
 		require.Equal(t, want[:2], p.Entries)
 	})
 }
+
+// TestHotTopRoundTrips counts, on a client without the cache (every cached
+// read reaches Redis: one round trip), what WithHotTop's doc gives: the
+// writes that delete the mirror (SubmitMany, Reset) in their own round
+// trip, on a sharded Cluster board in one more after the write; the read
+// after them, which builds the mirror again after its cached read finds
+// none (two round trips, four on a sharded Cluster board: the turn, the
+// shards' first k, the put); a Page within the top, the mirror and the
+// count; a Submit into the top that this process did not expect (its
+// snapshot showed a full top above it; another process emptied the period)
+// one round trip more for the rewrite, and then, expected, none more (a
+// sharded Cluster board's three more either way); on every kind of board
+// and backend.
+func TestHotTopRoundTrips(t *testing.T) { eachHotKind(t, runHotTopRoundTrips) }
+
+func runHotTopRoundTrips(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+	ctx := context.Background()
+	board, name := newHotBoard(t, b, kind, 10, lb.WithPolicy(lb.Replace))
+	other, err := lb.New(b.Client, name, slices.Concat([]lb.Option{lb.WithHotTop(10), lb.WithPolicy(lb.Replace)}, kind)...)
+	require.NoError(t, err)
+	loadHotBoard(t, board)
+	apart := len(kind) > 0 && b.Name == "cluster" // mirror and shards in other slots
+	// by picks the doc's figure, or a sharded Cluster board's.
+	by := func(n, onCluster int64) int64 {
+		if apart {
+			return onCluster
+		}
+		return n
+	}
+	top := func() error { _, err := board.Top(ctx, 10); return err }
+	for _, o := range []struct {
+		name string
+		want int64
+		fn   func() error
+	}{
+		{"Top", 1, top},
+		{"Page within the top", 2, func() error { _, err := board.Page(ctx, 1, 5); return err }},
+		{"SubmitMany into the top", by(1, 3), func() error { return board.SubmitMany(ctx, map[string]float64{"many": 900}) }},
+		{"Top after SubmitMany", by(2, 4), top},
+		{"Top again", 1, top},
+		{"Reset", by(1, 2), func() error { return board.Reset(ctx) }},
+		{"Top after Reset", by(2, 4), top},
+		{"load", -1, func() error { loadHotBoard(t, board); return nil }},
+		{"Top of a full top", 1, top},
+		{"Reset by another process", by(1, 2), func() error { return other.Reset(ctx) }},
+		{"Submit into the top, not expected", hotTrips(b, len(kind) > 0, true) + by(1, 0), func() error { _, err := board.Submit(ctx, "m50", 50.5); return err }},
+		{"Submit into the top, expected", hotTrips(b, len(kind) > 0, true), func() error { _, err := board.Submit(ctx, "m51", 51.5); return err }},
+	} {
+		before := b.Client.Calls()
+		require.NoError(t, o.fn(), o.name)
+		if o.want >= 0 {
+			require.Equal(t, o.want, b.Client.Calls()-before, "[%s] %s round trips", b.Name, o.name)
+		}
+	}
+}

@@ -148,7 +148,7 @@ func defaultConfig() config {
 // in one more; on a sharded Cluster board each in one more after the write,
 // with a turn), and the next read builds them again: after its cached read
 // finds none, one script (two round trips in all), or on a sharded Cluster
-// board the three round trips above; so does the first read after a mirror
+// board the three round trips above (four in all); so does the first read after a mirror
 // expired (10 seconds after its last rewrite). A cached answer can trail
 // a write that another process, or this one, made a moment before: Redis
 // invalidates it after the write's reply, within milliseconds (BENCHMARKS.md).
