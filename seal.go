@@ -41,11 +41,15 @@ type SealedPeriod struct {
 // yet hold the last submissions of the period; with WithHotTop it reads the
 // period itself, not the top mirror, which can trail a write by up to its
 // 10 seconds (see WithHotTop). It reads a period page by page
-// (MaxN a page) and seals it only whole: when a write lands in the closed
-// period meanwhile (a replay WithTime, a Remove) and shifts the pages (a member
-// read twice, one missed, a count that moved), it reads the period again, and
-// after five tries returns an error naming it, sealing nothing of it: run Seal
-// again once the replays are over.
+// (MaxN a page, each after the first starting with the last entry of the
+// one before) and seals it only whole: when a write lands in the closed
+// period meanwhile (a replay WithTime, a Remove) and shifts the pages (a
+// member read twice, one missed, the entry a page starts with moved, a
+// count that moved), it reads the period again, and after five tries
+// returns an error naming it, sealing nothing of it: run Seal again once
+// the replays are over. Whole means every member once, each with a score
+// and rank it held while the period was read, the entries of the pages
+// read after a write landed reflecting it.
 func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, SealedPeriod) error) (_ []SealedPeriod, err error) {
 	defer endedWith(ctx, &err)
 	if lb.store == nil {
@@ -134,12 +138,16 @@ func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry,
 // while it read them before it gives up on it.
 const sealTries = 5
 
-// sealEntries reads a closed period's standings page by page: whole when
-// no member came twice and they number the period's count after the last
-// page. A write into the closed period while the pages are read (a replay
-// WithTime, a Remove) shifts the pages (a member twice, one left out):
-// then it reads them again, and after sealTries it returns an error
-// rather than seal torn standings for good.
+// sealEntries reads a closed period's standings page by page, each page
+// after the first starting with the last entry of the page before: whole
+// when that entry is where it was (the same member, score and rank, so
+// that no member left or entered the pages read before it), no member came
+// twice, and they number the period's count after the last page. A write
+// into the closed period while the pages are read (a replay WithTime, a
+// Remove) shifts the pages (a member twice, one left out: a Remove on a
+// page read leaves out the member first past it, with the count and every
+// member once agreeing): then it reads them again, and after sealTries it
+// returns an error rather than seal torn standings for good.
 func (lb *Leaderboard) sealEntries(ctx context.Context, tg target) ([]Entry, error) {
 	// An instant the period holds: its Start, or for a window's first
 	// period, which has none, the last before its End (Seal reads ended
@@ -149,21 +157,43 @@ func (lb *Leaderboard) sealEntries(ctx context.Context, tg target) ([]Entry, err
 		at = tg.period.End.Add(-time.Nanosecond)
 	}
 	for range sealTries {
-		var es []Entry
-		var total int64
-		for n := 1; ; n++ {
-			p, err := lb.Page(ctx, n, MaxN, In(tg.window), At(at))
-			if err != nil {
-				return nil, err
-			}
-			es, total = append(es, p.Entries...), p.Total
-			if len(p.Entries) < MaxN {
-				break
-			}
-		}
-		if int64(len(es)) == total && len(onceEach(slices.Clone(es))) == len(es) {
-			return es, nil
+		es, whole, err := lb.sealRead(ctx, []Query{In(tg.window), At(at)})
+		if err != nil || whole {
+			return es, err
 		}
 	}
 	return nil, fmt.Errorf("leaderboard: seal: %s/%s changed while it was read, %d times: not sealed (run Seal again)", tg.window.Name(), tg.period.ID, sealTries)
+}
+
+// sealRead reads the period q picks once, page by page (see sealEntries),
+// and reports whether what it read is whole.
+func (lb *Leaderboard) sealRead(ctx context.Context, q []Query) ([]Entry, bool, error) {
+	var es []Entry
+	for {
+		// The period each page, as Page takes it: one whose retention
+		// ends meanwhile is ErrExpired.
+		tg, err := lb.read(q)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := notStarted(ctx, "page"); err != nil {
+			return nil, false, err
+		}
+		start := int64(max(len(es)-1, 0))
+		p, err := lb.be.page(ctx, tg, start, MaxN, true)
+		if err != nil {
+			return nil, false, wrap("page", err)
+		}
+		got := p.Entries
+		if len(es) > 0 {
+			if len(got) == 0 || got[0] != es[len(es)-1] {
+				return nil, false, nil // the pages read before shifted
+			}
+			got = got[1:]
+		}
+		es = append(es, got...)
+		if len(p.Entries) < MaxN {
+			return es, int64(len(es)) == p.Total && len(onceEach(slices.Clone(es))) == len(es), nil
+		}
+	}
 }

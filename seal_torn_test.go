@@ -1,0 +1,118 @@
+package leaderboard_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	lb "github.com/skiprank/leaderboard"
+	"github.com/skiprank/leaderboard/internal/testredis"
+)
+
+// replyHookClient runs hook once, after the first call whose replies
+// name the member trigger: a write landing right after a read that
+// returned that member, before the caller's next round trip.
+type replyHookClient struct {
+	rueidis.Client
+	mu      sync.Mutex
+	trigger string
+	hook    func()
+}
+
+func (c *replyHookClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	r := c.Client.Do(ctx, cmd)
+	c.after([]rueidis.RedisResult{r})
+	return r
+}
+
+func (c *replyHookClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	res := c.Client.DoMulti(ctx, cmds...)
+	c.after(res)
+	return res
+}
+
+func (c *replyHookClient) after(res []rueidis.RedisResult) {
+	c.mu.Lock()
+	hook := c.hook
+	if hook != nil {
+		named := false
+		for i := range res {
+			named = named || strings.Contains(res[i].String(), `"`+c.trigger+`"`)
+		}
+		if !named {
+			hook = nil
+		} else {
+			c.hook = nil
+		}
+	}
+	c.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+}
+
+// TestSealReadsAgainAfterARemoveOnARead page: Seal reads a closed period
+// page by page and must seal it whole. A Remove of a member of a page
+// already read (a cheater taken out after the period ended) shifts every
+// later page up by one: the member that was first past the page was left
+// out, and the removed member kept, with the count and no member twice
+// agreeing, so Seal sealed those torn standings for good (the cheater
+// rewarded, an honest player missing). Each page now starts with the last
+// entry of the page before, which must be where it was: else the period
+// is read again. On plain and sharded boards.
+func TestSealReadsAgainAfterARemoveOnAReadPage(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, shards := range [][]float64{nil, {500}} {
+			t.Run(fmt.Sprintf("shards=%v", shards), func(t *testing.T) {
+				sealTornByRemove(t, b, shards)
+			})
+		}
+	})
+}
+
+func sealTornByRemove(t *testing.T, b *testredis.Backend, shards []float64) {
+	ctx := context.Background()
+	day := lb.Daily().Period(future.Add(-24 * time.Hour))
+	clock := &testClock{now: day.End.Add(-time.Hour)}
+	name := shardName(t, b)
+	opts := []lb.Option{lb.WithStore(newMemStore()), lb.WithWindows(lb.Daily()), lb.WithClock(clock.Now),
+		lb.WithShards(shards...)}
+	hooked := &replyHookClient{Client: b.Client, trigger: "m0001"} // the last of the first page
+	board, err := lb.New(hooked, name, opts...)
+	require.NoError(t, err)
+	admin, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+	scores := map[string]float64{"cheat": 5000}
+	var want []lb.Entry
+	for i := lb.MaxN - 1; i >= 0; i-- {
+		m := fmt.Sprintf("m%04d", i)
+		scores[m] = float64(i)
+		want = append(want, lb.Entry{Member: m, Score: float64(i), Rank: int64(len(want) + 1)})
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores)) // MaxN+1 members: two pages
+	clock.Set(day.End.Add(time.Second))
+
+	hooked.mu.Lock()
+	hooked.hook = func() { require.NoError(t, admin.Remove(ctx, "cheat")) }
+	hooked.mu.Unlock()
+	sealed, err := board.Seal(ctx, nil)
+	require.NoError(t, err)
+	hooked.mu.Lock()
+	require.Nil(t, hooked.hook, "the Remove ran after the first page")
+	hooked.mu.Unlock()
+	require.Len(t, sealed, 1)
+	got := sealed[0].Entries
+	if !slices.Equal(want, got) {
+		t.Fatalf("sealed %d entries, first %+v, last %+v; want the %d after the Remove, first %+v, last %+v",
+			len(got), got[0], got[len(got)-1], len(want), want[0], want[len(want)-1])
+	}
+}
