@@ -123,13 +123,19 @@ func (lb *Leaderboard) Present(ctx context.Context) (_ bool, err error) {
 // how far it is. On a sharded board it
 // rebuilds every shard and partition, and the shadow's shards while it has
 // one (WithShadowShards) (each key's swap is atomic; the keys
-// of one period are swapped 32 at a time, not all at once). It then gives Redis
-// back its memory of the WithID ids the store received within the dedupe
-// window, when the store is an IDKeeper (so that their retries are
-// duplicates, see WithID), and only those: an id the store does not hold
-// (a board whose Delete failed in Redis after the store) is forgotten, so
-// that its next submission counts in Redis as in the store; then it
-// writes the markers that Present looks for (the shadow's too).
+// of one period are swapped 32 at a time, not all at once). Before the
+// periods it gives Redis back its memory of the WithID ids the store
+// received within the dedupe window, when the store is an IDKeeper (so
+// that their retries are duplicates, see WithID, also a retry reaching
+// Redis after its period was swapped in, whose score the rebuilt period
+// holds; one reaching it before is replaced by the store's standings), and
+// only those: an id the store does not hold (a board whose Delete failed
+// in Redis after the store) is forgotten, so that its next submission
+// counts in Redis as in the store; after the periods it writes the
+// markers that Present looks for (the shadow's too). A rebuild cut short
+// after the ids may leave a retry a duplicate whose score Redis lacks
+// (a submission that returned ErrPending, a board wiped) until a Rebuild
+// runs to its end.
 // A period with members that the board's clock finds live but whose expiry
 // Redis's own clock has passed (a board clock behind the server's, see
 // WithClock) is gone as soon as it is swapped in, and the report does not
@@ -162,6 +168,13 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ Re
 	if err != nil {
 		return RebuildReport{}, err
 	}
+	// The ids go back first: a retry reaching Redis after its period was
+	// swapped in must find its id there, else it is applied again on the
+	// totals just rebuilt; one reaching it before a period is rebuilt is
+	// replaced by the store's standings, which hold it once.
+	if err := lb.restoreIDs(ctx, now); err != nil {
+		return RebuildReport{}, err
+	}
 	var rep RebuildReport
 	for i, tg := range all {
 		n, gone, err := lb.rebuildPeriod(ctx, tg, &rep, func(members int64, done bool) {
@@ -178,9 +191,6 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ Re
 			rep.Members += n
 		}
 	}
-	if err := lb.restoreIDs(ctx, now); err != nil {
-		return rep, err
-	}
 	// The markers go last, so that a rebuild cut short leaves a board
 	// that lost a node reported absent.
 	return rep, wrap("rebuild", lb.mark(ctx, lb.be.markers(true, true), now))
@@ -188,8 +198,10 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ Re
 
 // restoreIDs gives Redis back its memory of the WithID ids the store
 // received within the dedupe window, when the store can list them
-// (IDKeeper): the scores just rebuilt include those submissions, so their
-// retries must find them applied. Each id goes to the id set a Submit of
+// (IDKeeper): the scores Rebuild puts back include those submissions, so
+// their retries must find them applied; it runs before the periods are
+// rebuilt (see Rebuild), so that no retry finds a period rebuilt and its
+// id not yet back. Each id goes to the id set a Submit of
 // its member records it in (a sharded board keeps one a partition), and is
 // forgotten when it would have been; ids the store does not hold are
 // forgotten.
@@ -197,8 +209,9 @@ func (lb *Leaderboard) Rebuild(ctx context.Context, opts ...RebuildOption) (_ Re
 // Redis's memory is the store's, not more: an id the store does not hold
 // (a board whose Delete reached the store and failed in Redis) would make
 // Redis take its next submission for a duplicate that the store appends.
-// Yet no id set is emptied first: a retry reaching Redis before its id
-// was put back would be applied a second time on the scores just rebuilt.
+// Yet no id set is emptied first: a retry of an id Redis knew, reaching
+// Redis before its id was put back, would be applied a second time (and
+// counted twice until its period is rebuilt).
 // Each set is copied (COPY, beside it in its slot) before the store is
 // read; each id the store gives is put back and crossed out of the copy;
 // what the copy holds then are ids Redis had before the store was read

@@ -105,3 +105,46 @@ func TestRebuildKeepsIDsWhileItRestoresThem(t *testing.T) {
 		}
 	})
 }
+
+// TestRebuildRetryAfterItsPeriodSwapped: a WithID retry that reaches
+// Redis while Rebuild runs is a duplicate, also after its period was
+// swapped in. After a wipe (or for an ErrPending submission) Redis does
+// not know the id, and Rebuild gave it back only after every period:
+// a retry between its period's swap and then (a retry the service let
+// flow during the rebuild) was applied again on the totals just rebuilt,
+// which held it already. The ids go back first now.
+func TestRebuildRetryAfterItsPeriodSwapped(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, shards := range [][]float64{nil, {10}} {
+			ctx := context.Background()
+			opts := []lb.Option{lb.WithStore(newMemStore()), lb.WithPolicy(lb.Accumulate), lb.WithShards(shards...)}
+			name := shardName(t, b)
+			board, err := lb.New(b.Client, name, opts...)
+			require.NoError(t, err)
+			_, err = board.Submit(ctx, "m", 5, lb.WithID("match1/m"))
+			require.NoError(t, err)
+			b.Wipe(t, name) // Redis lost the board, its ids with it
+			var retried []lb.Result
+			_, err = board.Rebuild(ctx, lb.WithProgress(func(p lb.RebuildProgress) {
+				if p.Done { // the period is swapped in, with m's 5
+					res, err := board.Submit(ctx, "m", 5, lb.WithID("match1/m"))
+					require.NoError(t, err)
+					retried = append(retried, res)
+				}
+			}))
+			require.NoError(t, err)
+			require.NotEmpty(t, retried)
+			for _, res := range retried {
+				require.True(t, res.Duplicate, "shards %v: the retry during Rebuild: %+v", shards, res)
+			}
+			st, err := board.Rank(ctx, "m")
+			require.NoError(t, err)
+			require.Equal(t, 5.0, st.Score, "shards %v: counted once", shards)
+			reports, err := board.Verify(ctx)
+			require.NoError(t, err)
+			for _, r := range reports {
+				require.True(t, r.Clean(), "%+v", r)
+			}
+		}
+	})
+}
