@@ -116,6 +116,9 @@ var ErrClosed = errors.New("leaderboard: batcher closed")
 // it is bounded by the client's own timeouts and the store's, and a store
 // call that never returns holds that batch and every later one (give a
 // store's database a statement timeout: pgstore's pool, statement_timeout).
+// A batch Redis refuses before running it (a slot migrating, CLUSTERDOWN,
+// LOADING; see New) is sent again until Redis runs it, holding the later
+// ones meanwhile.
 //
 // A Batcher is safe for concurrent use.
 type Batcher struct {

@@ -138,6 +138,13 @@
 // printable UTF-8 of at most 200 bytes without whitespace, braces or '#';
 // New refuses others with ErrInvalidArgument.
 //
+// While a Cluster moves a board's slot to another node (resharding), Redis
+// refuses a script or a MULTI whose keys are split between the two with
+// TRYAGAIN, before running it: the board sends it again (a MULTI whole),
+// as one refused with CLUSTERDOWN or LOADING, after a short pause until
+// Redis runs it or the call's ctx ends (see New), so that a call rides
+// through a resharding.
+//
 // # Expiry
 //
 // A windowed key expires at an absolute time: its period's end plus the

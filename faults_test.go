@@ -1053,11 +1053,10 @@ func newGroupFault(t *testing.T) (*lb.Leaderboard, *faultClient, string, func(st
 }
 
 // TestFaultBatchGroupFails: on a sharded board on a Cluster, a batch
-// whose call to one partition group fails (a timeout, TRYAGAIN while the
-// group's slot migrates) fails that group's callers alone: the other
-// groups' calls applied, so their callers get their standings and their
-// shards are written, not an error for a write that applied and shards
-// left behind their partitions.
+// whose call to one partition group fails (a timeout, the network) fails
+// that group's callers alone: the other groups' calls applied, so their
+// callers get their standings and their shards are written, not an error
+// for a write that applied and shards left behind their partitions.
 func TestFaultBatchGroupFails(t *testing.T) {
 	ctx := context.Background()
 	board, fc, tag, inGroup := newGroupFault(t)

@@ -281,7 +281,7 @@ func (lb *Leaderboard) hotLost(ctx context.Context, tgs []target) {
 		return
 	}
 	lb.hotForget(tgs)
-	_ = lb.be.dropHot(context.WithoutCancel(ctx), tgs) // best effort: see above
+	_ = lb.be.dropHot(bestEffort(ctx), tgs) // see above
 }
 
 // hotFailed deals with a write to tgs that failed with err: a write Redis

@@ -183,6 +183,17 @@ type Page struct {
 // at most 200 bytes, with no whitespace, no braces and no '#' (which
 // separates a shard's number). Every option is checked; a bad one returns
 // ErrInvalidArgument.
+//
+// A command Redis answers it did not run, before running it, is sent
+// again after a short pause (1 ms, doubling up to 100 ms) until Redis
+// runs it or the call's ctx ends (a Batcher's batch, which no caller's
+// ctx ends, until Redis runs it): TRYAGAIN, a script's or a MULTI's keys
+// split between two nodes while a Cluster migrates their slot
+// (resharding; a MULTI is sent again whole), CLUSTERDOWN and LOADING.
+// The upkeep a write sends even after its ctx ended (a hot top's mirrors
+// dropped) is sent once. rueidis follows MOVED and ASK itself, and sends
+// reads again itself (unless ClientOption.DisableRetry). A command that
+// failed on the network may have run, and is never sent again.
 func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, error) {
 	c := defaultConfig()
 	for _, opt := range opts {
@@ -194,7 +205,7 @@ func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, erro
 	if err := c.validate(client, name); err != nil {
 		return nil, err
 	}
-	return build(client, name, c), nil
+	return build(resending{client}, name, c), nil
 }
 
 // build is the board New makes of a validated configuration.

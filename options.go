@@ -815,7 +815,8 @@ func nilValue(x any) bool {
 // past the limit between the dry run and the write can still refuse one
 // group alone; a store (a Retractor) then takes back that group's
 // submissions alone, and keeps the others', which Redis applied. When
-// beside it another group's call failed (a timeout, TRYAGAIN), the error
+// beside it another group's call failed (a timeout, a ctx that ended
+// while its slot migrated), the error
 // matches ErrPending too: the store keeps that group's submissions, which
 // reach Redis at the next Rebuild.
 //

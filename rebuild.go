@@ -415,7 +415,7 @@ func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, all []st
 	for i, k := range all {
 		copies[i] = fresh.of(k)
 	}
-	lb.client.DoMulti(context.WithoutCancel(ctx), unlinkBySlot(lb.client.B(), copies)...)
+	lb.client.DoMulti(bestEffort(ctx), unlinkBySlot(lb.client.B(), copies)...)
 }
 
 // rebuildPeriod rebuilds tg's period and reports how many members it

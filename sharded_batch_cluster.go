@@ -27,9 +27,9 @@ import (
 // not fold into its first), and the writes of a partition
 // group's call Redis refused (one total out of range refuses the whole call), are
 // written after, each as a Submit, so that every write's error is its own.
-// A group's call that failed otherwise (a timeout, TRYAGAIN while its slot
-// migrates) fails its own writes alone: the other groups' calls applied,
-// and their writes take the second step as if it had not.
+// A group's call that failed otherwise (a timeout, the network) fails its
+// own writes alone: the other groups' calls applied, and their writes
+// take the second step as if it had not.
 func (lb *shardedBackend) submitBatchCluster(ctx context.Context, ws []*batchWrite) error {
 	first, alone := firstWrites(ws)
 	groups := lb.partGroups(first)

@@ -113,8 +113,8 @@ func TestShardedManyRefusedGroupRetractsItsOwn(t *testing.T) {
 
 // TestShardedManyRefusedAndFailedGroups: a SubmitMany on a sharded Cluster
 // board where, after the dry run passed, one partition group refuses its
-// total (a concurrent write), another group's call fails (a timeout,
-// TRYAGAIN) and a third applies. The answer is the refusal and ErrPending
+// total (a concurrent write), another group's call fails (a timeout, the
+// network) and a third applies. The answer is the refusal and ErrPending
 // both: the store takes back the refused group's submissions alone and
 // keeps the failed group's for the next Rebuild. It was the error of
 // whichever group came first: the refusal alone (the failed group's

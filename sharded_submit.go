@@ -72,7 +72,7 @@ func groupBy[T any](items []T, key func(T) int) (ids []int, at [][]int) {
 // partWrite runs the first step of a write on a Cluster (see
 // part_write.lua), one call per partition group the members are in, all
 // in one round trip, and returns rows[window][member]. When some groups'
-// calls failed (a timeout, TRYAGAIN while a slot migrates) it returns the
+// calls failed (a timeout, a ctx that ended while a slot migrated) it returns the
 // first error with the rows of the groups that applied (the others' rows
 // zero, version 0: nothing to apply), so that a caller can still take
 // those to the shards; rows are nil only when the dry run of a SubmitMany
@@ -134,10 +134,10 @@ func (lb *shardedBackend) partWrite(ctx context.Context, mode string, live []tar
 // writes (a total out of range) after the dry run, while the others may
 // have applied theirs: members are the refused groups' members, whose
 // submissions alone a store takes back (SubmitMany). failed is the first
-// failure of another group's call (a timeout, TRYAGAIN), nil when none
-// failed: that group's submissions are neither applied nor refused, and
-// a store keeps them for the next Rebuild (ErrPending beside the
-// refusal; see afterStore).
+// failure of another group's call (a timeout, a ctx that ended while its
+// slot migrated), nil when none failed: that group's submissions are
+// neither applied nor refused, and a store keeps them for the next
+// Rebuild (ErrPending beside the refusal; see afterStore).
 type partRefusal struct {
 	err     error
 	members []string

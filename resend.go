@@ -1,0 +1,251 @@
+package leaderboard
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// resending is the board's client (New wraps the caller's): it sends a
+// command again, after a short pause, while Redis answers that it did not
+// run it, until the call's ctx ends. While a Cluster moves a slot to
+// another node (a resharding), a command whose keys are split between the
+// two nodes is answered TRYAGAIN, and so is a MULTI's EXEC (or EXEC
+// answers EXECABORT after a command refused as it was queued); a Cluster
+// without a master for a slot answers CLUSTERDOWN, and a node still
+// loading its data LOADING. Each comes before anything runs, so that
+// sending it again applies it once, a write too. rueidis follows MOVED
+// and ASK itself, but sends the others again only for a retryable command
+// (a read), and a transaction only when a read in it was refused, never
+// when its EXEC was. A network error says nothing of whether a write ran:
+// such a command is never sent again.
+//
+// rueidis recycles a command once sent, its arguments cleared: a command
+// that may be sent again has its arguments kept first (sent), and is
+// built again from them. Pinning it instead (Completed.Pin) would keep
+// rueidis from reusing it, a few allocations a command, on every call; a
+// read, or a pipeline of reads alone, which rueidis sends again itself,
+// goes as it is.
+type resending struct{ rueidis.Client }
+
+// resendPause is the first pause before a command is sent again; each
+// next one is twice as long, up to resendPauseMax.
+const (
+	resendPause    = time.Millisecond
+	resendPauseMax = 100 * time.Millisecond
+)
+
+// Do sends cmd, and again while Redis refuses it.
+func (c resending) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if cmd.IsRetryable() {
+		return c.Client.Do(ctx, cmd)
+	}
+	s := keep(cmd)
+	defer s.release()
+	for pause := resendPause; ; pause = min(2*pause, resendPauseMax) {
+		res := c.Client.Do(ctx, cmd)
+		if !notRun(res.Error()) || !wait(ctx, pause) {
+			return res
+		}
+		cmd = s.cmd(c.B(), 0)
+	}
+}
+
+// DoMulti sends cmds and sends again, all at once, the ones Redis answered
+// that it did not run: a command outside a transaction, or a whole
+// MULTI..EXEC whose replies prove that it did not run (txNotRun). The
+// others, which ran or may have, keep their replies.
+func (c resending) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	if allRetryable(cmds) {
+		return c.Client.DoMulti(ctx, cmds...)
+	}
+	s := keep(cmds...)
+	defer s.release()
+	res := c.Client.DoMulti(ctx, cmds...)
+	for pause := resendPause; ; pause = min(2*pause, resendPauseMax) {
+		again := s.notRunIn(res)
+		if len(again) == 0 || !wait(ctx, pause) {
+			return res
+		}
+		resend := make(rueidis.Commands, len(again))
+		for j, i := range again {
+			resend[j] = s.cmd(c.B(), i)
+		}
+		for j, r := range c.Client.DoMulti(ctx, resend...) {
+			res[again[j]] = r
+		}
+	}
+}
+
+// allRetryable reports whether rueidis sends each of cmds again itself
+// (reads), none in a transaction (MULTI is not retryable).
+func allRetryable(cmds []rueidis.Completed) bool {
+	for i := range cmds {
+		if !cmds[i].IsRetryable() {
+			return false
+		}
+	}
+	return true
+}
+
+// sent is the arguments of the commands of one Do or DoMulti, kept before
+// they are sent. Pooled: a call that Redis does not refuse allocates
+// nothing for it.
+type sent struct {
+	args []string // the commands' arguments, one after another
+	ends []int    // where each command's arguments end in args
+}
+
+var sentPool = sync.Pool{New: func() any { return new(sent) }}
+
+// sentPoolMax is the most arguments a pooled sent keeps room for: a
+// Rebuild's pipelines, far longer, do not pin that much memory in it.
+const sentPoolMax = 1 << 12
+
+// keep copies the arguments of cmds, before they are sent: the strings
+// themselves, which rueidis's clearing of its own slice leaves alone.
+func keep(cmds ...rueidis.Completed) *sent {
+	s := sentPool.Get().(*sent)
+	for i := range cmds {
+		s.args = append(s.args, cmds[i].Commands()...)
+		s.ends = append(s.ends, len(s.args))
+	}
+	return s
+}
+
+// release gives s back to the pool once its commands are answered.
+func (s *sent) release() {
+	if cap(s.args) > sentPoolMax {
+		return
+	}
+	clear(s.args) // the strings are the caller's: not kept alive by the pool
+	s.args, s.ends = s.args[:0], s.ends[:0]
+	sentPool.Put(s)
+}
+
+// of is command i's arguments.
+func (s *sent) of(i int) []string {
+	start := 0
+	if i > 0 {
+		start = s.ends[i-1]
+	}
+	return s.args[start:s.ends[i]]
+}
+
+// cmd builds command i again, routed by the same key: the first of a
+// script's keys, else the argument after the command's name, which every
+// command the board sends names its key with (a MULTI's commands share
+// their slot).
+func (s *sent) cmd(b rueidis.Builder, i int) rueidis.Completed {
+	args := s.of(i)
+	switch {
+	case isMulti(args):
+		return b.Multi().Build()
+	case isExec(args):
+		return b.Exec().Build()
+	}
+	k := 1
+	if strings.HasPrefix(args[0], "EVAL") || strings.HasPrefix(args[0], "FCALL") {
+		k = 3 // EVALSHA sha numkeys key...
+		if len(args) <= k || args[2] == "0" {
+			return b.Arbitrary(args...).Build()
+		}
+	}
+	if len(args) <= k {
+		return b.Arbitrary(args...).Build()
+	}
+	return b.Arbitrary(args[:k]...).Keys(args[k]).Args(args[k+1:]...).Build()
+}
+
+// notRunIn lists the commands to send again of those whose replies are
+// res.
+func (s *sent) notRunIn(res []rueidis.RedisResult) []int {
+	var again []int
+	for i := 0; i < len(res); i++ {
+		if !isMulti(s.of(i)) {
+			if notRun(res[i].Error()) {
+				again = append(again, i)
+			}
+			continue
+		}
+		end := i + 1
+		for end < len(res) && !isExec(s.of(end)) {
+			end++
+		}
+		if end == len(res) {
+			return again // a MULTI without its EXEC: not the board's
+		}
+		if txNotRun(res[i : end+1]) {
+			for k := i; k <= end; k++ {
+				again = append(again, k)
+			}
+		}
+		i = end
+	}
+	return again
+}
+
+// txNotRun reports whether a MULTI..EXEC's replies prove that it did not
+// run: its EXEC failed, and for a reason that comes before anything runs
+// (notRun), on EXEC itself or on a command being queued (EXEC then answers
+// EXECABORT); every other reply is MULTI's OK or a command's QUEUED.
+func txNotRun(res []rueidis.RedisResult) bool {
+	last := len(res) - 1
+	if _, ok := rueidis.IsRedisErr(res[last].Error()); !ok {
+		return false
+	}
+	refused := notRun(res[last].Error())
+	for _, r := range res[:last] {
+		if err := r.Error(); err != nil {
+			if !notRun(err) {
+				return false
+			}
+			refused = true
+		} else if s, _ := r.ToString(); s != "OK" && s != "QUEUED" {
+			return false
+		}
+	}
+	return refused
+}
+
+// notRun reports whether err is Redis's answer that it did not run a
+// command, which may then be sent again: TRYAGAIN (a slot migrating, the
+// command's keys on both sides), CLUSTERDOWN, LOADING.
+func notRun(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	return ok && (e.IsTryAgain() || e.IsClusterDown() || e.IsLoading())
+}
+
+// sendOnce marks a ctx whose commands are never sent again (bestEffort).
+type sendOnce struct{}
+
+// bestEffort is ctx, without its end, for an upkeep sent after a call's
+// write even when the call's ctx has ended (a hot top's mirrors dropped,
+// a rebuild's copies deleted), whose failure leaves only keys that expire:
+// its commands are sent once, as sending a refused one again would hold
+// the call past its ctx for as long as Redis refuses.
+func bestEffort(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), sendOnce{}, true)
+}
+
+// wait pauses for d before a command is sent again, and reports false, at
+// once, when ctx ends first or says it is not to be (bestEffort).
+func wait(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil || ctx.Value(sendOnce{}) != nil {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func isMulti(args []string) bool { return len(args) == 1 && args[0] == "MULTI" }
+func isExec(args []string) bool  { return len(args) == 1 && args[0] == "EXEC" }
