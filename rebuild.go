@@ -251,8 +251,8 @@ func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 	return wrap("rebuild: ids", err)
 }
 
-// copyIDs copies each id set to seen's copy of it, in one round trip,
-// and returns the sets it copied (a sharded board's partitions hold most
+// copyIDs copies each id set to seen's copy of it, in one round trip
+// (one a pipeChunk of commands), and returns the sets it copied (a sharded board's partitions hold most
 // of theirs only while ids come in). A copy lives freshLife: one a
 // rebuild cut short leaves behind expires.
 func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKeys) ([]string, error) {
@@ -262,7 +262,7 @@ func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKey
 		cmds = append(cmds, b.Copy().Source(key).Destination(seen.of(key)).Replace().Build(),
 			b.Pexpire().Key(seen.of(key)).Milliseconds(freshLife.Milliseconds()).Build())
 	}
-	res := lb.client.DoMulti(ctx, cmds...)
+	res := lb.doMultiChunked(ctx, cmds)
 	var copied []string
 	for i, key := range sets {
 		n, err := res[2*i].AsInt64()
@@ -280,7 +280,8 @@ func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKey
 }
 
 // flushIDs writes the pending ids, each id set's in one ZADD, crosses them
-// out of the set's copy in seen, in one round trip, and empties pending.
+// out of the set's copy in seen, in one round trip (one a pipeChunk of
+// commands), and empties pending.
 func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string, seen freshKeys) error {
 	b := lb.client.B()
 	// A set lives as long as its newest id: one a Submit records now is
@@ -300,7 +301,29 @@ func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string
 			b.Zrem().Key(seen.of(key)).Member(ids...).Build())
 		delete(pending, key)
 	}
-	return firstErr(lb.client.DoMulti(ctx, cmds...))
+	return firstErr(lb.doMultiChunked(ctx, cmds))
+}
+
+// pipeChunk is the most commands restoreIDs sends in one DoMulti: under
+// rueidis's BlockingPipeline (2,000 by default), past which rueidis sends
+// a pipeline on a connection of its dedicated pool, which after a Redis
+// restart (when Rebuild runs) answers its first use with a network error.
+// A sharded board names 4,096 id sets.
+const pipeChunk = 1000
+
+// doMultiChunked sends cmds in DoMultis of at most pipeChunk commands, one
+// after another, and returns their results in order.
+func (lb *Leaderboard) doMultiChunked(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
+	if len(cmds) <= pipeChunk {
+		return lb.client.DoMulti(ctx, cmds...)
+	}
+	res := make([]rueidis.RedisResult, 0, len(cmds))
+	for len(cmds) > 0 {
+		n := min(len(cmds), pipeChunk)
+		res = append(res, lb.client.DoMulti(ctx, cmds[:n]...)...)
+		cmds = cmds[n:]
+	}
+	return res
 }
 
 // forgetStale removes from each id set the ids left in its copy in seen,
@@ -315,7 +338,7 @@ func (lb *Leaderboard) forgetStale(ctx context.Context, sets []string, seen fres
 		for _, key := range sets {
 			cmds = append(cmds, b.Zpopmin().Key(seen.of(key)).Count(MaxN).Build())
 		}
-		res := lb.client.DoMulti(ctx, cmds...)
+		res := lb.doMultiChunked(ctx, cmds)
 		if err := firstErr(res); err != nil {
 			return err
 		}
