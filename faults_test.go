@@ -338,10 +338,11 @@ func TestFaultRedisDownPendingThenRebuild(t *testing.T) {
 
 // faultServer is a throwaway, memory-only redis-server of the test's own.
 type faultServer struct {
-	t    *testing.T
-	port int
-	dir  string
-	cmd  *exec.Cmd
+	t     *testing.T
+	port  int
+	dir   string
+	extra []string // more redis-server arguments (a Cluster node's)
+	cmd   *exec.Cmd
 }
 
 func faultFreePort(t *testing.T) int {
@@ -352,9 +353,9 @@ func faultFreePort(t *testing.T) int {
 	return port
 }
 
-// faultStartServer starts a redis-server on a free port, stopped when the
-// test ends.
-func faultStartServer(t *testing.T) *faultServer {
+// faultStartServer starts a redis-server on a free port, with extra
+// arguments after the test's own, stopped when the test ends.
+func faultStartServer(t *testing.T, extra ...string) *faultServer {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if testredis.InCI() {
@@ -362,7 +363,7 @@ func faultStartServer(t *testing.T) *faultServer {
 		}
 		t.Skip("no redis-server (run the test command)")
 	}
-	s := &faultServer{t: t, port: faultFreePort(t), dir: t.TempDir()}
+	s := &faultServer{t: t, port: faultFreePort(t), dir: t.TempDir(), extra: extra}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -372,8 +373,8 @@ func (s *faultServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port)
 
 func (s *faultServer) start() {
 	s.t.Helper()
-	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir)
+	s.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir}, s.extra...)...)
 	require.NoError(s.t, s.cmd.Start())
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net"
-	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lb "github.com/skiprank/leaderboard"
-	"github.com/skiprank/leaderboard/internal/testredis"
 )
 
 // TestSlotMigration drives boards on a Redis Cluster while their slots
@@ -57,27 +55,16 @@ type ownCluster struct {
 // ports (their bus ports chosen too, as the default, port + 10000, may be
 // out of range or taken), gives each a third of the slots, joins them and
 // waits until every node sees the Cluster ok. Without redis-server the
-// test skips (fails under CI=true).
+// test skips (fails under CI=true), as faultStartServer does.
 func startOwnCluster(t *testing.T) *ownCluster {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if testredis.InCI() {
-			t.Fatalf("redis-server is required under CI=true: %v", err)
-		}
-		t.Skip("no redis-server (run the test command)")
-	}
 	oc := &ownCluster{t: t}
-	dir := t.TempDir()
 	var buses []string
 	for range 3 {
-		port, bus := faultFreePort(t), faultFreePort(t)
-		cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir,
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
-			"--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port), "--cluster-node-timeout", "2000")
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-		oc.addrs = append(oc.addrs, fmt.Sprintf("127.0.0.1:%d", port))
+		bus := faultFreePort(t)
+		s := faultStartServer(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
+			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		oc.addrs = append(oc.addrs, s.addr())
 		buses = append(buses, strconv.Itoa(bus))
 	}
 	ctx := context.Background()

@@ -126,18 +126,31 @@ func (lb *Leaderboard) Page(ctx context.Context, number, size int, q ...Query) (
 	if int64(number-1) <= start/int64(size) {
 		start = int64(number-1) * int64(size)
 	}
+	p, err := lb.positions(ctx, "page", q, start, size, true)
+	if err != nil {
+		return Page{}, err
+	}
+	p.Number, p.Size = number, size
+	return p, nil
+}
+
+// positions reads n entries from the 0-based position start of the
+// period q picks (its total too, with total), as Page, Range and Seal
+// read: the period resolved on every call (one whose retention ended
+// meanwhile is ErrExpired), ctx looked at before the round trip, op
+// naming the error.
+func (lb *Leaderboard) positions(ctx context.Context, op string, q []Query, start int64, n int, total bool) (Page, error) {
 	tg, err := lb.read(q)
 	if err != nil {
 		return Page{}, err
 	}
-	if err := notStarted(ctx, "page"); err != nil {
+	if err := notStarted(ctx, op); err != nil {
 		return Page{}, err
 	}
-	p, err := lb.be.page(ctx, tg, start, size, true)
+	p, err := lb.be.page(ctx, tg, start, n, total)
 	if err != nil {
-		return Page{}, wrap("page", err)
+		return Page{}, wrap(op, err)
 	}
-	p.Number, p.Size = number, size
 	return p, nil
 }
 
@@ -203,16 +216,9 @@ func (lb *Leaderboard) Range(ctx context.Context, from, to int64, q ...Query) (_
 	if from < 1 || to < from || to-from >= MaxN {
 		return nil, fmt.Errorf("%w: range %d..%d, want 1 <= from <= to, at most %d entries", ErrInvalidArgument, from, to, MaxN)
 	}
-	tg, err := lb.read(q)
+	p, err := lb.positions(ctx, "range", q, from-1, int(to-from+1), false)
 	if err != nil {
 		return nil, err
-	}
-	if err := notStarted(ctx, "range"); err != nil {
-		return nil, err
-	}
-	p, err := lb.be.page(ctx, tg, from-1, int(to-from+1), false)
-	if err != nil {
-		return nil, wrap("range", err)
 	}
 	if p.Entries == nil {
 		p.Entries = []Entry{}

@@ -251,10 +251,10 @@ func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 	return wrap("rebuild: ids", err)
 }
 
-// copyIDs copies each id set to seen's copy of it, in one round trip
-// (one a pipeChunk of commands), and returns the sets it copied (a sharded board's partitions hold most
-// of theirs only while ids come in). A copy lives freshLife: one a
-// rebuild cut short leaves behind expires.
+// copyIDs copies each id set to seen's copy of it, in one round trip (one
+// a pipeChunk of commands), and returns the sets it copied (a sharded
+// board's partitions hold most of theirs only while ids come in). A copy
+// lives freshLife: one a rebuild cut short leaves behind expires.
 func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKeys) ([]string, error) {
 	b := lb.client.B()
 	cmds := make(rueidis.Commands, 0, 2*len(sets))

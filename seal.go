@@ -170,19 +170,9 @@ func (lb *Leaderboard) sealEntries(ctx context.Context, tg target) ([]Entry, err
 func (lb *Leaderboard) sealRead(ctx context.Context, q []Query) ([]Entry, bool, error) {
 	var es []Entry
 	for {
-		// The period each page, as Page takes it: one whose retention
-		// ends meanwhile is ErrExpired.
-		tg, err := lb.read(q)
+		p, err := lb.positions(ctx, "page", q, int64(max(len(es)-1, 0)), MaxN, true)
 		if err != nil {
 			return nil, false, err
-		}
-		if err := notStarted(ctx, "page"); err != nil {
-			return nil, false, err
-		}
-		start := int64(max(len(es)-1, 0))
-		p, err := lb.be.page(ctx, tg, start, MaxN, true)
-		if err != nil {
-			return nil, false, wrap("page", err)
 		}
 		got := p.Entries
 		if len(es) > 0 {
