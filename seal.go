@@ -31,9 +31,11 @@ type SealedPeriod struct {
 // its own retries. A period whose retention ends on the board's clock while
 // it is read is skipped too, as gone. Without a store it returns ErrInvalidArgument. Sealing is
 // for good, so Seal first checks that Redis holds the board as last rebuilt
-// (Present, one round trip): after a wipe, before the Rebuild, Redis may hold
-// part of a period's standings, and Seal returns ErrNotPresent and seals
-// nothing (a board is rebuilt once to start: see Present). It seals what
+// (Present, one round trip), and again after it has read each period it
+// is about to seal (one round trip more a period): after a wipe, before
+// the Rebuild, Redis may hold part of a period's standings, and Seal
+// returns ErrNotPresent and seals nothing more (a board is rebuilt once to
+// start: see Present). It seals what
 // Redis holds: a write of the period that returned ErrPending is there
 // only after a Rebuild (or the retry of a submission with its WithID), so
 // rebuild before sealing a period that had one. With
@@ -81,21 +83,12 @@ func (lb *Leaderboard) Seal(ctx context.Context, hook func(context.Context, Seal
 		} else if sealed {
 			continue
 		}
-		sp := SealedPeriod{Window: tg.window.Name(), Period: tg.period.ID}
-		if sp.Entries, err = view.sealEntries(ctx, tg); errors.Is(err, ErrExpired) {
-			continue // its retention ended as it was read: gone, as below
-		} else if err != nil {
+		sp, first, err := lb.sealPeriod(ctx, view, tg)
+		if err != nil {
 			return out, err
 		}
-		if len(sp.Entries) == 0 {
-			continue // nobody played: nothing to keep or reward
-		}
-		first, err := lb.store.Seal(ctx, lb.name, tg.window.Name(), tg.period.ID, sp.Entries)
-		if err != nil {
-			return out, fmt.Errorf("leaderboard: seal: store: %w", err)
-		}
 		if !first {
-			continue // another process sealed it meanwhile
+			continue // nobody played, gone, or another process sealed it meanwhile
 		}
 		out = append(out, sp)
 		if hook != nil {
@@ -132,6 +125,33 @@ func (lb *Leaderboard) Sealed(ctx context.Context, q ...Query) (entries []Entry,
 		return nil, false, fmt.Errorf("leaderboard: sealed: store: %w", err)
 	}
 	return entries, ok, nil
+}
+
+// sealPeriod reads the closed period tg from view and seals it into the
+// store, reporting whether this call sealed it first (not when nobody
+// played it, its retention ended as it was read, or another process
+// sealed it). Redis must still hold the board as last rebuilt once the
+// period is read (Present again, one round trip): a wipe after Seal's
+// first check, with a replay into the period after it, would leave Redis
+// holding part of its standings, to be sealed for good.
+func (lb *Leaderboard) sealPeriod(ctx context.Context, view *Leaderboard, tg target) (SealedPeriod, bool, error) {
+	sp := SealedPeriod{Window: tg.window.Name(), Period: tg.period.ID}
+	var err error
+	if sp.Entries, err = view.sealEntries(ctx, tg); errors.Is(err, ErrExpired) {
+		return sp, false, nil // gone: see Seal
+	} else if err != nil || len(sp.Entries) == 0 {
+		return sp, false, err // nobody played: nothing to keep or reward
+	}
+	if ok, err := view.Present(ctx); err != nil {
+		return sp, false, wrap("seal", err)
+	} else if !ok {
+		return sp, false, ErrNotPresent
+	}
+	first, err := lb.store.Seal(ctx, lb.name, tg.window.Name(), tg.period.ID, sp.Entries)
+	if err != nil {
+		return sp, false, fmt.Errorf("leaderboard: seal: store: %w", err)
+	}
+	return sp, first, nil
 }
 
 // sealTries is how many times Seal reads a period whose standings changed

@@ -17,34 +17,49 @@ import (
 )
 
 // replyHookClient runs hook once, after the first call whose replies
-// name the member trigger: a write landing right after a read that
-// returned that member, before the caller's next round trip.
+// name the member trigger (or, with command set, that sent that command):
+// a write landing right after a read that returned that member, before
+// the caller's next round trip.
 type replyHookClient struct {
 	rueidis.Client
 	mu      sync.Mutex
 	trigger string
+	command string
 	hook    func()
 }
 
 func (c *replyHookClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	sent := c.sends(cmd)
 	r := c.Client.Do(ctx, cmd)
-	c.after([]rueidis.RedisResult{r})
+	c.after(sent, []rueidis.RedisResult{r})
 	return r
 }
 
 func (c *replyHookClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	sent := c.sends(cmds...)
 	res := c.Client.DoMulti(ctx, cmds...)
-	c.after(res)
+	c.after(sent, res)
 	return res
 }
 
-func (c *replyHookClient) after(res []rueidis.RedisResult) {
+// sends reports whether cmds hold the command the hook waits for (read
+// before they are sent: rueidis recycles a command once sent).
+func (c *replyHookClient) sends(cmds ...rueidis.Completed) bool {
+	for i := range cmds {
+		if c.command != "" && strings.EqualFold(cmds[i].Commands()[0], c.command) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *replyHookClient) after(sent bool, res []rueidis.RedisResult) {
 	c.mu.Lock()
 	hook := c.hook
 	if hook != nil {
-		named := false
+		named := sent
 		for i := range res {
-			named = named || strings.Contains(res[i].String(), `"`+c.trigger+`"`)
+			named = named || c.trigger != "" && strings.Contains(res[i].String(), `"`+c.trigger+`"`)
 		}
 		if !named {
 			hook = nil
@@ -115,4 +130,73 @@ func sealTornByRemove(t *testing.T, b *testredis.Backend, shards []float64) {
 		t.Fatalf("sealed %d entries, first %+v, last %+v; want the %d after the Remove, first %+v, last %+v",
 			len(got), got[0], got[len(got)-1], len(want), want[0], want[len(want)-1])
 	}
+}
+
+// TestSealChecksPresentAfterItReads: sealing is for good, so Seal seals
+// only what Redis holds as last rebuilt (Present). It checked that once,
+// before it read: a wipe (a restart without persistence, a failover to an
+// empty replica, a Cluster node lost) landing after that check and
+// before the reads, followed by a replay into the closed period (a
+// submission WithTime), left Redis holding one member of the period, and
+// Seal sealed that one for good, the others' standings lost. Seal now
+// checks again after it has read a period, before it seals it: the wipe
+// shows (ErrNotPresent) and nothing is sealed; after a Rebuild, Seal seals
+// the whole period. On plain and sharded boards.
+func TestSealChecksPresentAfterItReads(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, shards := range [][]float64{nil, {5}} {
+			t.Run(fmt.Sprintf("shards=%v", shards), func(t *testing.T) {
+				sealAfterWipe(t, b, shards)
+			})
+		}
+	})
+}
+
+func sealAfterWipe(t *testing.T, b *testredis.Backend, shards []float64) {
+	ctx := context.Background()
+	day := lb.Daily().Period(future.Add(-24 * time.Hour))
+	clock := &testClock{now: day.End.Add(-time.Hour)}
+	name := shardName(t, b)
+	store := newMemStore()
+	opts := []lb.Option{lb.WithStore(store), lb.WithWindows(lb.Daily()), lb.WithClock(clock.Now),
+		lb.WithShards(shards...)}
+	hooked := &replyHookClient{Client: b.Client, command: "EXISTS"} // Present's
+	board, err := lb.New(hooked, name, opts...)
+	require.NoError(t, err)
+	admin, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	var want []lb.Entry
+	for i := 9; i >= 0; i-- {
+		m := fmt.Sprintf("m%d", i)
+		scores[m] = float64(i)
+		want = append(want, lb.Entry{Member: m, Score: float64(i), Rank: int64(len(want) + 1)})
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	clock.Set(day.End.Add(time.Second))
+
+	hooked.mu.Lock()
+	hooked.hook = func() { // after Seal's first Present
+		for _, k := range allKeys(t, b, name) {
+			require.NoError(t, b.Client.Do(ctx, b.Client.B().Del().Key(k).Build()).Error())
+		}
+		_, err := admin.Submit(ctx, "m3", 3, lb.WithTime(day.End.Add(-time.Minute)))
+		require.NoError(t, err, "a replay into the closed period")
+	}
+	hooked.mu.Unlock()
+	sealed, err := board.Seal(ctx, nil)
+	require.ErrorIs(t, err, lb.ErrNotPresent, "sealed %v", sealed)
+	require.Empty(t, sealed)
+	_, ok, err := board.Sealed(ctx, lb.In(lb.Daily()), lb.At(day.Start))
+	require.NoError(t, err)
+	require.False(t, ok, "nothing sealed from the wiped board")
+
+	_, err = board.Rebuild(ctx)
+	require.NoError(t, err)
+	sealed, err = board.Seal(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, sealed, 1)
+	require.Equal(t, want, sealed[0].Entries, "the whole period, from the store")
 }
