@@ -375,6 +375,7 @@ func (s *faultServer) start() {
 	s.t.Helper()
 	s.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir}, s.extra...)...)
+	testredis.DieWithTest(s.cmd)
 	require.NoError(s.t, s.cmd.Start())
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {

@@ -80,6 +80,7 @@ func startServer(t *testing.T) *server {
 // start starts the server, empty, and waits until it answers.
 func (s *server) start() {
 	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", s.t.TempDir())
+	testredis.DieWithTest(s.cmd)
 	require.NoError(s.t, s.cmd.Start())
 	require.Eventually(s.t, func() bool {
 		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.addr}, DisableCache: true})
