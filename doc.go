@@ -20,10 +20,11 @@
 // up to MaxN entries
 // (two for a chunk whose MULTI finds that the entry it resumes after has
 // moved: the chunk is then read by script), RemoveBetween one a chunk of up
-// to MaxN members (two with a store that records removals). A script costs
-// one more the first time it runs on a Redis that has not loaded it (rueidis
-// sends EVALSHA, then EVAL on NOSCRIPT), and a read that is a MULTI one more
-// while Redis is over its maxmemory (it is read again by script: oom.go). A
+// to MaxN members (two with a store that records removals). A round trip
+// that runs a script a Redis has not loaded yet takes one more, the first
+// time (EVALSHA, then EVAL for the scripts NOSCRIPT refused, together),
+// and a read that is a MULTI one more while Redis is over its maxmemory (it
+// is read again by script: oom.go). A
 // sharded board (WithShards) spends up to two, more only where its doc comment
 // says (on a Cluster: a Submit that finds a member's copy in another shard,
 // which a crashed or racing write left, or reaches a shard late, a read that
