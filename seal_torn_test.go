@@ -92,20 +92,38 @@ func TestSealReadsAgainAfterARemoveOnAReadPage(t *testing.T) {
 	})
 }
 
+// sealSetup is a rebuilt daily board with a store (sharded by shards)
+// read through hooked, an admin board of the same options on b's own
+// client, and the clock an hour before the end of the period day.
+type sealSetup struct {
+	board, admin *lb.Leaderboard
+	clock        *testClock
+	day          lb.Period
+	name         string
+}
+
+func newSealSetup(t *testing.T, b *testredis.Backend, shards []float64, hooked *replyHookClient) sealSetup {
+	day := lb.Daily().Period(future.Add(-24 * time.Hour))
+	s := sealSetup{clock: &testClock{now: day.End.Add(-time.Hour)}, day: day}
+	s.name = shardName(t, b)
+	opts := []lb.Option{lb.WithStore(newMemStore()), lb.WithWindows(lb.Daily()), lb.WithClock(s.clock.Now),
+		lb.WithShards(shards...)}
+	hooked.Client = b.Client
+	var err error
+	s.board, err = lb.New(hooked, s.name, opts...)
+	require.NoError(t, err)
+	s.admin, err = lb.New(b.Client, s.name, opts...)
+	require.NoError(t, err)
+	_, err = s.board.Rebuild(context.Background())
+	require.NoError(t, err)
+	return s
+}
+
 func sealTornByRemove(t *testing.T, b *testredis.Backend, shards []float64) {
 	ctx := context.Background()
-	day := lb.Daily().Period(future.Add(-24 * time.Hour))
-	clock := &testClock{now: day.End.Add(-time.Hour)}
-	name := shardName(t, b)
-	opts := []lb.Option{lb.WithStore(newMemStore()), lb.WithWindows(lb.Daily()), lb.WithClock(clock.Now),
-		lb.WithShards(shards...)}
-	hooked := &replyHookClient{Client: b.Client, trigger: "m0001"} // the last of the first page
-	board, err := lb.New(hooked, name, opts...)
-	require.NoError(t, err)
-	admin, err := lb.New(b.Client, name, opts...)
-	require.NoError(t, err)
-	_, err = board.Rebuild(ctx)
-	require.NoError(t, err)
+	hooked := &replyHookClient{trigger: "m0001"} // the last of the first page
+	s := newSealSetup(t, b, shards, hooked)
+	board, admin, clock, day := s.board, s.admin, s.clock, s.day
 	scores := map[string]float64{"cheat": 5000}
 	var want []lb.Entry
 	for i := lb.MaxN - 1; i >= 0; i-- {
@@ -154,19 +172,9 @@ func TestSealChecksPresentAfterItReads(t *testing.T) {
 
 func sealAfterWipe(t *testing.T, b *testredis.Backend, shards []float64) {
 	ctx := context.Background()
-	day := lb.Daily().Period(future.Add(-24 * time.Hour))
-	clock := &testClock{now: day.End.Add(-time.Hour)}
-	name := shardName(t, b)
-	store := newMemStore()
-	opts := []lb.Option{lb.WithStore(store), lb.WithWindows(lb.Daily()), lb.WithClock(clock.Now),
-		lb.WithShards(shards...)}
-	hooked := &replyHookClient{Client: b.Client, command: "EXISTS"} // Present's
-	board, err := lb.New(hooked, name, opts...)
-	require.NoError(t, err)
-	admin, err := lb.New(b.Client, name, opts...)
-	require.NoError(t, err)
-	_, err = board.Rebuild(ctx)
-	require.NoError(t, err)
+	hooked := &replyHookClient{command: "EXISTS"} // Present's
+	s := newSealSetup(t, b, shards, hooked)
+	board, admin, clock, day := s.board, s.admin, s.clock, s.day
 	scores := map[string]float64{}
 	var want []lb.Entry
 	for i := 9; i >= 0; i-- {
@@ -179,7 +187,7 @@ func sealAfterWipe(t *testing.T, b *testredis.Backend, shards []float64) {
 
 	hooked.mu.Lock()
 	hooked.hook = func() { // after Seal's first Present
-		for _, k := range allKeys(t, b, name) {
+		for _, k := range allKeys(t, b, s.name) {
 			require.NoError(t, b.Client.Do(ctx, b.Client.B().Del().Key(k).Build()).Error())
 		}
 		_, err := admin.Submit(ctx, "m3", 3, lb.WithTime(day.End.Add(-time.Minute)))
