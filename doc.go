@@ -38,7 +38,20 @@
 // the mirror take what WithHotTop says (on a sharded Cluster board, a write
 // that deletes the mirror one more, a rewrite three more). Rebuild, Verify,
 // Seal, Check and FillShadow take as many as their data needs, and
-// DropShadow one a period. A Batcher
+// DropShadow one a period. A pipeline of more than 1,000 commands that are
+// not all reads (Rebuild's copies of a sharded board's 4,096 id sets; on a
+// Cluster the writes and deletes of a sharded board with about a thousand
+// shards or more) goes in DoMultis of at most 1,000 commands, one after
+// another, a round trip each: rueidis sends a pipeline of 2,000 commands
+// or more (its BlockingPipeline) on a connection of its dedicated pool, and
+// one that Redis closed while it sat idle there (a restart, Redis's
+// timeout, a proxy) fails its next write, which rueidis does not send
+// again. A transaction is never split: those that could grow past 1,500
+// commands take another form beyond (a SubmitMany under Accumulate the
+// script, Ranks of more than 748 members the script of Competition ranks,
+// Remove on a board keeping more than 1,496 readable periods a script of
+// its ZREMs, a SubmitMany of hundreds of thousands of members larger
+// ZADDs). A Batcher
 // (NewBatcher) writes a batch of folded Submits as one script, in one round
 // trip on an unsharded board and on a sharded one whose keys share one node,
 // and in Submit's two steps, each one round trip for the batch, on a sharded
@@ -61,7 +74,8 @@
 // Reads that combine several replies (Rank, Ranks, Page, Range) read them in
 // one transaction, or in one script where the read needs what it reads first:
 // Rank and Ranks under Competition ranks, and with IncludeData for Top, Page
-// and Range (the data of exactly the members read). Under Competition ranks a
+// and Range (the data of exactly the members read); Ranks of more than 748
+// members is one script too, as its transaction would be too long. Under Competition ranks a
 // page or range past the first position is one MULTI of its plain ZRANGE beside
 // a small script that gives the members strictly better than its first entry
 // (from the entry before it; a count only when the two tie), so that the

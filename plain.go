@@ -69,15 +69,16 @@ func (lb *plainBackend) ranks(ctx context.Context, tg target, members []string) 
 // standings reads members' standings atomically: under Competition ranks
 // (and with WithReplicaReads, where a MULTI would reach the primary) with
 // one script (rank.lua: it counts the members strictly better than each
-// score, or reads the position), else with a MULTI of ZCARD and each
-// member's ZSCORE and Z(REV)RANK; with IncludeData, their data in the
+// score, or reads the position) and for more members than a MULTI of
+// maxTx commands holds (two a member; see pipeChunk), else with a MULTI of ZCARD and each member's
+// ZSCORE and Z(REV)RANK; with IncludeData, their data in the
 // same call (also of a member without a score). found[i] reports that members[i] has a score;
 // else its Standing holds its Member, the Total and its Data alone.
 func (lb *plainBackend) standings(ctx context.Context, tg target, members []string) (out []Standing, found []bool, err error) {
 	out, found = make([]Standing, len(members)), make([]bool, len(members))
 	per := 2 // replies a member
 	var replies []rueidis.RedisMessage
-	script := lb.ranking == Competition || lb.replicaReads
+	script := lb.ranking == Competition || lb.replicaReads || 4+2*len(members) > maxTx
 	if script {
 		per = 3
 		replies, err = scripts.RankCall(lb.readHeader(), tg.key, lb.dataOf(tg), members...).Exec(ctx, lb.client).ToArray()
@@ -645,7 +646,11 @@ func (lb *plainBackend) submitManyScript(ctx context.Context, scores map[string]
 // total can overflow, a script where a total must be checked first, else
 // ZADDs in a MULTI.
 func (lb *plainBackend) submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
-	if lb.policy == Accumulate && lb.tb == nil && incrsNeverOverflow(scores) {
+	// The MULTI of ZINCRBYs holds one a member and window: past maxTx it
+	// would be sent whole on a connection of rueidis's dedicated pool
+	// (see pipeChunk); the script is one command.
+	incrs := 3 + len(live)*(1+len(scores))
+	if lb.policy == Accumulate && lb.tb == nil && incrs <= maxTx && incrsNeverOverflow(scores) {
 		return lb.submitManyIncr(ctx, scores, live)
 	}
 	if lb.policy == Accumulate || lb.tb != nil {
@@ -653,8 +658,11 @@ func (lb *plainBackend) submitMany(ctx context.Context, scores map[string]float6
 	}
 	b := lb.client.B()
 	// Redis parses a command's arguments into one buffer: chunks keep any one
-	// ZADD small, while the transaction keeps the batch atomic.
-	const chunk = 1000
+	// ZADD small, while the transaction keeps the batch atomic; a batch of
+	// millions takes larger ones, so that the transaction stays within
+	// maxTx (its MULTI, EXEC, a hot top's UNLINK, and each window's ZADDs
+	// and PEXPIREAT).
+	chunk := zaddChunk(len(scores), len(live))
 	cmds := make(rueidis.Commands, 0, 2+len(live)*(2+len(scores)/chunk))
 	cmds = append(cmds, b.Multi().Build())
 	for _, tg := range live {
@@ -684,8 +692,26 @@ func (lb *plainBackend) submitMany(ctx context.Context, scores map[string]float6
 	return wrap("submit many", err)
 }
 
-// remove deletes members from the live periods in one MULTI/EXEC.
+// zaddChunk is how many members one ZADD of a SubmitMany of n members to
+// windows periods carries: 1,000, or more when the transaction would hold
+// more than maxTx commands.
+func zaddChunk(n, windows int) int {
+	perWindow := max(1, (maxTx-3)/max(1, windows)-1) // ZADDs a window
+	return max(1000, (n+perWindow-1)/perWindow)
+}
+
+// remove deletes members from the live periods in one MULTI/EXEC, a ZREM
+// a period; on a board keeping so many periods that the MULTI would pass
+// maxTx, by one script of the same commands (remove.lua).
 func (lb *plainBackend) remove(ctx context.Context, live []target, members []string) error {
+	if 4+len(live) > maxTx {
+		periods := make([]string, len(live))
+		for i, tg := range live {
+			periods[i] = tg.key
+		}
+		call := scripts.RemoveCall(lb.readHeader(), periods, lb.keys.Data(), lb.hotDropKeys(live), members)
+		return wrap("remove", call.Exec(ctx, lb.client).Error())
+	}
 	b := lb.client.B()
 	cmds := make(rueidis.Commands, 0, 3+len(live))
 	cmds = append(cmds, b.Multi().Build())

@@ -251,10 +251,12 @@ func (lb *Leaderboard) restoreIDs(ctx context.Context, now time.Time) error {
 	return wrap("rebuild: ids", err)
 }
 
-// copyIDs copies each id set to seen's copy of it, in one round trip (one
-// a pipeChunk of commands), and returns the sets it copied (a sharded
-// board's partitions hold most of theirs only while ids come in). A copy
-// lives freshLife: one a rebuild cut short leaves behind expires.
+// copyIDs copies each id set to seen's copy of it, in one DoMulti (of
+// 8,192 commands on a sharded board, which the board's client sends in
+// round trips of pipeChunk: see resending), and returns the sets it
+// copied (a sharded board's partitions hold most of theirs only while ids
+// come in). A copy lives freshLife: one a rebuild cut short leaves behind
+// expires.
 func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKeys) ([]string, error) {
 	b := lb.client.B()
 	cmds := make(rueidis.Commands, 0, 2*len(sets))
@@ -262,7 +264,7 @@ func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKey
 		cmds = append(cmds, b.Copy().Source(key).Destination(seen.of(key)).Replace().Build(),
 			b.Pexpire().Key(seen.of(key)).Milliseconds(freshLife.Milliseconds()).Build())
 	}
-	res := lb.doMultiChunked(ctx, cmds)
+	res := lb.client.DoMulti(ctx, cmds...)
 	var copied []string
 	for i, key := range sets {
 		n, err := res[2*i].AsInt64()
@@ -280,8 +282,8 @@ func (lb *Leaderboard) copyIDs(ctx context.Context, sets []string, seen freshKey
 }
 
 // flushIDs writes the pending ids, each id set's in one ZADD, crosses them
-// out of the set's copy in seen, in one round trip (one a pipeChunk of
-// commands), and empties pending.
+// out of the set's copy in seen, in one DoMulti (a round trip a pipeChunk
+// of commands), and empties pending.
 func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string, seen freshKeys) error {
 	b := lb.client.B()
 	// A set lives as long as its newest id: one a Submit records now is
@@ -301,29 +303,7 @@ func (lb *Leaderboard) flushIDs(ctx context.Context, pending map[string][]string
 			b.Zrem().Key(seen.of(key)).Member(ids...).Build())
 		delete(pending, key)
 	}
-	return firstErr(lb.doMultiChunked(ctx, cmds))
-}
-
-// pipeChunk is the most commands restoreIDs sends in one DoMulti: under
-// rueidis's BlockingPipeline (2,000 by default), past which rueidis sends
-// a pipeline on a connection of its dedicated pool, which after a Redis
-// restart (when Rebuild runs) answers its first use with a network error.
-// A sharded board names 4,096 id sets.
-const pipeChunk = 1000
-
-// doMultiChunked sends cmds in DoMultis of at most pipeChunk commands, one
-// after another, and returns their results in order.
-func (lb *Leaderboard) doMultiChunked(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
-	if len(cmds) <= pipeChunk {
-		return lb.client.DoMulti(ctx, cmds...)
-	}
-	res := make([]rueidis.RedisResult, 0, len(cmds))
-	for len(cmds) > 0 {
-		n := min(len(cmds), pipeChunk)
-		res = append(res, lb.client.DoMulti(ctx, cmds[:n]...)...)
-		cmds = cmds[n:]
-	}
-	return res
+	return firstErr(lb.client.DoMulti(ctx, cmds...))
 }
 
 // forgetStale removes from each id set the ids left in its copy in seen,
@@ -338,7 +318,7 @@ func (lb *Leaderboard) forgetStale(ctx context.Context, sets []string, seen fres
 		for _, key := range sets {
 			cmds = append(cmds, b.Zpopmin().Key(seen.of(key)).Count(MaxN).Build())
 		}
-		res := lb.doMultiChunked(ctx, cmds)
+		res := lb.client.DoMulti(ctx, cmds...)
 		if err := firstErr(res); err != nil {
 			return err
 		}
@@ -430,9 +410,8 @@ const freshLife = 24 * time.Hour
 // dropCopies deletes the copies of a rebuild cut short, once its writers
 // stopped, even when its ctx ended (a write still in flight may put a
 // piece back: it expires, freshLife): one UNLINK a hash slot, so that a
-// sharded period's 4,100 copies take some 140 commands, which rueidis
-// pipelines (2,000 commands or more take a dedicated connection of their
-// own, one a restarted server may have closed under the pool).
+// sharded period's 4,100 copies take some 140 commands, one round trip
+// (the board's client would send more than pipeChunk in pieces).
 func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, all []string) {
 	copies := make([]string, len(all))
 	for i, k := range all {

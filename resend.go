@@ -28,7 +28,8 @@ import (
 // built again from them. Pinning it instead (Completed.Pin) would keep
 // rueidis from reusing it, a few allocations a command, on every call; a
 // read, or a pipeline of reads alone, which rueidis sends again itself,
-// goes as it is.
+// goes as it is, however long. A longer pipeline goes in pieces
+// (pipeChunk).
 type resending struct{ rueidis.Client }
 
 // resendPause is the first pause before a command is sent again; each
@@ -57,11 +58,97 @@ func (c resending) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 // DoMulti sends cmds and sends again, all at once, the ones Redis answered
 // that it did not run: a command outside a transaction, or a whole
 // MULTI..EXEC whose replies prove that it did not run (txNotRun). The
-// others, which ran or may have, keep their replies.
+// others, which ran or may have, keep their replies. More than pipeChunk
+// commands go in several DoMultis (inChunks).
 func (c resending) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	if allRetryable(cmds) {
+	switch {
+	case allRetryable(cmds):
 		return c.Client.DoMulti(ctx, cmds...)
+	case len(cmds) > pipeChunk:
+		return c.inChunks(ctx, cmds)
 	}
+	return c.doMulti(ctx, cmds)
+}
+
+// pipeChunk is the most commands the board's client sends in one DoMulti
+// (but for a transaction, never split: maxTx). rueidis sends a DoMulti of
+// BlockingPipeline commands or more (2,000 by default; on a Cluster, that
+// many to one node) on a connection of its dedicated pool, not on the
+// auto-pipelined one, and such a connection, idle in the pool when Redis
+// closed it (a restart, a failover, Redis's timeout, a proxy), answers
+// its next use with a network error, which rueidis sends again only for
+// reads: a write would fail, though Redis is up (TestFaultRestartRebuild,
+// TestLongPipelineAfterDrop). The auto-pipelined connection is the one
+// every call uses: its reader, running while calls are in flight, sees
+// such a close as it happens, and rueidis dials again; a pooled one, idle,
+// is found closed by its next use, or by rueidis's ping (every
+// Dialer.KeepAlive, a second by default) if that comes first.
+const pipeChunk = 1000
+
+// maxTx is the most commands a MULTI..EXEC the board builds holds, MULTI
+// and EXEC included: inChunks sends a transaction longer than pipeChunk
+// whole, in a DoMulti of its own, which must stay under rueidis's
+// BlockingPipeline. A builder whose transaction could grow past it takes
+// another form beyond it (one script, larger commands).
+const maxTx = 1500
+
+// inChunks sends cmds in DoMultis of at most pipeChunk commands (a
+// transaction whole), one after another, in order, and returns their
+// results in order. Once a DoMulti fails on the network (or its ctx ends)
+// the commands after it are not sent and take its error, as in one
+// pipeline, where the commands after a broken connection's failed too: no
+// command runs after one that may not have.
+func (c resending) inChunks(ctx context.Context, cmds []rueidis.Completed) []rueidis.RedisResult {
+	res := make([]rueidis.RedisResult, 0, len(cmds))
+	for len(cmds) > 0 {
+		n := chunkEnd(cmds, pipeChunk)
+		got := c.doMulti(ctx, cmds[:n])
+		res, cmds = append(res, got...), cmds[n:]
+		if err := nonRedisErr(got); err != nil {
+			for range cmds {
+				res = append(res, rueidis.NewErrorResult(err))
+			}
+			break
+		}
+	}
+	return res
+}
+
+// chunkEnd is how many of cmds, at most limit, the next DoMulti of
+// inChunks takes: it ends outside a MULTI..EXEC, and takes a transaction
+// longer than limit alone.
+func chunkEnd(cmds []rueidis.Completed, limit int) int {
+	end, inTx := 0, false
+	for i := range cmds {
+		switch args := cmds[i].Commands(); {
+		case isMulti(args):
+			inTx = true
+		case isExec(args) || isDiscard(args):
+			inTx = false
+		}
+		if !inTx {
+			end = i + 1
+		}
+		if i+1 >= limit && end > 0 {
+			return end
+		}
+	}
+	return len(cmds)
+}
+
+// nonRedisErr is the first error of res that is not Redis's answer (a
+// network error, the ctx's end), nil when none is.
+func nonRedisErr(res []rueidis.RedisResult) error {
+	for i := range res {
+		if err := res[i].NonRedisError(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// doMulti is DoMulti of at most pipeChunk commands, or one transaction.
+func (c resending) doMulti(ctx context.Context, cmds []rueidis.Completed) []rueidis.RedisResult {
 	s := keep(cmds...)
 	defer s.release()
 	res := c.Client.DoMulti(ctx, cmds...)
@@ -249,3 +336,6 @@ func wait(ctx context.Context, d time.Duration) bool {
 
 func isMulti(args []string) bool { return len(args) == 1 && args[0] == "MULTI" }
 func isExec(args []string) bool  { return len(args) == 1 && args[0] == "EXEC" }
+func isDiscard(args []string) bool {
+	return len(args) == 1 && args[0] == "DISCARD"
+}

@@ -429,6 +429,13 @@ func RemoveBetweenCall(h Header, key, lo, hi string, n int) Call {
 	return h.call(RemoveBetween, []string{key}, append(h.args(3), lo, hi, strconv.Itoa(n)))
 }
 
+// RemoveCall removes members from the periods, data and deletes the top
+// mirrors hot, of an unsharded board. See remove.lua.
+func RemoveCall(h Header, periods []string, data string, hot, members []string) Call {
+	keys := append(append(append(make([]string, 0, len(periods)+1+len(hot)), periods...), data), hot...)
+	return h.call(Remove, keys, append(append(h.args(1+len(members)), strconv.Itoa(len(periods))), members...))
+}
+
 // EvictBetweenCall removes from one period, key, those of members whose
 // stored values still lie within lo..hi. See remove_between.lua.
 func EvictBetweenCall(h Header, key, lo, hi string, members []string) Call {

@@ -71,6 +71,8 @@ var (
 	shardPageSrc string
 	//go:embed remove_between.lua
 	removeBetweenSrc string
+	//go:embed remove.lua
+	removeSrc string
 	//go:embed mirror.lua
 	mirror string
 	//go:embed batchwrite.lua
@@ -127,6 +129,9 @@ var (
 	// RemoveBetween removes one chunk of a score range from an unsharded
 	// board; see remove_between.lua.
 	RemoveBetween = newScript(removeBetweenSrc)
+	// Remove removes members from the many periods of an unsharded board
+	// whose MULTI would be too long; see remove.lua.
+	Remove = newScript(removeSrc)
 	// HotTop rewrites a period's top mirror; see hot_top.lua.
 	HotTop = newScript(hotTopSrc, order, mirror)
 	// HotPut puts a sharded Cluster board's top mirror, read by the
