@@ -643,8 +643,9 @@ func (lb *plainBackend) submitManyScript(ctx context.Context, scores map[string]
 }
 
 // submitMany writes a checked SubmitMany batch: ZINCRBYs in a MULTI where no
-// total can overflow, a script where a total must be checked first, else
-// ZADDs in a MULTI.
+// total can overflow and the MULTI stays within maxTx, a script where a
+// total must be checked first or the MULTI would be longer, else ZADDs in
+// a MULTI.
 func (lb *plainBackend) submitMany(ctx context.Context, scores map[string]float64, live []target, slot int64) error {
 	// The MULTI of ZINCRBYs holds one a member and window: past maxTx it
 	// would be sent whole on a connection of rueidis's dedicated pool
