@@ -60,7 +60,8 @@ func (d *droppingClient) drop(t *testing.T) {
 			if !strings.Contains(line, " name="+d.name+" ") {
 				continue
 			}
-			id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+			// RESP3 gives CLIENT LIST as a verbatim string ("txt:id=...").
+			id := strings.TrimPrefix(strings.TrimPrefix(strings.Fields(line)[0], "txt:"), "id=")
 			require.NoError(t, n.Do(ctx, n.B().Arbitrary("CLIENT", "KILL", "ID", id).Build()).Error())
 			killed++
 		}

@@ -78,11 +78,14 @@ func (c resending) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rue
 // closed it (a restart, a failover, Redis's timeout, a proxy), answers
 // its next use with a network error, which rueidis sends again only for
 // reads: a write would fail, though Redis is up (TestFaultRestartRebuild,
-// TestLongPipelineAfterDrop). The auto-pipelined connection is the one
-// every call uses: its reader, running while calls are in flight, sees
-// such a close as it happens, and rueidis dials again; a pooled one, idle,
-// is found closed by its next use, or by rueidis's ping (every
-// Dialer.KeepAlive, a second by default) if that comes first.
+// TestLongPipelineAfterDrop). An auto-pipelined connection is the one
+// every call uses: once calls overlapped on it its reader runs and sees
+// such a close as it happens, and rueidis dials again; one used a call at
+// a time, like an idle pooled one, finds it on its next use, or by
+// rueidis's ping (every Dialer.KeepAlive, a second by default) if that
+// comes first. A write right after a restart can still fail so, once, as
+// any write can; a long pipeline no longer waits on a pooled connection
+// that sat idle since the last one.
 const pipeChunk = 1000
 
 // maxTx is the most commands a MULTI..EXEC the board builds holds, MULTI
