@@ -75,8 +75,9 @@
 // one transaction, or in one script where the read needs what it reads first:
 // Rank and Ranks under Competition ranks, and with IncludeData for Top, Page
 // and Range (the data of exactly the members read); Ranks of more than 748
-// members is one script too, as its transaction would be too long. Under Competition ranks a
-// page or range past the first position is one MULTI of its plain ZRANGE beside
+// members is one script too, as its transaction would be too long. Under
+// Competition ranks a page or range past the first position is one MULTI of
+// its plain ZRANGE beside
 // a small script that gives the members strictly better than its first entry
 // (from the entry before it; a count only when the two tie), so that the
 // entries never pass through Lua (from the first position the first rank is 1,

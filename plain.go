@@ -70,10 +70,11 @@ func (lb *plainBackend) ranks(ctx context.Context, tg target, members []string) 
 // (and with WithReplicaReads, where a MULTI would reach the primary) with
 // one script (rank.lua: it counts the members strictly better than each
 // score, or reads the position) and for more members than a MULTI of
-// maxTx commands holds (two a member; see pipeChunk), else with a MULTI of ZCARD and each member's
-// ZSCORE and Z(REV)RANK; with IncludeData, their data in the
-// same call (also of a member without a score). found[i] reports that members[i] has a score;
-// else its Standing holds its Member, the Total and its Data alone.
+// maxTx commands holds (two a member; see pipeChunk), else with a MULTI of
+// ZCARD and each member's ZSCORE and Z(REV)RANK; with IncludeData, their
+// data in the same call (also of a member without a score). found[i]
+// reports that members[i] has a score; else its Standing holds its Member,
+// the Total and its Data alone.
 func (lb *plainBackend) standings(ctx context.Context, tg target, members []string) (out []Standing, found []bool, err error) {
 	out, found = make([]Standing, len(members)), make([]bool, len(members))
 	per := 2 // replies a member
