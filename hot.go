@@ -242,7 +242,9 @@ func (lb *Leaderboard) hotRewritten(tgs []target, res []rueidis.RedisResult) ([]
 // execThen runs a write's calls, then the calls of then (the rewrites or
 // the deletes of top mirrors), in one round trip, and returns the results
 // of each. The calls of then follow the write (scripts.Call.Follows): when
-// the server had to load the write's script, they run again after it.
+// the server had to load the write's script, or refused the write before
+// running it (TRYAGAIN, LOADING) and it was sent again, they run again
+// after it.
 func (lb *Leaderboard) execThen(ctx context.Context, writes, then []scripts.Call) (w, a []rueidis.RedisResult) {
 	if len(then) == 0 && len(writes) == 1 {
 		return []rueidis.RedisResult{writes[0].Exec(ctx, lb.client)}, nil

@@ -191,7 +191,9 @@ type Page struct {
 // split between two nodes while a Cluster migrates their slot
 // (resharding; a MULTI is sent again whole), CLUSTERDOWN and LOADING.
 // The upkeep a write sends even after its ctx ended (a hot top's mirrors
-// dropped) is sent once. rueidis follows MOVED and ASK itself, and sends
+// dropped) is sent once. The upkeep a write's round trip sends after it (a
+// hot top's mirror rewritten or deleted, a shadow layout's share), which
+// ran before a write that was sent again, is sent again after it. rueidis follows MOVED and ASK itself, and sends
 // reads again itself (unless ClientOption.DisableRetry). A command that
 // failed on the network may have run, and is never sent again.
 func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, error) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/skiprank/leaderboard/internal/scripts"
 )
 
 // resending is the board's client (New wraps the caller's): it sends a
@@ -21,7 +23,12 @@ import (
 // and ASK itself, but sends the others again only for a retryable command
 // (a read), and a transaction only when a read in it was refused, never
 // when its EXEC was. A network error says nothing of whether a write ran:
-// such a command is never sent again.
+// such a command is never sent again. A command that must come after a
+// write before it in its DoMulti (scripts.Call.Follows: a shadow layout's
+// repair or a top mirror's rewrite, which copy what the write wrote; a
+// mirror's delete) ran too early when the write is sent again:
+// scripts.ExecMulti says which commands follow (DoMultiFollows), and those
+// are sent again with the write, after it.
 //
 // rueidis recycles a command once sent, its arguments cleared: a command
 // that may be sent again has its arguments kept first (sent), and is
@@ -61,13 +68,23 @@ func (c resending) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 // others, which ran or may have, keep their replies. More than pipeChunk
 // commands go in several DoMultis (inChunks).
 func (c resending) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	return c.DoMultiFollows(ctx, nil, cmds...)
+}
+
+// DoMultiFollows is DoMulti, told which of cmds follow what came before
+// them on their node (follows[i]; nil: none; see scripts.Call.Follows):
+// those after the first command sent again, which ran before it, are sent
+// again with it, after it, in their order (scripts.WithFollowers). So is
+// scripts.ExecMulti's DoMulti sent (scripts.Resender).
+func (c resending) DoMultiFollows(ctx context.Context, follows []bool, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	switch {
 	case allRetryable(cmds):
+		// Reads alone, which write nothing a follower (a write) copies.
 		return c.Client.DoMulti(ctx, cmds...)
 	case len(cmds) > pipeChunk:
-		return c.inChunks(ctx, cmds)
+		return c.inChunks(ctx, follows, cmds)
 	}
-	return c.doMulti(ctx, cmds)
+	return c.doMulti(ctx, follows, cmds)
 }
 
 // pipeChunk is the most commands the board's client sends in one DoMulti
@@ -100,12 +117,19 @@ const maxTx = 1500
 // results in order. Once a DoMulti fails on the network (or its ctx ends)
 // the commands after it are not sent and take its error, as in one
 // pipeline, where the commands after a broken connection's failed too: no
-// command runs after one that may not have.
-func (c resending) inChunks(ctx context.Context, cmds []rueidis.Completed) []rueidis.RedisResult {
+// command runs after one that may not have. A chunk's commands that Redis
+// refused are sent again (until they run or the ctx ends) before the next
+// chunk is sent, so that a follower (follows, as DoMultiFollows) in a
+// later chunk runs after them, as in one pipeline.
+func (c resending) inChunks(ctx context.Context, follows []bool, cmds []rueidis.Completed) []rueidis.RedisResult {
 	res := make([]rueidis.RedisResult, 0, len(cmds))
 	for len(cmds) > 0 {
 		n := chunkEnd(cmds, pipeChunk)
-		got := c.doMulti(ctx, cmds[:n])
+		var fs []bool
+		if follows != nil {
+			fs, follows = follows[:n], follows[n:]
+		}
+		got := c.doMulti(ctx, fs, cmds[:n])
 		res, cmds = append(res, got...), cmds[n:]
 		if err := nonRedisErr(got); err != nil {
 			for range cmds {
@@ -150,8 +174,9 @@ func nonRedisErr(res []rueidis.RedisResult) error {
 	return nil
 }
 
-// doMulti is DoMulti of at most pipeChunk commands, or one transaction.
-func (c resending) doMulti(ctx context.Context, cmds []rueidis.Completed) []rueidis.RedisResult {
+// doMulti is DoMultiFollows of at most pipeChunk commands, or one
+// transaction.
+func (c resending) doMulti(ctx context.Context, follows []bool, cmds []rueidis.Completed) []rueidis.RedisResult {
 	s := keep(cmds...)
 	defer s.release()
 	res := c.Client.DoMulti(ctx, cmds...)
@@ -160,6 +185,7 @@ func (c resending) doMulti(ctx context.Context, cmds []rueidis.Completed) []ruei
 		if len(again) == 0 || !wait(ctx, pause) {
 			return res
 		}
+		again = scripts.WithFollowers(again, follows)
 		resend := make(rueidis.Commands, len(again))
 		for j, i := range again {
 			resend[j] = s.cmd(c.B(), i)

@@ -257,10 +257,18 @@ func (lb *shardedBackend) unlink(ctx context.Context, groups iter.Seq[[]string])
 
 // unlinkThen is unlink, then the commands of last in its final DoMulti
 // (none after a failure), whose first error it puts in lastErr: an
-// upkeep's failure (a top mirror's delete), not the keys'.
+// upkeep's failure (a top mirror's delete), not the keys'. They follow
+// the UNLINKs (scripts.Call.Follows): sent again after one sent again.
 func (lb *shardedBackend) unlinkThen(ctx context.Context, groups iter.Seq[[]string], last rueidis.Commands, lastErr *error) error {
 	final := func(cmds rueidis.Commands) error {
-		res := lb.client.DoMulti(ctx, append(cmds, last...)...)
+		var follows []bool
+		if len(last) > 0 {
+			follows = make([]bool, len(cmds)+len(last))
+			for i := len(cmds); i < len(follows); i++ {
+				follows[i] = true
+			}
+		}
+		res := scripts.DoMulti(ctx, lb.client, follows, append(cmds, last...)...)
 		if len(last) > 0 {
 			*lastErr = firstErr(res[len(cmds):])
 		}

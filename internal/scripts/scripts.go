@@ -191,8 +191,10 @@ type Call struct {
 	// Follows marks a call that must come after what the calls before it
 	// on its node write (a shadow layout's repair, copying the partitions
 	// a write just wrote; a top mirror's rewrite or delete): when one of
-	// those had to be loaded, and so ran after it (see ExecMulti), it runs
-	// again after that. It must be safe to run twice.
+	// those ran after it, because the server had to load its script, or
+	// refused it before running it and the board's client sent it again
+	// (see ExecMulti), it runs again after that. It must be safe to run
+	// twice, and is a command of its own, never in a MULTI.
 	Follows bool
 }
 
@@ -200,16 +202,49 @@ type Call struct {
 // that own their slots, in parallel. Scripts run by EVALSHA; those a node
 // does not have yet are sent again with EVAL in one more DoMulti, which
 // happens once per script and node, with the calls after the first of them
-// that follow it (Follows), in their order. No calls make no round trip.
+// that follow it (Follows), in their order. A client that sends again what
+// Redis refused before running it (Resender) is told which calls follow,
+// and sends those after the first command it sends again with it, in
+// their order (see DoMulti). No calls make no round trip.
 func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.RedisResult {
 	if len(calls) == 0 {
 		return nil
 	}
 	cmds := make(rueidis.Commands, len(calls))
+	var follows []bool // nil when none follows
 	for i, call := range calls {
 		cmds[i] = call.build(c, false)
+		if call.Follows {
+			if follows == nil {
+				follows = make([]bool, len(calls))
+			}
+			follows[i] = true
+		}
 	}
-	res := c.DoMulti(ctx, cmds...)
+	res := DoMulti(ctx, c, follows, cmds...)
+	again := noScript(calls, res)
+	if len(again) == 0 {
+		return res
+	}
+	// A follower ran before the write it reads was loaded and run: it runs
+	// again, after it (again in call order).
+	again = WithFollowers(again, follows)
+	cmds = cmds[:0]
+	var next []bool
+	for _, i := range again {
+		cmds = append(cmds, calls[i].build(c, true))
+		if follows != nil {
+			next = append(next, follows[i])
+		}
+	}
+	for j, r := range DoMulti(ctx, c, next, cmds...) {
+		res[again[j]] = r
+	}
+	return res
+}
+
+// noScript lists, in order, the calls whose script the server lacked.
+func noScript(calls []Call, res []rueidis.RedisResult) []int {
 	var again []int
 	for i, r := range res {
 		if calls[i].Script == nil {
@@ -219,25 +254,44 @@ func ExecMulti(ctx context.Context, c rueidis.Client, calls []Call) []rueidis.Re
 			again = append(again, i)
 		}
 	}
-	if len(again) == 0 {
-		return res
+	return again
+}
+
+// Resender is a client that sends again, in one more DoMulti, the
+// commands of a DoMulti that Redis refused before running them (the
+// board's client). DoMultiFollows is its DoMulti told which of cmds follow
+// (follows[i], from Call.Follows): when it sends commands again, it sends
+// with them those that follow after the first of them (WithFollowers),
+// which had run before it.
+type Resender interface {
+	DoMultiFollows(ctx context.Context, follows []bool, cmds ...rueidis.Completed) []rueidis.RedisResult
+}
+
+// DoMulti is c.DoMulti(ctx, cmds...), through DoMultiFollows when c is a
+// Resender and some of cmds follow (follows[i]; follows nil: none).
+func DoMulti(ctx context.Context, c rueidis.Client, follows []bool, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	if r, ok := c.(Resender); ok && slices.Contains(follows, true) {
+		return r.DoMultiFollows(ctx, follows, cmds...)
 	}
-	// A follower ran before the write it reads was loaded and run: it runs
-	// again, after it (again in call order).
-	for i := again[0] + 1; i < len(calls); i++ {
-		if calls[i].Follows && !slices.Contains(again, i) {
+	return c.DoMulti(ctx, cmds...)
+}
+
+// WithFollowers is again, the commands of a DoMulti (their indices,
+// ascending) to send again as they ran too early or not at all, with
+// those after the first of them that follow (follows[i]; follows nil:
+// none), ascending: sent again in that order, each follower runs after
+// what came before it on its node.
+func WithFollowers(again []int, follows []bool) []int {
+	if len(again) == 0 {
+		return again
+	}
+	for i := again[0] + 1; i < len(follows); i++ {
+		if follows[i] && !slices.Contains(again, i) {
 			again = append(again, i)
 		}
 	}
 	slices.Sort(again)
-	cmds = cmds[:0]
-	for _, i := range again {
-		cmds = append(cmds, calls[i].build(c, true))
-	}
-	for j, r := range c.DoMulti(ctx, cmds...) {
-		res[again[j]] = r
-	}
-	return res
+	return again
 }
 
 // ExecTx runs calls, plain commands and scripts whose keys share one slot,
