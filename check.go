@@ -10,14 +10,16 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// CheckReport is what Check found in one window period of a sharded board.
+// CheckReport is what Check found in one window period of a sharded board:
+// the findings its confirming reads kept (see Check).
 // Every list is sorted by member name.
 type CheckReport struct {
 	// Window is the window's Name.
 	Window string
 	// Period is the ID of the period checked.
 	Period string
-	// Members is the number of members in the partitions.
+	// Members is the number of members in the partitions, as Check's scan
+	// read them (writes since may have changed it).
 	Members int64
 	// Misplaced members are in a shard their score does not belong to, and
 	// not in the right one.
@@ -31,7 +33,9 @@ type CheckReport struct {
 	// Stale members are in the right shard with a score that differs from
 	// their partition's.
 	Stale []string
-	// Repaired reports that repair was asked and every finding was fixed.
+	// Repaired reports that repair was asked and every finding was fixed
+	// (rewritten from the partitions as the repair read them); false when
+	// there was none.
 	Repaired bool
 	// Shadow reports that the report is of the board's shadow layout
 	// (WithShadowShards), which follows the report of its own layout.
@@ -47,8 +51,30 @@ func (r CheckReport) Clean() bool {
 // the queries pick; In restricts it to one window) and compares each shard
 // with the partitions, which hold every member's stored value: members in
 // the wrong shard, in two shards, in none, in a shard but in no partition,
-// or with a stale score. With repair, it rewrites every finding from the
-// partitions (on a single node in one script, atomically); it refuses
+// or with a stale score. Writes may go on meanwhile. The scan takes many
+// round trips (the partitions 256 a round trip, then each shard), and a
+// write landing between two of them would look like a finding, so the
+// scan only names suspects, which Check reads again (their partitions and
+// shards, 1,000 members a round trip) and reports only what those reads
+// confirm. On one node, where each write of the board's own layout is one
+// script, one MULTI reads a suspect's partition and shards at one moment,
+// and a finding is what was wrong at that moment. On a Cluster a write
+// takes two steps on different nodes (its partition, then its shards),
+// and on one node a shadow's share is a second script after the write's,
+// so no one read is a settled moment: the suspects are read again (a
+// Cluster's partitions, then shards, then partitions) up to four times,
+// 20, 50 and 100 ms apart, and a member is reported once two reads in a
+// row found it wrong while its partition held one value. A member found
+// right at one read is not reported, nor one not so confirmed by the
+// fourth read (its partition changed across the reads: it was being
+// written throughout; a later Check, once its writes pause, tells). A
+// Cluster Check (or one of a shadow on one node) can still report a write
+// in flight at that instant: one whose first step was done before the
+// first of those two reads and whose second had not landed by the second,
+// 20 ms or more later (a slow or failing node's); run Check again before
+// acting on a finding there. With repair, it rewrites the findings from
+// the partitions as they are then (on a single node in one script,
+// atomically); it refuses
 // with an error to empty a period whose members are all in partitions
 // under an older version's keys (README, "Upgrading a sharded board"). A
 // board moving to new bounds (WithShadowShards) has its shadow layout
@@ -136,7 +162,10 @@ func (lb *shardedBackend) check(ctx context.Context, tg target, repair bool) ([]
 	return []CheckReport{r, s}, err
 }
 
-// checkLayout checks this layout's shards of tg against the partitions.
+// checkLayout checks this layout's shards of tg against the partitions:
+// a scan of the whole period finds the suspects, and confirmSuspects
+// reads them again, so that a write landing between the scan's reads
+// (which take many round trips) is not reported.
 func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair bool) (CheckReport, error) {
 	r := CheckReport{Window: tg.window.Name(), Period: tg.period.ID}
 	truth, err := lb.partitions(ctx, tg)
@@ -144,19 +173,16 @@ func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair boo
 		return r, err
 	}
 	r.Members = int64(len(truth))
-	where := map[string][]int{}    // member -> shards holding it
-	found := map[string][]string{} // member -> values, as where
-	for i := 0; i <= len(lb.bounds); i++ {
-		zs, err := lb.scanSet(ctx, lb.shardKey(i, tg))
-		if err != nil {
-			return r, err
-		}
-		for m, v := range zs {
-			where[m] = append(where[m], i)
-			found[m] = append(found[m], v)
-		}
+	where, found, err := lb.scanShards(ctx, tg)
+	if err != nil {
+		return r, err
 	}
-	bad := lb.compareShards(&r, truth, where, found)
+	suspects := slices.Sorted(maps.Keys(lb.findings(truth, where, found)))
+	fs, where, err := lb.confirmSuspects(ctx, tg, suspects)
+	if err != nil {
+		return r, err
+	}
+	bad := r.file(fs)
 	if !repair || len(bad) == 0 {
 		return r, nil
 	}
@@ -172,6 +198,23 @@ func (lb *shardedBackend) checkLayout(ctx context.Context, tg target, repair boo
 	}
 	r.Repaired = true
 	return r, nil
+}
+
+// scanShards reads every shard of tg whole: the shards holding each
+// member, and its value in each (in the same order).
+func (lb *shardedBackend) scanShards(ctx context.Context, tg target) (where map[string][]int, found map[string][]string, err error) {
+	where, found = map[string][]int{}, map[string][]string{}
+	for i := 0; i <= len(lb.bounds); i++ {
+		zs, err := lb.scanSet(ctx, lb.shardKey(i, tg))
+		if err != nil {
+			return nil, nil, err
+		}
+		for m, v := range zs {
+			where[m] = append(where[m], i)
+			found[m] = append(found[m], v)
+		}
+	}
+	return where, found, nil
 }
 
 // refuseLegacy is the error of a repair that would remove strays from a
@@ -212,34 +255,50 @@ func (lb *shardedBackend) refuseLegacy(ctx context.Context, tg target, strays in
 	return nil
 }
 
-// compareShards files every member whose shards disagree with the partitions
-// (truth) into r, and returns them sorted.
-func (lb *shardedBackend) compareShards(r *CheckReport, truth map[string]string, where map[string][]int, found map[string][]string) []string {
-	var bad []string
+// finding is what Check found wrong with one member.
+type finding int
+
+const (
+	misplaced finding = iota + 1
+	duplicated
+	missing
+	stray
+	stale
+)
+
+// findings compares the shards (where, found: as scanShards returns them)
+// with the partitions (truth) and returns every member they disagree on.
+func (lb *shardedBackend) findings(truth map[string]string, where map[string][]int, found map[string][]string) map[string]finding {
+	fs := map[string]finding{}
 	for m, v := range truth {
 		in := where[m]
 		switch {
 		case len(in) == 0:
-			r.Missing = append(r.Missing, m)
+			fs[m] = missing
 		case len(in) > 1:
-			r.Duplicated = append(r.Duplicated, m)
+			fs[m] = duplicated
 		case in[0] != lb.shardOfString(v):
-			r.Misplaced = append(r.Misplaced, m)
+			fs[m] = misplaced
 		case !sameValue(found[m][0], v):
-			r.Stale = append(r.Stale, m)
-		default:
-			continue
+			fs[m] = stale
 		}
-		bad = append(bad, m)
 	}
 	for m := range where {
 		if _, ok := truth[m]; !ok {
-			r.Stray = append(r.Stray, m)
-			bad = append(bad, m)
+			fs[m] = stray
 		}
 	}
-	for _, l := range [][]string{r.Misplaced, r.Duplicated, r.Missing, r.Stray, r.Stale, bad} {
-		slices.Sort(l)
+	return fs
+}
+
+// file files fs into r's lists, each sorted, and returns their members
+// sorted.
+func (r *CheckReport) file(fs map[string]finding) []string {
+	lists := map[finding]*[]string{misplaced: &r.Misplaced, duplicated: &r.Duplicated, missing: &r.Missing, stray: &r.Stray, stale: &r.Stale}
+	bad := slices.Sorted(maps.Keys(fs))
+	for _, m := range bad {
+		l := lists[fs[m]]
+		*l = append(*l, m)
 	}
 	return bad
 }
