@@ -63,7 +63,7 @@ func (r CheckReport) Clean() bool {
 // and on one node a shadow's share is a second script after the write's,
 // so no one read is a settled moment: the suspects are read again (a
 // Cluster's partitions, then shards, then partitions) up to four times,
-// 20, 50 and 100 ms apart, and a member is reported once two reads in a
+// 50, 100 and 200 ms apart, and a member is reported once two reads in a
 // row found it wrong while its partition held one value. A member found
 // right at one read is not reported, nor one not so confirmed by the
 // fourth read (its partition changed across the reads: it was being
@@ -71,7 +71,7 @@ func (r CheckReport) Clean() bool {
 // Cluster Check (or one of a shadow on one node) can still report a write
 // in flight at that instant: one whose first step was done before the
 // first of those two reads and whose second had not landed by the second,
-// 20 ms or more later (a slow or failing node's); run Check again before
+// 50 ms or more later (a slow or failing node's); run Check again before
 // acting on a finding there. With repair, it rewrites the findings from
 // the partitions as they are then (on a single node in one script,
 // atomically); it refuses

@@ -30,7 +30,7 @@ const confirmNeed = 2
 // confirmPauses are the pauses before each confirming read after the
 // first, where one read is not enough: a write in flight at one read has
 // landed by the next. Their number bounds the reads.
-var confirmPauses = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+var confirmPauses = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
 
 // suspectRead is what one read of suspects found: the values of those
 // their partitions hold, and, for those in a shard, the shards holding
