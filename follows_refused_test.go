@@ -135,17 +135,7 @@ func TestShadowFollowsARefusedWrite(t *testing.T) {
 			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 20}))
 			_, err = board.FillShadow(ctx)
 			require.NoError(t, err)
-			writes := map[string]func(member string) error{
-				"Submit":     func(m string) error { _, err := board.Submit(ctx, m, 7); return err },
-				"SubmitMany": func(m string) error { return board.SubmitMany(ctx, map[string]float64{m: 7}) },
-				"Batcher": func(m string) error {
-					bt, err := board.NewBatcher()
-					require.NoError(t, err)
-					defer bt.Close(ctx)
-					_, err = bt.Submit(ctx, m, 7)
-					return err
-				},
-			}
+			writes := writesOf7(t, board)
 			for _, kind := range slices.Sorted(maps.Keys(writes)) {
 				t.Run(kind, func(t *testing.T) {
 					// Loads the write's script (see TestHotTopFollowsARefusedWrite).

@@ -127,40 +127,39 @@ func manyBounds(n int) []float64 {
 	return bs
 }
 
-var longOps = []longOp{{
-	// A MULTI of a ZREM a readable period: 2,005 commands.
-	name: "Remove 2001 periods",
-	opts: []lb.Option{lb.WithWindows(lb.Daily()), lb.WithRetention(2000 * 24 * time.Hour)},
-	run: func(board *lb.Leaderboard) error {
+// submitThenRemove is a longOp's run: a Submit of member "a" at score,
+// then its Remove.
+func submitThenRemove(score float64) func(*lb.Leaderboard) error {
+	return func(board *lb.Leaderboard) error {
 		ctx := context.Background()
-		if _, err := board.Submit(ctx, "a", 1); err != nil {
+		if _, err := board.Submit(ctx, "a", score); err != nil {
 			return err
 		}
 		return board.Remove(ctx, "a")
-	},
-	check: func(t *testing.T, board *lb.Leaderboard, _ int) {
-		n, err := board.Count(context.Background())
-		require.NoError(t, err)
-		require.Zero(t, n)
-	},
+	}
+}
+
+// checkEmpty is a longOp's check: the board counts no member.
+func checkEmpty(t *testing.T, board *lb.Leaderboard, _ int) {
+	n, err := board.Count(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+var longOps = []longOp{{
+	// A MULTI of a ZREM a readable period: 2,005 commands.
+	name:  "Remove 2001 periods",
+	opts:  []lb.Option{lb.WithWindows(lb.Daily()), lb.WithRetention(2000 * 24 * time.Hour)},
+	run:   submitThenRemove(1),
+	check: checkEmpty,
 }, {
 	// On a Cluster a Remove sweeps every shard of every window, a script
 	// call each: 7,203 of them, 2,400 a node.
 	name:    "Remove sharded 2400x3",
 	cluster: true,
 	opts:    []lb.Option{lb.WithShards(manyBounds(2400)...), lb.WithWindows(lb.AllTime(), lb.Daily(), lb.Weekly())},
-	run: func(board *lb.Leaderboard) error {
-		ctx := context.Background()
-		if _, err := board.Submit(ctx, "a", 1200); err != nil {
-			return err
-		}
-		return board.Remove(ctx, "a")
-	},
-	check: func(t *testing.T, board *lb.Leaderboard, _ int) {
-		n, err := board.Count(context.Background())
-		require.NoError(t, err)
-		require.Zero(t, n)
-	},
+	run:     submitThenRemove(1200),
+	check:   checkEmpty,
 }, {
 	// A MULTI of a ZINCRBY a member and window: 3,006 commands.
 	name: "SubmitMany Accumulate 1000x3",
@@ -215,38 +214,30 @@ var longOps = []longOp{{
 // pipeline in DoMultis of at most 1,000 commands, on the auto-pipelined
 // connection, and keeps its transactions under the limit.
 func TestLongPipelineAfterDrop(t *testing.T) {
-	for _, backend := range []string{"redis", "cluster"} {
-		t.Run(backend, func(t *testing.T) {
-			var b *testredis.Backend
-			if backend == "cluster" {
-				b = testredis.Cluster(t)
-			} else {
-				b = testredis.Real(t)
+	testredis.EachReal(t, func(t *testing.T, b *testredis.Backend) {
+		for _, op := range longOps {
+			if op.cluster && b.Name != "cluster" {
+				continue // one node: its calls are one script, not long pipelines
 			}
-			for _, op := range longOps {
-				t.Run(op.name, func(t *testing.T) {
-					if op.cluster && backend != "cluster" {
-						t.Skip("one script on one node")
-					}
-					dc := newDroppingClient(t, b)
-					board, err := lb.New(dc, b.BoardName(t), op.opts...)
-					require.NoError(t, err)
-					if op.setup != nil {
-						op.setup(t, board)
-					}
-					// The first run leaves rueidis's dedicated connection
-					// idle in its pool, where it took one.
-					require.NoError(t, op.run(board))
-					dc.drop(t)
-					dc.redial(t)
-					require.NoError(t, op.run(board), "the first call after the drop")
-					if op.check != nil {
-						op.check(t, board, 2)
-					}
-				})
-			}
-		})
-	}
+			t.Run(op.name, func(t *testing.T) {
+				dc := newDroppingClient(t, b)
+				board, err := lb.New(dc, b.BoardName(t), op.opts...)
+				require.NoError(t, err)
+				if op.setup != nil {
+					op.setup(t, board)
+				}
+				// The first run leaves rueidis's dedicated connection
+				// idle in its pool, where it took one.
+				require.NoError(t, op.run(board))
+				dc.drop(t)
+				dc.redial(t)
+				require.NoError(t, op.run(board), "the first call after the drop")
+				if op.check != nil {
+					op.check(t, board, 2)
+				}
+			})
+		}
+	})
 }
 
 // TestLongPipelineMechanism pins what the board's client works around, on
@@ -257,45 +248,37 @@ func TestLongPipelineAfterDrop(t *testing.T) {
 // succeeds, as rueidis sends reads again after a network error (so the
 // board's client lets such a pipeline go whole).
 func TestLongPipelineMechanism(t *testing.T) {
-	for _, backend := range []string{"redis", "cluster"} {
-		t.Run(backend, func(t *testing.T) {
-			var b *testredis.Backend
-			if backend == "cluster" {
-				b = testredis.Cluster(t)
-			} else {
-				b = testredis.Real(t)
-			}
-			ctx := context.Background()
-			key := "{" + b.BoardName(t) + "}:k"
-			for _, write := range []bool{true, false} {
-				dc := newDroppingClient(t, b)
-				cmds := func() rueidis.Commands {
-					cmds := make(rueidis.Commands, 2000)
-					for i := range cmds {
-						if write {
-							cmds[i] = dc.B().Incr().Key(key).Build()
-						} else {
-							cmds[i] = dc.B().Get().Key(key).Build()
-						}
+	testredis.EachReal(t, func(t *testing.T, b *testredis.Backend) {
+		ctx := context.Background()
+		key := "{" + b.BoardName(t) + "}:k"
+		for _, write := range []bool{true, false} {
+			dc := newDroppingClient(t, b)
+			cmds := func() rueidis.Commands {
+				cmds := make(rueidis.Commands, 2000)
+				for i := range cmds {
+					if write {
+						cmds[i] = dc.B().Incr().Key(key).Build()
+					} else {
+						cmds[i] = dc.B().Get().Key(key).Build()
 					}
-					return cmds
 				}
-				require.NoError(t, firstResultErr(dc.DoMulti(ctx, cmds()...)))
-				dc.drop(t)
-				require.Eventually(t, func() bool {
-					return dc.Do(ctx, dc.B().Get().Key(key).Build()).Error() == nil
-				}, 5*time.Second, 10*time.Millisecond)
-				err := firstResultErr(dc.DoMulti(ctx, cmds()...))
-				if write {
-					require.Error(t, err, "a long pipeline of writes on the closed connection")
-					_, isRedis := rueidis.IsRedisErr(err)
-					require.False(t, isRedis, "%v", err)
-				} else {
-					require.NoError(t, err, "a long pipeline of reads, sent again")
-				}
+				return cmds
 			}
-		})
-	}
+			require.NoError(t, firstResultErr(dc.DoMulti(ctx, cmds()...)))
+			dc.drop(t)
+			require.Eventually(t, func() bool {
+				return dc.Do(ctx, dc.B().Get().Key(key).Build()).Error() == nil
+			}, 5*time.Second, 10*time.Millisecond)
+			err := firstResultErr(dc.DoMulti(ctx, cmds()...))
+			if write {
+				require.Error(t, err, "a long pipeline of writes on the closed connection")
+				_, isRedis := rueidis.IsRedisErr(err)
+				require.False(t, isRedis, "%v", err)
+			} else {
+				require.NoError(t, err, "a long pipeline of reads, sent again")
+			}
+		}
+	})
 }
 
 func firstResultErr(res []rueidis.RedisResult) error {

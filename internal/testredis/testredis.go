@@ -64,6 +64,15 @@ func Each(t *testing.T, body func(t *testing.T, b *Backend)) {
 	t.Run("cluster", func(t *testing.T) { body(t, Cluster(t)) })
 }
 
+// EachReal runs body on the real servers alone (a standalone Redis and a
+// Cluster), as Each does: for what miniredis does not have (connections
+// to close, rueidis's pools).
+func EachReal(t *testing.T, body func(t *testing.T, b *Backend)) {
+	t.Helper()
+	t.Run("redis", func(t *testing.T) { body(t, Real(t)) })
+	t.Run("cluster", func(t *testing.T) { body(t, Cluster(t)) })
+}
+
 // Mini starts an embedded miniredis for one test.
 func Mini(t testing.TB) *Backend {
 	t.Helper()
