@@ -20,7 +20,7 @@ var allScripts = map[string]*Script{
 	"Submit": Submit, "Many": Many, "Batch": Batch, "Rank": Rank, "Range": Range,
 	"PartWrite": PartWrite, "ShardWrite": ShardWrite, "ShardRead": ShardRead, "FirstBetter": FirstBetter,
 	"ShardLocal": ShardLocal, "ShardBatch": ShardBatch, "ShardLocalMany": ShardLocalMany,
-	"ShardLocate": ShardLocate, "ShardPage": ShardPage, "RemoveBetween": RemoveBetween,
+	"ShardLocate": ShardLocate, "ShardPage": ShardPage, "RemoveBetween": RemoveBetween, "Remove": Remove,
 	"HotTop": HotTop, "HotPut": HotPut, "TopData": TopData,
 	"primary_read.lua": PrimaryRead,
 }
