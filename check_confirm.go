@@ -138,18 +138,6 @@ func sameStored(a, b map[string]string, m string) bool {
 	return inA == inB && x == y
 }
 
-// pause waits d, or until ctx ends.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // readSuspectsLocal reads ms's partitions and this layout's shards on one
 // node, confirmChunk members a MULTI (a round trip), each at one moment;
 // over Redis's maxmemory, which refuses a MULTI, by script (inTx).

@@ -66,3 +66,16 @@ func cutShort(ctx context.Context, err error) error {
 func endedWith(ctx context.Context, err *error) {
 	*err = cutShort(ctx, *err)
 }
+
+// pause waits d, or until ctx ends (its error then): the pause before a
+// refused command is sent again (wait), or between Check's confirming reads.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -48,12 +48,12 @@
 // timeout, a proxy) fails its next write, which rueidis does not send
 // again. A transaction is never split: those that could grow past 1,500
 // commands take another form beyond (a SubmitMany under Accumulate the
-// script, Ranks of more than 748 members the script of Competition ranks,
-// Remove on a board keeping more than 1,496 readable periods a script of
-// its ZREMs, a SubmitMany of hundreds of thousands of members larger
-// ZADDs). A Batcher
-// (NewBatcher) writes a batch of folded Submits as one script, in one round
-// trip on an unsharded board and on a sharded one whose keys share one node,
+// script, Ranks of more than 748 members its script, rank.lua, as under
+// Competition ranks, Remove on a board keeping more than 1,496 readable
+// periods a script of its ZREMs, a SubmitMany of hundreds of thousands of
+// members larger ZADDs). A Batcher (NewBatcher) writes a batch of folded
+// Submits as one script, in one round trip on an unsharded board and on a
+// sharded one whose keys share one node,
 // and in Submit's two steps, each one round trip for the batch, on a sharded
 // board on a Cluster (where a member's further writes in the batch, to other
 // periods or under Accumulate scores that did not fold into its first, and

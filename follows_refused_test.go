@@ -127,14 +127,7 @@ func TestShadowFollowsARefusedWrite(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			c := &refuseLeader{Client: b.Client}
-			name := shardName(t, b)
-			board, err := lb.New(c, name, lb.WithShards(10), lb.WithShadowShards(5))
-			require.NoError(t, err)
-			moved, err := lb.New(b.Client, name, lb.WithShards(5))
-			require.NoError(t, err)
-			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 20}))
-			_, err = board.FillShadow(ctx)
-			require.NoError(t, err)
+			board, moved := shadowFilled(t, b, c)
 			writes := writesOf7(t, board)
 			for _, kind := range slices.Sorted(maps.Keys(writes)) {
 				t.Run(kind, func(t *testing.T) {

@@ -193,9 +193,10 @@ type Page struct {
 // The upkeep a write sends even after its ctx ended (a hot top's mirrors
 // dropped) is sent once. The upkeep a write's round trip sends after it (a
 // hot top's mirror rewritten or deleted, a shadow layout's share), which
-// ran before a write that was sent again, is sent again after it. rueidis follows MOVED and ASK itself, and sends
-// reads again itself (unless ClientOption.DisableRetry). A command that
-// failed on the network may have run, and is never sent again.
+// ran before a write that was sent again, is sent again after it. rueidis
+// follows MOVED and ASK itself, and sends reads again itself (unless
+// ClientOption.DisableRetry). A command that failed on the network may
+// have run, and is never sent again.
 func New(client rueidis.Client, name string, opts ...Option) (*Leaderboard, error) {
 	c := defaultConfig()
 	for _, opt := range opts {

@@ -353,18 +353,9 @@ func wait(ctx context.Context, d time.Duration) bool {
 	if ctx.Err() != nil || ctx.Value(sendOnce{}) != nil {
 		return false
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return pause(ctx, d) == nil
 }
 
-func isMulti(args []string) bool { return len(args) == 1 && args[0] == "MULTI" }
-func isExec(args []string) bool  { return len(args) == 1 && args[0] == "EXEC" }
-func isDiscard(args []string) bool {
-	return len(args) == 1 && args[0] == "DISCARD"
-}
+func isMulti(args []string) bool   { return len(args) == 1 && args[0] == "MULTI" }
+func isExec(args []string) bool    { return len(args) == 1 && args[0] == "EXEC" }
+func isDiscard(args []string) bool { return len(args) == 1 && args[0] == "DISCARD" }

@@ -330,6 +330,22 @@ func runShadowConcurrent(t *testing.T, b *testredis.Backend, writers, rounds int
 // with NOSCRIPT and is sent again after the repair has run: the repair
 // then copied nothing, and the member was missing from the shadow until
 // its next write. The repair now runs again after the reloaded write.
+// shadowFilled is a board on b read through c, bounds 10 moving to 5,
+// with two members and its shadow filled, and moved, the same board after
+// the move (bounds 5) on b's own client.
+func shadowFilled(t *testing.T, b *testredis.Backend, c rueidis.Client) (board, moved *lb.Leaderboard) {
+	ctx := context.Background()
+	name := shardName(t, b)
+	board, err := lb.New(c, name, lb.WithShards(10), lb.WithShadowShards(5))
+	require.NoError(t, err)
+	moved, err = lb.New(b.Client, name, lb.WithShards(5))
+	require.NoError(t, err)
+	require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 20}))
+	_, err = board.FillShadow(ctx)
+	require.NoError(t, err)
+	return board, moved
+}
+
 // writesOf7 are the ways to write score 7 for a member on board: Submit,
 // SubmitMany, and a Batcher of its own.
 func writesOf7(t *testing.T, board *lb.Leaderboard) map[string]func(member string) error {
@@ -351,14 +367,7 @@ func TestShadowFollowsAReloadedWrite(t *testing.T) {
 	for _, b := range []*testredis.Backend{testredis.Mini(t), testredis.Real(t)} {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			name := shardName(t, b)
-			board, err := lb.New(b.Client, name, lb.WithShards(10), lb.WithShadowShards(5))
-			require.NoError(t, err)
-			moved, err := lb.New(b.Client, name, lb.WithShards(5))
-			require.NoError(t, err)
-			require.NoError(t, board.SubmitMany(ctx, map[string]float64{"a": 1, "b": 20}))
-			_, err = board.FillShadow(ctx)
-			require.NoError(t, err)
+			board, moved := shadowFilled(t, b, b.Client)
 			writes := writesOf7(t, board)
 			delete(writes, "SubmitMany")
 			for _, kind := range slices.Sorted(maps.Keys(writes)) {
