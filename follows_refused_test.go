@@ -30,36 +30,46 @@ import (
 // rewrites the mirror, refused once and sent again, leaves the mirror
 // showing it; on every backend and kind of board (but a sharded Cluster
 // board, whose mirror the client puts after the write, in round trips of
-// their own).
+// their own), with WithReplicaReads too.
 func TestHotTopFollowsARefusedWrite(t *testing.T) {
 	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
 		if len(kind) > 0 && b.Name == "cluster" {
 			t.Skip("no rewrite in a write's round trip")
 		}
-		ctx := context.Background()
-		c := &refuseLeader{Client: b.Client}
-		name := shardName(t, b)
-		board, err := lb.New(c, name, append([]lb.Option{lb.WithHotTop(3)}, kind...)...)
-		require.NoError(t, err)
-		for i, m := range []string{"a", "b", "c", "d"} {
-			_, err := board.Submit(ctx, m, float64(10*(i+1)))
+		eachReplicaReads(t, func(t *testing.T, more []lb.Option) {
+			ctx := context.Background()
+			c := &refuseLeader{Client: b.Client}
+			name := shardName(t, b)
+			board, err := lb.New(c, name, slices.Concat([]lb.Option{lb.WithHotTop(3)}, kind, more)...)
 			require.NoError(t, err)
-		}
-		// The write's script loaded: a server lacking it answers the write
-		// sent again NOSCRIPT, after which the rewrite runs again anyway.
-		_, err = board.Submit(ctx, "z", 1, lb.WithID("warm"))
-		require.NoError(t, err)
-		top, err := board.Top(ctx, 1) // this process's snapshot: a write of 1000 reaches the top
-		require.NoError(t, err)
-		require.Equal(t, "d", top[0].Member)
-		c.arm()
-		_, err = board.Submit(ctx, "best", 1000, lb.WithID("first")) // a script
-		require.NoError(t, err)
-		require.Equal(t, int64(1), c.refused.Load(), "the write was refused once")
-		top, err = board.Top(ctx, 2)
-		require.NoError(t, err)
-		require.Equal(t, []string{"best", "d"}, members(top), "the mirror after the write refused once")
+			for i, m := range []string{"a", "b", "c", "d"} {
+				_, err := board.Submit(ctx, m, float64(10*(i+1)))
+				require.NoError(t, err)
+			}
+			// The write's script loaded: a server lacking it answers the write
+			// sent again NOSCRIPT, after which the rewrite runs again anyway.
+			_, err = board.Submit(ctx, "z", 1, lb.WithID("warm"))
+			require.NoError(t, err)
+			top, err := board.Top(ctx, 1) // this process's snapshot: a write of 1000 reaches the top
+			require.NoError(t, err)
+			require.Equal(t, "d", top[0].Member)
+			c.arm()
+			_, err = board.Submit(ctx, "best", 1000, lb.WithID("first")) // a script
+			require.NoError(t, err)
+			require.Equal(t, int64(1), c.refused.Load(), "the write was refused once")
+			top, err = board.Top(ctx, 2)
+			require.NoError(t, err)
+			require.Equal(t, []string{"best", "d"}, members(top), "the mirror after the write refused once")
+		})
 	})
+}
+
+// eachReplicaReads runs body without WithReplicaReads and with it, whose
+// reads for writes go through another client (primaryOnly), which must
+// keep a write's followers (TestPrimaryOnlyFollows).
+func eachReplicaReads(t *testing.T, body func(t *testing.T, more []lb.Option)) {
+	t.Run("primary", func(t *testing.T) { body(t, nil) })
+	t.Run("replicaReads", func(t *testing.T) { body(t, []lb.Option{lb.WithReplicaReads()}) })
 }
 
 // TestHotTopDropFollowsARefusedWrite: a write whose round trip deletes the
@@ -121,33 +131,35 @@ func TestHotTopDropFollowsARefusedWrite(t *testing.T) {
 // repair copying into the shadow what the write put in the partitions)
 // rides in its round trip after it; a write refused once and sent again
 // leaves the member in the shadow layout, and Check reports both layouts
-// clean.
+// clean; with WithReplicaReads too.
 func TestShadowFollowsARefusedWrite(t *testing.T) {
 	for _, b := range []*testredis.Backend{testredis.Mini(t), testredis.Real(t)} {
 		t.Run(b.Name, func(t *testing.T) {
-			ctx := context.Background()
-			c := &refuseLeader{Client: b.Client}
-			board, moved := shadowFilled(t, b, c)
-			writes := writesOf7(t, board)
-			for _, kind := range slices.Sorted(maps.Keys(writes)) {
-				t.Run(kind, func(t *testing.T) {
-					// Loads the write's script (see TestHotTopFollowsARefusedWrite).
-					require.NoError(t, writes[kind]("warm-"+kind))
-					m := "new-" + kind
-					c.arm()
-					require.NoError(t, writes[kind](m))
-					require.Equal(t, int64(1), c.refused.Swap(0), "the write was refused once")
-					st, err := moved.Rank(ctx, m)
-					require.NoError(t, err, "the member is in the shadow layout")
-					require.Equal(t, 7.0, st.Score)
-					reps, err := board.Check(ctx, false)
-					require.NoError(t, err)
-					for _, r := range reps {
-						require.Empty(t, r.Missing, "Check of %s, shadow=%v", r.Window, r.Shadow)
-						require.Empty(t, r.Stale, "Check of %s, shadow=%v", r.Window, r.Shadow)
-					}
-				})
-			}
+			eachReplicaReads(t, func(t *testing.T, more []lb.Option) {
+				ctx := context.Background()
+				c := &refuseLeader{Client: b.Client}
+				board, moved := shadowFilled(t, b, c, more...)
+				writes := writesOf7(t, board)
+				for _, kind := range slices.Sorted(maps.Keys(writes)) {
+					t.Run(kind, func(t *testing.T) {
+						// Loads the write's script (see TestHotTopFollowsARefusedWrite).
+						require.NoError(t, writes[kind]("warm-"+kind))
+						m := "new-" + kind
+						c.arm()
+						require.NoError(t, writes[kind](m))
+						require.Equal(t, int64(1), c.refused.Swap(0), "the write was refused once")
+						st, err := moved.Rank(ctx, m)
+						require.NoError(t, err, "the member is in the shadow layout")
+						require.Equal(t, 7.0, st.Score)
+						reps, err := board.Check(ctx, false)
+						require.NoError(t, err)
+						for _, r := range reps {
+							require.Empty(t, r.Missing, "Check of %s, shadow=%v", r.Window, r.Shadow)
+							require.Empty(t, r.Stale, "Check of %s, shadow=%v", r.Window, r.Shadow)
+						}
+					})
+				}
+			})
 		})
 	}
 }

@@ -131,8 +131,20 @@ func (lb *Leaderboard) primaryView() *Leaderboard {
 // client's SendToReplicas says: a read in a MULTI (a transaction always
 // goes there; one a run of reads in one slot), a read-only script as the
 // same call of a script that may write (onPrimary); a transaction the
-// caller sends, and every other command, goes as it is.
+// caller sends, and every other command, goes as it is, with the
+// followers among them told to the board's client (DoMultiFollows).
 type primaryOnly struct{ rueidis.Client }
+
+// The board's client and primaryOnly, which wraps it, take a DoMulti's
+// followers (scripts.Call.Follows): scripts.DoMulti through a wrapper
+// without DoMultiFollows falls back to its DoMulti, and a follower would
+// run once, before a write of its own that Redis refused and the board's
+// client sent again (TestClientWrappersTakeFollowers checks that every
+// wrapper has it).
+var (
+	_ scripts.Resender = resending{}
+	_ scripts.Resender = primaryOnly{}
+)
 
 func (c primaryOnly) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	switch {
@@ -254,6 +266,18 @@ func (c primaryOnly) onPrimary(cmd rueidis.Completed) rueidis.Completed {
 // (a caller reads other keys than it writes); the replies come back in
 // the commands' order.
 func (c primaryOnly) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	return c.DoMultiFollows(ctx, nil, cmds...)
+}
+
+// DoMultiFollows is DoMulti, told which of cmds follow what came before
+// them on their node (follows[i]; nil: none; see scripts.Call.Follows):
+// the writes it sends as they are go through scripts.DoMulti with their
+// own flags, so that the board's client (resending) sends a follower
+// again after a write before it that Redis refused and it sent again,
+// as without WithReplicaReads. A follower is a write (a mirror's rewrite
+// or delete, a shadow's repair); the reads taken aside follow nothing.
+// So is scripts.ExecMulti's DoMulti sent (scripts.Resender).
+func (c primaryOnly) DoMultiFollows(ctx context.Context, follows []bool, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	out := make([]rueidis.RedisResult, len(cmds))
 	var rest rueidis.Commands
 	var at []int // where each of rest goes in out
@@ -286,10 +310,24 @@ func (c primaryOnly) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []r
 		i = j - 1
 	}
 	if len(rest) > 0 {
-		for k, r := range c.Client.DoMulti(ctx, rest...) {
+		for k, r := range scripts.DoMulti(ctx, c.Client, restFollows(follows, at), rest...) {
 			out[at[k]] = r
 		}
 	}
 	wg.Wait()
+	return out
+}
+
+// restFollows is follows (of a DoMulti's commands) for those of them at
+// at, in their order: which of the commands primaryOnly sends as they are
+// follow; nil when none does.
+func restFollows(follows []bool, at []int) []bool {
+	if follows == nil {
+		return nil
+	}
+	out := make([]bool, len(at))
+	for k, i := range at {
+		out[k] = follows[i]
+	}
 	return out
 }

@@ -27,8 +27,9 @@ import (
 // write before it in its DoMulti (scripts.Call.Follows: a shadow layout's
 // repair or a top mirror's rewrite, which copy what the write wrote; a
 // mirror's delete) ran too early when the write is sent again:
-// scripts.ExecMulti says which commands follow (DoMultiFollows), and those
-// are sent again with the write, after it.
+// scripts.ExecMulti says which commands follow (DoMultiFollows; through
+// primaryOnly too, which passes them on), and those are sent again with
+// the write, after it.
 //
 // rueidis recycles a command once sent, its arguments cleared: a command
 // that may be sent again has its arguments kept first (sent), and is

@@ -333,10 +333,10 @@ func runShadowConcurrent(t *testing.T, b *testredis.Backend, writers, rounds int
 // shadowFilled is a board on b read through c, bounds 10 moving to 5,
 // with two members and its shadow filled, and moved, the same board after
 // the move (bounds 5) on b's own client.
-func shadowFilled(t *testing.T, b *testredis.Backend, c rueidis.Client) (board, moved *lb.Leaderboard) {
+func shadowFilled(t *testing.T, b *testredis.Backend, c rueidis.Client, more ...lb.Option) (board, moved *lb.Leaderboard) {
 	ctx := context.Background()
 	name := shardName(t, b)
-	board, err := lb.New(c, name, lb.WithShards(10), lb.WithShadowShards(5))
+	board, err := lb.New(c, name, append([]lb.Option{lb.WithShards(10), lb.WithShadowShards(5)}, more...)...)
 	require.NoError(t, err)
 	moved, err = lb.New(b.Client, name, lb.WithShards(5))
 	require.NoError(t, err)

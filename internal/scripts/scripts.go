@@ -259,16 +259,19 @@ func noScript(calls []Call, res []rueidis.RedisResult) []int {
 
 // Resender is a client that sends again, in one more DoMulti, the
 // commands of a DoMulti that Redis refused before running them (the
-// board's client). DoMultiFollows is its DoMulti told which of cmds follow
-// (follows[i], from Call.Follows): when it sends commands again, it sends
-// with them those that follow after the first of them (WithFollowers),
-// which had run before it.
+// board's client, and a client that wraps it and passes the flags on).
+// DoMultiFollows is its DoMulti told which of cmds follow (follows[i],
+// from Call.Follows): when it sends commands again, it sends with them
+// those that follow after the first of them (WithFollowers), which had
+// run before it.
 type Resender interface {
 	DoMultiFollows(ctx context.Context, follows []bool, cmds ...rueidis.Completed) []rueidis.RedisResult
 }
 
 // DoMulti is c.DoMulti(ctx, cmds...), through DoMultiFollows when c is a
-// Resender and some of cmds follow (follows[i]; follows nil: none).
+// Resender and some of cmds follow (follows[i]; follows nil: none). A
+// client that wraps a Resender must be one too: through its DoMulti a
+// follower runs once, before a write sent again.
 func DoMulti(ctx context.Context, c rueidis.Client, follows []bool, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	if r, ok := c.(Resender); ok && slices.Contains(follows, true) {
 		return r.DoMultiFollows(ctx, follows, cmds...)
