@@ -322,14 +322,6 @@ func runShadowConcurrent(t *testing.T, b *testredis.Backend, writers, rounds int
 	}
 }
 
-// TestShadowFollowsAReloadedWrite: on one node a write's shadow share (a
-// repair that copies into the shadow what the write put in the
-// partitions) rides in the write's pipeline after it. When the server has
-// the repair's script but not the write's (a restart or a failover, then
-// a SubmitMany; a fresh server's first Batcher batch), the write fails
-// with NOSCRIPT and is sent again after the repair has run: the repair
-// then copied nothing, and the member was missing from the shadow until
-// its next write. The repair now runs again after the reloaded write.
 // shadowFilled is a board on b read through c, bounds 10 moving to 5,
 // with two members and its shadow filled, and moved, the same board after
 // the move (bounds 5) on b's own client.
@@ -363,6 +355,14 @@ func writesOf7(t *testing.T, board *lb.Leaderboard) map[string]func(member strin
 	}
 }
 
+// TestShadowFollowsAReloadedWrite: on one node a write's shadow share (a
+// repair that copies into the shadow what the write put in the
+// partitions) rides in the write's pipeline after it. When the server has
+// the repair's script but not the write's (a restart or a failover, then
+// a SubmitMany; a fresh server's first Batcher batch), the write fails
+// with NOSCRIPT and is sent again after the repair has run: the repair
+// then copied nothing, and the member was missing from the shadow until
+// its next write. The repair now runs again after the reloaded write.
 func TestShadowFollowsAReloadedWrite(t *testing.T) {
 	for _, b := range []*testredis.Backend{testredis.Mini(t), testredis.Real(t)} {
 		t.Run(b.Name, func(t *testing.T) {
