@@ -22,7 +22,7 @@ import (
 // client's ping finds an idle connection dead within a second or two,
 // and the test must not depend on running before it.
 type droppingClient struct {
-	rueidis.Client
+	testredis.OneConn
 	name  string
 	admin rueidis.Client
 }
@@ -40,31 +40,7 @@ func newDroppingClient(t *testing.T, b *testredis.Backend) *droppingClient {
 	name := fmt.Sprintf("lbdrop%d", time.Now().UnixNano())
 	opt.ClientName, opt.DisableCache = name, true
 	opt.Dialer.KeepAlive = -1
-	opt.PipelineMultiplex = -1 // one auto-pipelined connection a node
-	c, err := rueidis.NewClient(opt)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return &droppingClient{Client: c, name: name, admin: b.Client.Client}
-}
-
-// redial has the client's auto-pipelined connections dialled again after
-// a drop: a PING to every node until each answers. Pinned, so that rueidis
-// does not recycle a PING that the broken connection's writer may still
-// be reading (rueidis v1.0.79 recycles a call's commands when the call
-// fails on a broken connection, while the connection's background writer
-// can still read them: the race detector reports it, once in about 25
-// runs, when the first calls after a drop are the board's own).
-func (d *droppingClient) redial(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
-	require.Eventually(t, func() bool {
-		for _, n := range d.Client.Nodes() {
-			if n.Do(ctx, n.B().Ping().Build().Pin()).Error() != nil {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Second, 10*time.Millisecond)
+	return &droppingClient{OneConn: testredis.NewOneConn(t, opt), name: name, admin: b.Client.Client}
 }
 
 // drop has every node close the client's connections, its dedicated
@@ -230,7 +206,7 @@ func TestLongPipelineAfterDrop(t *testing.T) {
 				// idle in its pool, where it took one.
 				require.NoError(t, op.run(board))
 				dc.drop(t)
-				dc.redial(t)
+				dc.Redial(t)
 				require.NoError(t, op.run(board), "the first call after the drop")
 				if op.check != nil {
 					op.check(t, board, 2)
@@ -266,9 +242,7 @@ func TestLongPipelineMechanism(t *testing.T) {
 			}
 			require.NoError(t, firstResultErr(dc.DoMulti(ctx, cmds()...)))
 			dc.drop(t)
-			require.Eventually(t, func() bool {
-				return dc.Do(ctx, dc.B().Get().Key(key).Build()).Error() == nil
-			}, 5*time.Second, 10*time.Millisecond)
+			dc.Redial(t) // the auto-pipelined connection, not the pooled one
 			err := firstResultErr(dc.DoMulti(ctx, cmds()...))
 			if write {
 				require.Error(t, err, "a long pipeline of writes on the closed connection")

@@ -26,12 +26,12 @@ import (
 // own, kills it (SIGKILL) in the middle, starts it again empty, and rebuilds
 // the board from store: every submission that returned without error, and
 // every one that returned ErrPending (durable, not yet in Redis), must be
-// there with its exact score, and Verify must find no difference.
+// there with its exact score, and Verify must find no difference. The
+// client's connection is dialled again after the load stops, before the
+// rebuild (testredis.OneConn).
 func KillAndRebuild(t *testing.T, store lb.Store, board string, opts ...lb.Option) {
 	server := startServer(t)
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{server.addr}, DisableCache: true})
-	require.NoError(t, err)
-	t.Cleanup(client.Close)
+	client := testredis.NewOneConn(t, rueidis.ClientOption{InitAddress: []string{server.addr}, DisableCache: true})
 	opts = append([]lb.Option{lb.WithPolicy(lb.Accumulate), lb.WithWindows(lb.AllTime(), lb.Daily())}, opts...)
 	b, err := lb.New(client, board, append(opts, lb.WithStore(store))...)
 	require.NoError(t, err)
@@ -46,6 +46,7 @@ func KillAndRebuild(t *testing.T, store lb.Store, board string, opts ...lb.Optio
 	server.start() // empty: no persistence
 	time.Sleep(200 * time.Millisecond)
 	want := load.stop()
+	client.Redial(t)
 	requireRebuilt(t, b, want)
 }
 
