@@ -40,12 +40,12 @@ func NewOneConn(t testing.TB, opt rueidis.ClientOption) OneConn {
 // Redial has every node's connection dialled again after a restart or a
 // drop, before the test's next write: a PING to every node until each
 // answers (a PING that a closed connection fails has rueidis dial that
-// connection again, and sends it again there). Pinned, so that rueidis does not recycle a PING
-// that a broken connection's writer may still be reading (rueidis
-// v1.0.79 recycles a call's commands when the call fails on a broken
-// connection, while the connection's background writer can still read
-// them: the race detector reports it, once in about 25 runs, when the
-// first calls after a drop are the board's own).
+// connection again, and sends it again there). Pinned, so that rueidis
+// does not recycle a PING that a broken connection's writer may still be
+// reading (rueidis v1.0.79 recycles a call's commands when the call
+// fails on a broken connection, while the connection's background writer
+// can still read them: the race detector reports it, once in about 25
+// runs, when the first calls after a drop are the board's own).
 //
 // It reaches the auto-pipelined connections alone, not those idle in
 // rueidis's dedicated pool, which a board's calls do not take (the board
