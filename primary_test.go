@@ -28,11 +28,7 @@ func TestPrimaryOnlyRuns(t *testing.T) {
 		c := b.Client.Client
 		name := b.BoardName(t)
 		k1, k2, k3 := "{"+name+"}:a", "{"+name+"#x}:b", "{"+name+"#y}:c"
-		t.Cleanup(func() {
-			for _, k := range []string{k1, k2, k3} {
-				_ = c.Do(context.Background(), c.B().Del().Key(k).Build()).Error()
-			}
-		})
+		delAtEnd(t, c, k1, k2, k3)
 		require.NoError(t, c.Do(ctx, c.B().Zadd().Key(k1).ScoreMember().ScoreMember(1, "m").ScoreMember(2, "n").Build()).Error())
 		require.NoError(t, c.Do(ctx, c.B().Set().Key(k3).Value("v").Build()).Error())
 		// rueidis refuses a DoMulti that mixes a transaction with
@@ -84,11 +80,7 @@ func TestPrimaryOnlyFollows(t *testing.T) {
 		c := b.Client.Client
 		name := b.BoardName(t)
 		src, mirror, other := "{"+name+"}:src", "{"+name+"}:mirror", "{"+name+"#x}:other"
-		t.Cleanup(func() {
-			for _, k := range []string{src, mirror, other} {
-				_ = c.Do(context.Background(), c.B().Del().Key(k).Build()).Error()
-			}
-		})
+		delAtEnd(t, c, src, mirror, other)
 		require.NoError(t, c.Do(ctx, c.B().Zadd().Key(other).ScoreMember().ScoreMember(3, "o").Build()).Error())
 		r := &refuseOnce{Client: b.Client, name: "ZADD"}
 		cmd := func(build func(rueidis.Builder) rueidis.Completed) scripts.Call {
@@ -205,4 +197,14 @@ func embedsClient(st *ast.StructType) bool {
 		}
 	}
 	return false
+}
+
+// delAtEnd deletes keys when the test ends (one DEL each: on a Cluster
+// they may lie in different slots).
+func delAtEnd(t *testing.T, c rueidis.Client, keys ...string) {
+	t.Cleanup(func() {
+		for _, k := range keys {
+			_ = c.Do(context.Background(), c.B().Del().Key(k).Build()).Error()
+		}
+	})
 }
