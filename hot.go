@@ -100,7 +100,16 @@ type hotTop struct {
 	k     int
 	snaps sync.Map     // string -> *hotSnap
 	now   func() int64 // a monotonic clock in nanoseconds (hotMonotonic; tests stop it)
+	reads atomic.Int32 // how the client reads a mirror: hotReadUnknown, hotReadCached or hotReadPlain (hotGet)
 }
+
+// How a board's client reads a mirror (hotTop.reads), learnt from its
+// first read (hotFirstGet).
+const (
+	hotReadUnknown int32 = iota
+	hotReadCached        // DoCache: the client caches
+	hotReadPlain         // Do: the client does not cache (DisableCache)
+)
 
 // hotRecent is the entries of the snapshot of the mirror key that a read
 // found in the cache less than hotRecheck before now; false if none.
@@ -147,7 +156,8 @@ func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry,
 	return slices.Clone(es[:min(n, len(es))]), true, nil
 }
 
-// hotEntries reads tg's mirror, ranked, through the client-side cache;
+// hotEntries reads tg's mirror, ranked, through the client-side cache
+// where the client has one (hotGet);
 // a missing mirror (expired, deleted by a write, never built) is built
 // from the period by hot_top.lua, which also answers it. The entries may
 // be the snapshot's, shared by every read: read only; a caller copies what
@@ -163,7 +173,7 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 	if es, ok := lb.hotRecent(key, now); ok {
 		return es, true, nil
 	}
-	res := lb.client.DoCache(ctx, tg.hotRead, hotTTL)
+	res := lb.hotGet(ctx, tg)
 	text, err := res.ToString()
 	if rueidis.IsRedisNil(err) {
 		es, err := lb.be.hotRewrite(ctx, []target{tg})
@@ -203,6 +213,50 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 	lb.rankEntries(es, 0, 1)
 	lb.hotSeenText(tg, es, text).confirmed(res, now)
 	return es, true, nil
+}
+
+// hotGet reads tg's mirror: through the client-side cache (DoCache) on a
+// client that caches, and with a plain GET (Do) on one that does not. A
+// client built with DisableCache must not be given DoCache: on a Cluster,
+// a read that Redis redirects with ASK (its slot migrating) is sent as a
+// cached read to a connection without a cache, whose reader then panics
+// (rueidis v1.0.79, askingMultiCache), crashing the process. Only the
+// board's first read asks which the client is (hotFirstGet); the others
+// pay one atomic load.
+func (lb *Leaderboard) hotGet(ctx context.Context, tg target) rueidis.RedisResult {
+	switch lb.hot.reads.Load() {
+	case hotReadCached:
+		return lb.client.DoCache(ctx, tg.hotRead, hotTTL)
+	case hotReadPlain:
+		// tg.hotRead is pinned (resolvePeriod): Do does not recycle it.
+		return lb.client.Do(ctx, rueidis.Completed(tg.hotRead))
+	}
+	return lb.hotFirstGet(ctx, tg)
+}
+
+// hotFirstGet is hotGet while the board does not know whether its client
+// caches: rueidis.MGetCache reads the mirror with a plain GET on a client
+// of rueidis's built with DisableCache, and through the cache on any
+// other; a read the cache kept carries its expiry in this process
+// (CachePTTL), even a miss, where a plain read carries none. A client
+// that wraps rueidis's (a hook, a tracer) is read through the cache
+// (DoMultiCache), which on a Cluster client with DisableCache can still
+// meet the panic above, on this first read alone.
+func (lb *Leaderboard) hotFirstGet(ctx context.Context, tg target) rueidis.RedisResult {
+	got, err := rueidis.MGetCache(lb.client, ctx, hotTTL, []string{tg.hot})
+	if err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	v := got[tg.hot]
+	if err := v.Error(); err != nil && !rueidis.IsRedisNil(err) {
+		return rueidis.NewResult(v, nil) // a refusal tells nothing of the client
+	}
+	if v.IsCacheHit() || v.CachePTTL() >= 0 {
+		lb.hot.reads.Store(hotReadCached)
+	} else {
+		lb.hot.reads.Store(hotReadPlain)
+	}
+	return rueidis.NewResult(v, nil)
 }
 
 // hotCalls are the rewrites of tgs' mirrors (hot_top.lua), each of which

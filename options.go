@@ -129,7 +129,8 @@ func defaultConfig() config {
 //
 // Each window period gets a mirror of its best k members, a short string beside
 // it ("lb:{name}::topk:weekly:2026-W49", in the board's slot on every kind of
-// board), which those reads read with DoCache (a GET): Redis invalidates the
+// board), which those reads read with DoCache (a GET; a plain GET on a client
+// without a cache, see below): Redis invalidates the
 // cached copy when the mirror changes, and the mirror changes only when a write
 // reaches the top k (a Submit or a Set that does not sends what it sends
 // without WithHotTop, an unsharded board's Set as a Submit of policy Replace;
@@ -171,9 +172,17 @@ func defaultConfig() config {
 // several), which may have applied. Never rely on reading your
 // own write; Rank, Around and the other reads read the board itself.
 //
-// The client must track keys for the cache to serve (rueidis's default;
-// with DisableCache every read reaches Redis, still exact), and Redis must
-// tell it of the mirrors' changes: with ClientTrackingOptions of NOLOOP (no
+// The client must track keys for the cache to serve (rueidis's default).
+// A client built with DisableCache reads the mirror from Redis every time,
+// still exact, with a plain GET: a board's first mirror read shows
+// whether its client caches (through rueidis.MGetCache), and no later read
+// gives DoCache to a client that does not, which on a Cluster (rueidis
+// v1.0.79) would crash the process when Redis redirects the read with ASK,
+// the mirror's slot migrating. On that first read a client that wraps
+// rueidis's (a hook, a tracer) is still read through its DoMultiCache, so
+// give a wrapped Cluster client with DisableCache no WithHotTop while a
+// slot of the board may migrate before its first read. A client that
+// caches must hear of the mirrors' changes: with ClientTrackingOptions of NOLOOP (no
 // word of the changes this connection makes, the rewrites among them) or
 // of BCAST with prefixes that do not cover the board's key prefix, a
 // cached top trails those writes until it expires, 10 seconds. A client

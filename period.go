@@ -19,7 +19,8 @@ type target struct {
 	key    string
 	hot    string // the hot top's mirror key (WithHotTop); "" without one
 	// hotRead is the cached read of the mirror, built once a period and
-	// pinned so that every read sends it again (WithHotTop).
+	// pinned so that every read sends it again (WithHotTop): with DoCache,
+	// or as a plain GET with Do on a client that does not cache (hotGet).
 	hotRead rueidis.Cacheable
 	// shards and shadowShards are a sharded board's shard keys of the
 	// period, by shard, and its shadow layout's (WithShadowShards): built

@@ -14,7 +14,7 @@ import (
 // Do and DoMulti also count the commands they send.
 type CountingClient struct {
 	rueidis.Client
-	calls, hits, cmds, multis atomic.Int64
+	calls, hits, cmds, multis, cached atomic.Int64
 }
 
 // Calls returns how many calls reached Redis so far.
@@ -50,6 +50,7 @@ func (c *CountingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed
 
 // DoCache counts one round trip, unless the client's cache answered.
 func (c *CountingClient) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
+	c.cached.Add(1)
 	res := c.Client.DoCache(ctx, cmd, ttl)
 	if res.IsCacheHit() {
 		c.hits.Add(1)
@@ -59,12 +60,19 @@ func (c *CountingClient) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl
 	return res
 }
 
+// CacheCalls returns how many DoCache and DoMultiCache calls were made,
+// answered by the cache or not: on a client built with DisableCache, each
+// is one that rueidis may send as a cached read to a connection without a
+// cache.
+func (c *CountingClient) CacheCalls() int64 { return c.cached.Load() }
+
 // CacheHits returns how many DoCache calls the client's cache answered.
 func (c *CountingClient) CacheHits() int64 { return c.hits.Load() }
 
 // DoMultiCache counts one round trip.
 func (c *CountingClient) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
 	c.calls.Add(1)
+	c.cached.Add(1)
 	return c.Client.DoMultiCache(ctx, multi...)
 }
 
