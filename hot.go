@@ -238,12 +238,18 @@ func (lb *Leaderboard) hotGet(ctx context.Context, tg target) rueidis.RedisResul
 // caches: rueidis.MGetCache reads the mirror with a plain GET on a client
 // of rueidis's built with DisableCache, and through the cache on any
 // other; a read the cache kept carries its expiry in this process
-// (CachePTTL), even a miss, where a plain read carries none. A client
-// that wraps rueidis's (a hook, a tracer) is read through the cache
+// (CachePTTL), even a miss, where a plain read carries none. It is given
+// the caller's client, not the board's wrapper of it (resending), which
+// MGetCache would take for a client that caches. A caller's client that
+// wraps rueidis's (a hook, a tracer) is read through the cache
 // (DoMultiCache), which on a Cluster client with DisableCache can still
 // meet the panic above, on this first read alone.
 func (lb *Leaderboard) hotFirstGet(ctx context.Context, tg target) rueidis.RedisResult {
-	got, err := rueidis.MGetCache(lb.client, ctx, hotTTL, []string{tg.hot})
+	c := lb.client
+	if r, ok := c.(resending); ok {
+		c = r.Client // a read: rueidis sends it again itself
+	}
+	got, err := rueidis.MGetCache(c, ctx, hotTTL, []string{tg.hot})
 	if err != nil {
 		return rueidis.NewErrorResult(err)
 	}

@@ -81,6 +81,17 @@ func TestHotTopWithoutCacheAsk(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 	}
+	// A board's first read, which finds out whether its client caches, is
+	// a plain GET on rueidis's own client built with DisableCache (the
+	// board wraps it, and looks past its own wrapper): a board new to the
+	// mirror reads it first while Redis answers it with ASK.
+	fresh, err := lb.New(oc.client, name, lb.WithHotTop(10))
+	require.NoError(t, err)
+	for range 5 {
+		got, err := fresh.Top(ctx, 5)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
 }
 
 // mirrorOf is the slot and the key of the top mirror of board name on oc

@@ -182,17 +182,16 @@ func defaultConfig() config {
 // rueidis's (a hook, a tracer) is still read through its DoMultiCache, so
 // give a wrapped Cluster client with DisableCache no WithHotTop while a
 // slot of the board may migrate before its first read. A client that
-// caches must hear of the mirrors' changes: with ClientTrackingOptions of NOLOOP (no
-// word of the changes this connection makes, the rewrites among them) or
-// of BCAST with prefixes that do not cover the board's key prefix, a
-// cached top trails those writes until it expires, 10 seconds. A client
-// that reaches only a replica cannot build a missing mirror (a write),
-// nor can any client of a Redis over its maxmemory (under noeviction):
-// its Top and Page read the period itself then, after the cached read and
-// the refused build (three round trips, each time until the mirror is
-// built). Page still
-// reads the period's count from Redis (one ZCARD, on a sharded board one
-// a shard). Reads with IncludeData read the board. An empty period's
+// caches must hear of the mirrors' changes: with ClientTrackingOptions of
+// NOLOOP (no word of the changes this connection makes, the rewrites among
+// them) or of BCAST with prefixes that do not cover the board's key
+// prefix, a cached top trails those writes until it expires, 10 seconds. A
+// client that reaches only a replica cannot build a missing mirror (a
+// write), nor can any client of a Redis over its maxmemory (under
+// noeviction): its Top and Page read the period itself then, after the
+// cached read and the refused build (three round trips, each time until
+// the mirror is built). Page still reads the period's count from Redis
+// (one ZCARD, on a sharded board one a shard). Reads with IncludeData read the board. An empty period's
 // mirror holds no members, and stays in place and in the cache. A mirror
 // that holds members expires with its period when that is sooner than 10
 // seconds, by Redis's clock: a board whose clock is behind the server's
