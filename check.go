@@ -52,7 +52,8 @@ func (r CheckReport) Clean() bool {
 // with the partitions, which hold every member's stored value: members in
 // the wrong shard, in two shards, in none, in a shard but in no partition,
 // or with a stale score. Writes may go on meanwhile. The scan takes many
-// round trips (the partitions 256 a round trip, then each shard), and a
+// round trips (the partitions 256 a round trip, then each shard, a ZSCAN
+// page of about 1,000 members a round trip), and a
 // write landing between two of them would look like a finding, so the
 // scan only names suspects, which Check reads again (their partitions and
 // shards, 1,000 members a round trip) and reports only what those reads
@@ -62,7 +63,9 @@ func (r CheckReport) Clean() bool {
 // takes two steps on different nodes (its partition, then its shards),
 // and on one node a shadow's share is a second script after the write's,
 // so no one read is a settled moment: the suspects are read again (a
-// Cluster's partitions, then shards, then partitions) up to four times,
+// Cluster's partitions, then shards, then partitions, a round trip each,
+// each read after the first starting from the partitions the last one
+// ended with: two reads are five round trips) up to four times,
 // 50, 100 and 200 ms apart, and a member is reported once two reads in a
 // row found it wrong while its partition held one value. A member found
 // right at one read is not reported, nor one not so confirmed by the
@@ -74,7 +77,9 @@ func (r CheckReport) Clean() bool {
 // 50 ms or more later (a slow or failing node's); run Check again before
 // acting on a finding there. With repair, it rewrites the findings from
 // the partitions as they are then (on a single node in one script,
-// atomically); it refuses
+// atomically; on a Cluster in a write's two steps, their partitions, then
+// the shards, a round trip each), with Stray findings after one round
+// trip more, which looks for an older version's partitions: it refuses
 // with an error to empty a period whose members are all in partitions
 // under an older version's keys (README, "Upgrading a sharded board"). A
 // board moving to new bounds (WithShadowShards) has its shadow layout
