@@ -157,9 +157,9 @@ func (lb *Leaderboard) hotFirst(ctx context.Context, tg target, n int) ([]Entry,
 }
 
 // hotEntries reads tg's mirror, ranked, through the client-side cache
-// where the client has one (hotGet);
-// a missing mirror (expired, deleted by a write, never built) is built
-// from the period by hot_top.lua, which also answers it. The entries may
+// where the client has one (hotGet); a missing mirror (expired, deleted by
+// a write, never built) is built from the period by hot_top.lua, which
+// also answers it. The entries may
 // be the snapshot's, shared by every read: read only; a caller copies what
 // it returns (only that: a Top(3) of a mirror of 100 copies 3). False,
 // with no entries, for a mirror another process's WithHotTop of another k
@@ -220,9 +220,9 @@ func (lb *Leaderboard) hotEntries(ctx context.Context, tg target) ([]Entry, bool
 // client built with DisableCache must not be given DoCache: on a Cluster,
 // a read that Redis redirects with ASK (its slot migrating) is sent as a
 // cached read to a connection without a cache, whose reader then panics
-// (rueidis v1.0.79, askingMultiCache), crashing the process. Only the
-// board's first read asks which the client is (hotFirstGet); the others
-// pay one atomic load.
+// (rueidis v1.0.79, askingMultiCache), crashing the process. The board's
+// first reads ask which the client is (hotFirstGet), until one has
+// answered; the others pay one atomic load.
 func (lb *Leaderboard) hotGet(ctx context.Context, tg target) rueidis.RedisResult {
 	switch lb.hot.reads.Load() {
 	case hotReadCached:
@@ -239,17 +239,13 @@ func (lb *Leaderboard) hotGet(ctx context.Context, tg target) rueidis.RedisResul
 // of rueidis's built with DisableCache, and through the cache on any
 // other; a read the cache kept carries its expiry in this process
 // (CachePTTL), even a miss, where a plain read carries none. It is given
-// the caller's client, not the board's wrapper of it (resending), which
-// MGetCache would take for a client that caches. A caller's client that
+// the caller's client (callerClient), not the board's wrapper of it,
+// which MGetCache would take for a client that caches. A caller's client that
 // wraps rueidis's (a hook, a tracer) is read through the cache
 // (DoMultiCache), which on a Cluster client with DisableCache can still
 // meet the panic above, on this first read alone.
 func (lb *Leaderboard) hotFirstGet(ctx context.Context, tg target) rueidis.RedisResult {
-	c := lb.client
-	if r, ok := c.(resending); ok {
-		c = r.Client // a read: rueidis sends it again itself
-	}
-	got, err := rueidis.MGetCache(c, ctx, hotTTL, []string{tg.hot})
+	got, err := rueidis.MGetCache(callerClient(lb.client), ctx, hotTTL, []string{tg.hot})
 	if err != nil {
 		return rueidis.NewErrorResult(err)
 	}

@@ -40,6 +40,17 @@ import (
 // (pipeChunk).
 type resending struct{ rueidis.Client }
 
+// callerClient is the client the caller gave New, under the board's
+// wrapper (resending): for rueidis helpers that choose their way by the
+// client's own type (rueidis.MGetCache reads a client built with
+// DisableCache with plain GETs), which the wrapper would hide.
+func callerClient(c rueidis.Client) rueidis.Client {
+	if r, ok := c.(resending); ok {
+		return r.Client
+	}
+	return c
+}
+
 // resendPause is the first pause before a command is sent again; each
 // next one is twice as long, up to resendPauseMax.
 const (
