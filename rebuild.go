@@ -122,8 +122,10 @@ func (lb *Leaderboard) Present(ctx context.Context) (_ bool, err error) {
 // sent from other goroutines while the next are read; WithProgress reports
 // how far it is. On a sharded board it
 // rebuilds every shard and partition, and the shadow's shards while it has
-// one (WithShadowShards) (each key's swap is atomic; the keys
-// of one period are swapped 32 at a time, not all at once). Before the
+// one (WithShadowShards) (each key's swap is atomic: one transaction for
+// each key given members, 32 at a time, not all at once; the keys given
+// none, most of a small period's 4,096 partitions, go in one round trip,
+// one UNLINK a hash slot). Before the
 // periods it gives Redis back its memory of the WithID ids the store
 // received within the dedupe window, when the store is an IDKeeper (so
 // that their retries are duplicates, see WithID, also a retry reaching
@@ -409,12 +411,16 @@ const freshLife = 24 * time.Hour
 
 // dropCopies deletes the copies of a rebuild cut short, once its writers
 // stopped, even when its ctx ended (a write still in flight may put a
-// piece back: it expires, freshLife): one UNLINK a hash slot, so that a
-// sharded period's 4,100 copies take some 140 commands, one round trip
-// (the board's client would send more than pipeChunk in pieces).
-func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, all []string) {
-	copies := make([]string, len(all))
-	for i, k := range all {
+// piece back: it expires, freshLife): the copies of the keys given one
+// (rebuildWrites.copied), one UNLINK a hash slot, so that even a sharded
+// period whose 4,100 keys all got one takes some 140 commands, one round
+// trip (the board's client would send more than pipeChunk in pieces).
+func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, copied []string) {
+	if len(copied) == 0 {
+		return
+	}
+	copies := make([]string, len(copied))
+	for i, k := range copied {
 		copies[i] = fresh.of(k)
 	}
 	lb.client.DoMulti(bestEffort(ctx), unlinkBySlot(lb.client.B(), copies)...)
@@ -426,7 +432,6 @@ func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, all []st
 // then nothing of it is left, and it counts as no period rebuilt.
 func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *RebuildReport, progress func(int64, bool)) (int64, bool, error) {
 	zsets, hashes := lb.be.rebuildKeys(tg)
-	all := append(append([]string(nil), zsets...), hashes...)
 	fresh := newFreshKeys()
 	// Commands go to Redis from the writer's goroutines while this one
 	// reads on (see pipelineWriter).
@@ -450,24 +455,25 @@ func (lb *Leaderboard) rebuildPeriod(ctx context.Context, tg target, rep *Rebuil
 	})
 	if err != nil {
 		w.stop()
-		lb.dropCopies(ctx, fresh, all)
+		lb.dropCopies(ctx, fresh, batch.copied())
 		return members, false, wrap("rebuild "+tg.window.Name()+"/"+tg.period.ID, err)
 	}
 	// Every command must have reached Redis before the swap.
 	if err := batch.finish(); err != nil {
 		w.stop()
-		lb.dropCopies(ctx, fresh, all)
+		lb.dropCopies(ctx, fresh, batch.copied())
 		return members, false, wrap("rebuild", err)
 	}
-	// The swap: each key's fresh copy replaces it in one step, or the key
-	// goes when the period has no members (or that shard or partition
-	// none).
-	gone, err := lb.swapAll(ctx, fresh, all, tg.expire)
+	// The swap: each fresh copy replaces its key in one step; the keys
+	// given none (the period has no members, or that shard or partition
+	// none) go.
+	gone, err := lb.swapPeriod(ctx, fresh, batch.copied(), batch.uncopied(), tg.expire)
 	if err != nil {
 		// The keys not swapped yet keep their copies: they go too (a copy
 		// swapped in is gone already, and its UNLINK finds nothing). The
-		// keys swapped in may have changed the top: its mirror goes.
-		lb.dropCopies(ctx, fresh, all)
+		// keys swapped in or deleted may have changed the top: its mirror
+		// goes.
+		lb.dropCopies(ctx, fresh, batch.copied())
 		lb.hotFailed(ctx, []target{tg}, err)
 		return members, false, wrap("rebuild", err)
 	}
@@ -490,15 +496,33 @@ func (lb *Leaderboard) dropRebuiltHot(ctx context.Context, tg target) error {
 	return nil
 }
 
-// swapParallel is how many swaps run at once: a sharded board swaps
-// thousands of keys a period (its partitions), one transaction each.
+// swapPeriod swaps in the copies of the keys in copied (swapAll) and
+// deletes the keys in uncopied, whose period, shard or partition has no
+// member in the store: a sharded period's key space is its 4,096
+// partitions, of which a small period fills few, so these go in one
+// round trip, one UNLINK a hash slot, and the swaps' cost follows the
+// keys that hold data. The deletes go first: a swap that fails leaves no
+// stale key beside the new ones. It reports gone as swapAll does: a
+// period none of whose keys got a copy is never gone, as before (nothing
+// takes its expiry).
+func (lb *Leaderboard) swapPeriod(ctx context.Context, fresh freshKeys, copied, uncopied []string, expire int64) (bool, error) {
+	if len(uncopied) > 0 {
+		if err := firstErr(lb.client.DoMulti(ctx, unlinkBySlot(lb.client.B(), uncopied)...)); err != nil {
+			return false, err
+		}
+	}
+	return lb.swapAll(ctx, fresh, copied, expire)
+}
+
+// swapParallel is how many swaps run at once: a sharded period of many
+// members swaps thousands of keys (its partitions), one transaction each.
 const swapParallel = 32
 
-// swapAll swaps every key in, one transaction a key (on a Cluster the keys
-// of a sharded board live in different slots, which one transaction may
-// not mix), swapParallel at a time. It reports gone when Redis deleted a
-// key as its expiry was set: every key of the period carries the same
-// expiry, so the period is over by Redis's clock.
+// swapAll swaps every key of all in, one transaction a key (on a Cluster
+// the keys of a sharded board live in different slots, which one
+// transaction may not mix), swapParallel at a time. It reports gone when
+// Redis deleted a key as its expiry was set: every key of the period
+// carries the same expiry, so the period is over by Redis's clock.
 func (lb *Leaderboard) swapAll(parent context.Context, fresh freshKeys, all []string, expire int64) (bool, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -543,18 +567,43 @@ func (lb *Leaderboard) swapAll(parent context.Context, fresh freshKeys, all []st
 // rebuildWrites gathers a rebuild's writes: one argument list per key being
 // built, a full one (rebuildBatch members) becoming one ZADD or HSET of the
 // fresh key, and rebuildPipeline such commands one pipeline for the writer.
+// It records which keys got a copy (zsetCopied, hashCopied): the swap
+// needs a transaction for those alone.
 type rebuildWrites struct {
-	b             rueidis.Builder
-	fresh         freshKeys
-	zsets, hashes []string
-	zadd, hset    [][]string
-	pending       rueidis.Commands
-	w             *pipelineWriter
+	b                      rueidis.Builder
+	fresh                  freshKeys
+	zsets, hashes          []string
+	zadd, hset             [][]string
+	zsetCopied, hashCopied []bool
+	pending                rueidis.Commands
+	w                      *pipelineWriter
 }
 
 func newRebuildWrites(c rueidis.Client, fresh freshKeys, zsets, hashes []string, w *pipelineWriter) *rebuildWrites {
 	return &rebuildWrites{b: c.B(), fresh: fresh, zsets: zsets, hashes: hashes, zadd: make([][]string, len(zsets)),
-		hset: make([][]string, len(hashes)), pending: make(rueidis.Commands, 0, 2*rebuildPipeline), w: w}
+		hset: make([][]string, len(hashes)), zsetCopied: make([]bool, len(zsets)), hashCopied: make([]bool, len(hashes)),
+		pending: make(rueidis.Commands, 0, 2*rebuildPipeline), w: w}
+}
+
+// copied lists the keys a write was queued for, whose copy may exist;
+// uncopied the others, which have none.
+func (r *rebuildWrites) copied() []string { return r.keys(true) }
+
+func (r *rebuildWrites) uncopied() []string { return r.keys(false) }
+
+func (r *rebuildWrites) keys(copied bool) []string {
+	var out []string
+	for i, k := range r.zsets {
+		if r.zsetCopied[i] == copied {
+			out = append(out, k)
+		}
+	}
+	for i, k := range r.hashes {
+		if r.hashCopied[i] == copied {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // add is a rebuildAdder: it queues field and value for a key.
@@ -583,10 +632,11 @@ func (r *rebuildWrites) add(keyIdx int, hash bool, field, value string) error {
 // write still in flight when a failed rebuild deletes its copies
 // (dropCopies) may create one again, which then expires.
 func (r *rebuildWrites) queue(keyIdx int, hash bool, list []string) {
-	name, verb := r.zsets, "ZADD"
+	name, verb, copied := r.zsets, "ZADD", r.zsetCopied
 	if hash {
-		name, verb = r.hashes, "HSET"
+		name, verb, copied = r.hashes, "HSET", r.hashCopied
 	}
+	copied[keyIdx] = true
 	key := r.fresh.of(name[keyIdx])
 	r.pending = append(r.pending, r.b.Arbitrary(verb).Keys(key).Args(list...).Build(),
 		r.b.Pexpire().Key(key).Milliseconds(freshLife.Milliseconds()).Build())
@@ -622,10 +672,11 @@ func (r *rebuildWrites) finish() error {
 }
 
 // swap replaces key with its fresh copy in one transaction: UNLINK the
-// key, RENAME the copy over it, set the expiry. A period (or a shard) with
-// no members has no copy: RENAME then fails inside the transaction, which
-// runs the rest all the same, so the UNLINK leaves the key rightly gone;
-// any other error inside it is returned. No script: a transaction does it.
+// key, RENAME the copy over it, set the expiry. A copy that is gone
+// (evicted; a key without one is not swapped, see swapPeriod) makes
+// RENAME fail inside the transaction, which runs the rest all the same,
+// so the UNLINK leaves the key gone; any other error inside it is
+// returned. No script: a transaction does it.
 // It reports gone when Redis deleted the key as its expiry was set (the
 // expiry found the key, and EXISTS then did not): its clock had passed it.
 func (lb *Leaderboard) swap(ctx context.Context, fresh freshKeys, key string, expire int64) (bool, error) {
