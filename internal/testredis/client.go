@@ -10,8 +10,11 @@ import (
 )
 
 // CountingClient counts the calls that reach Redis, so tests can prove that
-// an operation costs one round trip. Every method that talks to Redis counts.
-// Do and DoMulti also count the commands they send.
+// an operation costs one round trip. Every method that talks to Redis counts;
+// a call rueidis answers without sending anything does not (a DoMulti,
+// DoMultiCache or DoMultiStream of no commands, a cache hit), so that a pin
+// never counts a round trip Redis did not see. Do and DoMulti also count
+// the commands they send.
 type CountingClient struct {
 	rueidis.Client
 	calls, hits, cmds, multis, cached atomic.Int64
@@ -35,8 +38,12 @@ func (c *CountingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.
 	return c.Client.Do(ctx, cmd)
 }
 
-// DoMulti counts one round trip for the whole pipeline.
+// DoMulti counts one round trip for the whole pipeline, none for an empty
+// one (rueidis sends nothing).
 func (c *CountingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if len(multi) == 0 {
+		return c.Client.DoMulti(ctx)
+	}
 	c.calls.Add(1)
 	c.cmds.Add(int64(len(multi)))
 	for i := range multi {
@@ -66,14 +73,27 @@ func (c *CountingClient) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl
 // cache.
 func (c *CountingClient) CacheCalls() int64 { return c.cached.Load() }
 
-// CacheHits returns how many DoCache calls the client's cache answered.
+// CacheHits returns how many DoCache calls, and DoMultiCache calls whole,
+// the client's cache answered.
 func (c *CountingClient) CacheHits() int64 { return c.hits.Load() }
 
-// DoMultiCache counts one round trip.
+// DoMultiCache counts one round trip, or one cache hit when the client's
+// cache answered every command; an empty one counts nothing (rueidis
+// sends nothing).
 func (c *CountingClient) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
-	c.calls.Add(1)
+	if len(multi) == 0 {
+		return c.Client.DoMultiCache(ctx)
+	}
 	c.cached.Add(1)
-	return c.Client.DoMultiCache(ctx, multi...)
+	res := c.Client.DoMultiCache(ctx, multi...)
+	for i := range res {
+		if !res[i].IsCacheHit() {
+			c.calls.Add(1)
+			return res
+		}
+	}
+	c.hits.Add(1)
+	return res
 }
 
 // DoStream counts one round trip.
@@ -82,8 +102,12 @@ func (c *CountingClient) DoStream(ctx context.Context, cmd rueidis.Completed) ru
 	return c.Client.DoStream(ctx, cmd)
 }
 
-// DoMultiStream counts one round trip.
+// DoMultiStream counts one round trip, none for an empty one (rueidis
+// sends nothing).
 func (c *CountingClient) DoMultiStream(ctx context.Context, multi ...rueidis.Completed) rueidis.MultiRedisResultStream {
+	if len(multi) == 0 {
+		return c.Client.DoMultiStream(ctx)
+	}
 	c.calls.Add(1)
 	return c.Client.DoMultiStream(ctx, multi...)
 }
