@@ -152,6 +152,9 @@ func (c *refusing) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 }
 
 func (c *refusing) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	if len(cmds) == 0 {
+		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
+	}
 	defer c.after()
 	if c.down {
 		out := make([]rueidis.RedisResult, len(cmds))
