@@ -51,7 +51,8 @@ func (r CheckReport) Clean() bool {
 // the queries pick; In restricts it to one window) and compares each shard
 // with the partitions, which hold every member's stored value: members in
 // the wrong shard, in two shards, in none, in a shard but in no partition,
-// or with a stale score. Writes may go on meanwhile. The scan takes many
+// or with a stale score. Writes may go on meanwhile. Each period is
+// checked in turn, at the cost of a Check of it alone. The scan takes many
 // round trips (the partitions 256 a round trip, then each shard, a ZSCAN
 // page of about 1,000 members a round trip), and a
 // write landing between two of them would look like a finding, so the
@@ -62,29 +63,30 @@ func (r CheckReport) Clean() bool {
 // and a finding is what was wrong at that moment. On a Cluster a write
 // takes two steps on different nodes (its partition, then its shards),
 // and on one node a shadow's share is a second script after the write's,
-// so no one read is a settled moment: the suspects are read again (a
-// Cluster's partitions, then shards, then partitions, a round trip each,
-// each read after the first starting from the partitions the last one
-// ended with: two reads are five round trips) up to four times,
-// 50, 100 and 200 ms apart, and a member is reported once two reads in a
-// row found it wrong while its partition held one value. A member found
-// right at one read is not reported, nor one not so confirmed by the
-// fourth read (its partition changed across the reads: it was being
-// written throughout; a later Check, once its writes pause, tells). A
-// Cluster Check (or one of a shadow on one node) can still report a write
-// in flight at that instant: one whose first step was done before the
-// first of those two reads and whose second had not landed by the second,
-// 50 ms or more later (a slow or failing node's); run Check again before
-// acting on a finding there. With repair, it rewrites the findings from
-// the partitions as they are then (on a single node in one script,
+// so no one read is a settled moment: the suspects are read again (on one
+// node one MULTI a read; a Cluster's partitions, then shards, then
+// partitions, a round trip each, each read after the first starting from
+// the partitions the last one ended with: two reads are five round trips)
+// up to four times, 50, 100 and 200 ms apart, and a member is reported
+// once two reads in a row found it wrong while its partition held one
+// value. A member found right at one read is not reported, nor one not so
+// confirmed by the fourth read (its partition changed across the reads: it
+// was being written throughout; a later Check, once its writes pause,
+// tells). A Cluster Check (or one of a shadow on one node) can still report
+// a write in flight at that instant: one whose first step was done before
+// the first of those two reads and whose second had not landed by the
+// second, 50 ms or more later (a slow or failing node's); run Check again
+// before acting on a finding there. With repair, it rewrites the findings
+// from the partitions as they are then (on a single node in one script,
 // atomically; on a Cluster in a write's two steps, their partitions, then
 // the shards, a round trip each), with Stray findings after one round
 // trip more, which looks for an older version's partitions: it refuses
 // with an error to empty a period whose members are all in partitions
 // under an older version's keys (README, "Upgrading a sharded board"). A
 // board moving to new bounds (WithShadowShards) has its shadow layout
-// checked too: each window's report of the shadow (CheckReport.Shadow)
-// follows the board's.
+// checked too, as the board's is, by a scan of its own (the partitions
+// again, then the shadow's shards): each window's report of the shadow
+// (CheckReport.Shadow) follows the board's.
 // It reads whole shards, so run it from maintenance jobs and tests, not on
 // a request path. A period past its retention (At) returns ErrExpired, as
 // a read At it does, before any period is scanned, and so does one whose

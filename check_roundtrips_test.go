@@ -174,3 +174,240 @@ func TestRebuildDropsMirrorsInOneMore(t *testing.T) {
 		require.Equal(t, without, rebuild(cold), "[%s] Rebuild again without: round trips", b.Name)
 	})
 }
+
+// checkWant is one report a counted Check must return: its window, its
+// layout, and the findings it must hold alone.
+type checkWant struct {
+	window         string
+	shadow         bool
+	missing, stray []string
+}
+
+// checkStep is one Check counted: the defect planted before it, whether
+// it repairs, its reports in order, and its round trips.
+type checkStep struct {
+	name   string
+	plant  func()
+	repair bool
+	want   []checkWant
+	trips  int64
+}
+
+// runCheckSteps runs steps in order on board, each Check's reports
+// compared with its wants and its round trips with its count.
+func runCheckSteps(t *testing.T, b *testredis.Backend, board *lb.Leaderboard, steps []checkStep) {
+	t.Helper()
+	ctx := context.Background()
+	for _, s := range steps {
+		if s.plant != nil {
+			s.plant()
+		}
+		before := b.Client.Calls()
+		reps, err := board.Check(ctx, s.repair)
+		trips := b.Client.Calls() - before
+		require.NoError(t, err, s.name)
+		require.Len(t, reps, len(s.want), "%s: reports %+v", s.name, reps)
+		for i, w := range s.want {
+			r := reps[i]
+			want := lb.CheckReport{Window: w.window, Period: r.Period, Members: r.Members, Shadow: w.shadow,
+				Missing: w.missing, Stray: w.stray, Repaired: s.repair && len(w.missing)+len(w.stray) > 0}
+			require.Equal(t, fmt.Sprint(want), fmt.Sprint(r), "%s: report %d", s.name, i)
+		}
+		require.Equal(t, s.trips, trips, "[%s] Check %s: round trips", b.Name, s.name)
+	}
+}
+
+// checkTrips are the figures of Check's doc comment (and WithHotTop's)
+// on one backend, for a period whose shards are each one ZSCAN page.
+type checkTrips struct {
+	cluster bool
+	hot     bool
+}
+
+// by picks the doc's figure on one node or on a Cluster.
+func (c checkTrips) by(oneNode, onCluster int64) int64 {
+	if c.cluster {
+		return onCluster
+	}
+	return oneNode
+}
+
+// scan is a layout's scan of one period: the partitions 256 a round
+// trip, then each of its shards.
+func (c checkTrips) scan(bounds []float64) int64 { return int64(keys.Partitions/256 + len(bounds) + 1) }
+
+// confirm is the confirming reads of a layout's suspects: on one node
+// one MULTI for the board's own layout; two reads in a row for a shadow
+// (one MULTI each) and on a Cluster (five round trips).
+func (c checkTrips) confirm(shadow bool) int64 {
+	if shadow {
+		return c.by(2, 5)
+	}
+	return c.by(1, 5)
+}
+
+// repair is a layout's repair of one period: one script on one node, a
+// write's two steps on a Cluster; with the hot top's mirror deleted in
+// one more when the repair is the board's own layout's, which the top is
+// read from (a shadow's changes nothing a read sees).
+func (c checkTrips) repair(shadow bool) int64 {
+	if c.hot && !shadow {
+		return c.by(1, 2) + 1
+	}
+	return c.by(1, 2)
+}
+
+// legacy is the round trip a repair of a Stray takes first: whether an
+// older version's partitions are there.
+const checkLegacyTrip = int64(1)
+
+// TestCheckRoundTripsShadow counts Check's round trips on a board with a
+// shadow layout (WithShadowShards) against Check's doc comment, on every
+// backend, with and without a hot top: each layout's scan (the shadow's
+// reads the partitions again, then its own shards), the confirming reads
+// of each layout's suspects (on one node one MULTI for the board's own
+// layout and two reads in a row for the shadow's; on a Cluster five
+// round trips either way), and a repair in that layout alone.
+func TestCheckRoundTripsShadow(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) { runCheckRoundTripsShadow(t, b, hot) })
+		}
+	})
+}
+
+func runCheckRoundTripsShadow(t *testing.T, b *testredis.Backend, hot bool) {
+	ctx := context.Background()
+	bounds, shadow := []float64{0, 50}, []float64{25}
+	opts := []lb.Option{lb.WithShards(bounds...), lb.WithShadowShards(shadow...), lb.WithWindows(lb.AllTime()), lb.WithClock(fixed(future))}
+	if hot {
+		opts = append(opts, lb.WithHotTop(10))
+	}
+	name := shardName(t, b)
+	board, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for i := range 40 {
+		scores[fmt.Sprint("p", i)] = float64(i*7%150 - 20) // in every shard of both layouts
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	period := lb.AllTime().Period(future).ID
+	shard := func(layout []float64, m string) string {
+		return shardKey(name, layout, shardOf(layout, scores[m]), "alltime", period)
+	}
+	do := func(cmd func() error) { require.NoError(t, cmd()) }
+	zrem := func(layout []float64, m string) func() {
+		return func() { do(b.Client.Client.Do(ctx, b.Client.B().Zrem().Key(shard(layout, m)).Member(m).Build()).Error) }
+	}
+	ghost := func() {
+		do(b.Client.Client.Do(ctx, b.Client.B().Zadd().Key(shard(shadow, "p5")).ScoreMember().ScoreMember(scores["p5"], "ghost").Build()).Error)
+	}
+	// Every script of the repairs loaded on every node before anything is
+	// counted, and the hot top's mirror built.
+	for _, plant := range []func(){zrem(bounds, "p3"), zrem(shadow, "p4"), ghost} {
+		plant()
+		_, err := board.Check(ctx, true)
+		require.NoError(t, err)
+	}
+	if hot {
+		_, err := board.Top(ctx, 10)
+		require.NoError(t, err)
+	}
+	c := checkTrips{cluster: b.Name == "cluster", hot: hot}
+	scan := c.scan(bounds) + c.scan(shadow)
+	clean := []checkWant{{window: "alltime"}, {window: "alltime", shadow: true}}
+	inMain := func(missing ...string) []checkWant {
+		return []checkWant{{window: "alltime", missing: missing}, {window: "alltime", shadow: true}}
+	}
+	inShadow := func(missing, stray []string) []checkWant {
+		return []checkWant{{window: "alltime"}, {window: "alltime", shadow: true, missing: missing, stray: stray}}
+	}
+	runCheckSteps(t, b, board, []checkStep{
+		{"clean", nil, false, clean, scan},
+		{"clean with repair", nil, true, clean, scan},
+		{"missing", zrem(bounds, "p3"), false, inMain("p3"), scan + c.confirm(false)},
+		{"missing repaired", nil, true, inMain("p3"), scan + c.confirm(false) + c.repair(false)},
+		{"missing from the shadow", zrem(shadow, "p4"), false, inShadow([]string{"p4"}, nil), scan + c.confirm(true)},
+		{"missing from the shadow repaired", nil, true, inShadow([]string{"p4"}, nil), scan + c.confirm(true) + c.repair(true)},
+		{"clean after the repairs", nil, true, clean, scan},
+		{"stray in the shadow", ghost, false, inShadow(nil, []string{"ghost"}), scan + c.confirm(true)},
+		{"stray in the shadow repaired", nil, true, inShadow(nil, []string{"ghost"}), scan + c.confirm(true) + checkLegacyTrip + c.repair(true)},
+		{"clean at last", nil, false, clean, scan},
+	})
+}
+
+// TestCheckRoundTripsWindows counts Check's round trips on a board of two
+// windows (all-time and daily) against Check's doc comment, on every
+// backend, with and without a hot top: Check walks each window's current
+// period, each at a one-period Check's cost, so a clean board costs two
+// scans, and a defect's confirming reads and repair (with the hot top,
+// the mirror's delete) are paid in the window holding it alone.
+func TestCheckRoundTripsWindows(t *testing.T) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) { runCheckRoundTripsWindows(t, b, hot) })
+		}
+	})
+}
+
+func runCheckRoundTripsWindows(t *testing.T, b *testredis.Backend, hot bool) {
+	ctx := context.Background()
+	bounds := []float64{0, 50}
+	windows := []lb.Window{lb.AllTime(), lb.Daily()}
+	opts := []lb.Option{lb.WithShards(bounds...), lb.WithWindows(windows...), lb.WithClock(fixed(future))}
+	if hot {
+		opts = append(opts, lb.WithHotTop(10))
+	}
+	name := shardName(t, b)
+	board, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for i := range 40 {
+		scores[fmt.Sprint("p", i)] = float64(i*7%150 - 20) // in all three shards
+	}
+	require.NoError(t, board.SubmitMany(ctx, scores))
+	shard := func(w lb.Window, m string) string {
+		return shardKey(name, bounds, shardOf(bounds, scores[m]), w.Name(), w.Period(future).ID)
+	}
+	do := func(cmd func() error) { require.NoError(t, cmd()) }
+	zrem := func(w lb.Window, m string) func() {
+		return func() { do(b.Client.Client.Do(ctx, b.Client.B().Zrem().Key(shard(w, m)).Member(m).Build()).Error) }
+	}
+	zremBoth := func() { zrem(windows[0], "p3")(); zrem(windows[1], "p3")() }
+	ghost := func() {
+		do(b.Client.Client.Do(ctx, b.Client.B().Zadd().Key(shard(windows[1], "p5")).ScoreMember().ScoreMember(scores["p5"], "ghost").Build()).Error)
+	}
+	// Every script of the repairs loaded on every node before anything is
+	// counted, and each window's hot top mirror built.
+	for _, plant := range []func(){zremBoth, ghost} {
+		plant()
+		_, err := board.Check(ctx, true)
+		require.NoError(t, err)
+	}
+	if hot {
+		for _, w := range windows {
+			_, err := board.Top(ctx, 10, lb.In(w))
+			require.NoError(t, err)
+		}
+	}
+	c := checkTrips{cluster: b.Name == "cluster", hot: hot}
+	scan := 2 * c.scan(bounds)
+	want := func(all, daily checkWant) []checkWant {
+		all.window, daily.window = windows[0].Name(), windows[1].Name()
+		return []checkWant{all, daily}
+	}
+	clean := want(checkWant{}, checkWant{})
+	p3 := checkWant{missing: []string{"p3"}}
+	runCheckSteps(t, b, board, []checkStep{
+		{"clean", nil, false, clean, scan},
+		{"clean with repair", nil, true, clean, scan},
+		{"missing in all-time", zrem(windows[0], "p3"), false, want(p3, checkWant{}), scan + c.confirm(false)},
+		{"missing in all-time repaired", nil, true, want(p3, checkWant{}), scan + c.confirm(false) + c.repair(false)},
+		{"missing in both", zremBoth, false, want(p3, p3), scan + 2*c.confirm(false)},
+		{"missing in both repaired", nil, true, want(p3, p3), scan + 2*(c.confirm(false)+c.repair(false))},
+		{"clean after the repairs", nil, true, clean, scan},
+		{"stray in daily", ghost, false, want(checkWant{}, checkWant{stray: []string{"ghost"}}), scan + c.confirm(false)},
+		{"stray in daily repaired", nil, true, want(checkWant{}, checkWant{stray: []string{"ghost"}}), scan + c.confirm(false) + checkLegacyTrip + c.repair(false)},
+		{"clean at last", nil, false, clean, scan},
+	})
+}
