@@ -28,28 +28,14 @@ import (
 // deletes the mirror in one more (on a Cluster with a turn, in the same
 // MULTI). Without repair the defect costs its confirming reads alone.
 func TestCheckRoundTrips(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for _, hot := range []bool{false, true} {
-			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) { runCheckRoundTrips(t, b, hot) })
-		}
-	})
+	eachBackendHot(t, runCheckRoundTrips)
 }
 
 func runCheckRoundTrips(t *testing.T, b *testredis.Backend, hot bool) {
 	ctx := context.Background()
 	bounds := []float64{0, 50}
 	opts := []lb.Option{lb.WithShards(bounds...), lb.WithWindows(lb.AllTime()), lb.WithClock(fixed(future))}
-	if hot {
-		opts = append(opts, lb.WithHotTop(10))
-	}
-	name := shardName(t, b)
-	board, err := lb.New(b.Client, name, opts...)
-	require.NoError(t, err)
-	scores := map[string]float64{}
-	for i := range 40 {
-		scores[fmt.Sprint("p", i)] = float64(i*7%150 - 20) // in all three shards
-	}
-	require.NoError(t, board.SubmitMany(ctx, scores))
+	name, board, scores := checkPinBoard(t, b, hot, opts)
 	period := lb.AllTime().Period(future).ID
 	shard := func(m string) string {
 		return shardKey(name, bounds, shardOf(bounds, scores[m]), "alltime", period)
@@ -97,17 +83,7 @@ func runCheckRoundTrips(t *testing.T, b *testredis.Backend, hot bool) {
 			return nil
 		}
 	}
-	// Every script of the repair loaded on every node before anything is
-	// counted, and the hot top's mirror built.
-	for _, plant := range []func(){missing, stray} {
-		plant()
-		_, err := board.Check(ctx, true)
-		require.NoError(t, err)
-	}
-	if hot {
-		_, err := board.Top(ctx, 10)
-		require.NoError(t, err)
-	}
+	warmCheckPin(t, board, hot, missing, stray)
 	for _, o := range []struct {
 		name  string
 		plant func()
@@ -269,28 +245,14 @@ const checkLegacyTrip = int64(1)
 // layout and two reads in a row for the shadow's; on a Cluster five
 // round trips either way), and a repair in that layout alone.
 func TestCheckRoundTripsShadow(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for _, hot := range []bool{false, true} {
-			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) { runCheckRoundTripsShadow(t, b, hot) })
-		}
-	})
+	eachBackendHot(t, runCheckRoundTripsShadow)
 }
 
 func runCheckRoundTripsShadow(t *testing.T, b *testredis.Backend, hot bool) {
 	ctx := context.Background()
 	bounds, shadow := []float64{0, 50}, []float64{25}
 	opts := []lb.Option{lb.WithShards(bounds...), lb.WithShadowShards(shadow...), lb.WithWindows(lb.AllTime()), lb.WithClock(fixed(future))}
-	if hot {
-		opts = append(opts, lb.WithHotTop(10))
-	}
-	name := shardName(t, b)
-	board, err := lb.New(b.Client, name, opts...)
-	require.NoError(t, err)
-	scores := map[string]float64{}
-	for i := range 40 {
-		scores[fmt.Sprint("p", i)] = float64(i*7%150 - 20) // in every shard of both layouts
-	}
-	require.NoError(t, board.SubmitMany(ctx, scores))
+	name, board, scores := checkPinBoard(t, b, hot, opts)
 	period := lb.AllTime().Period(future).ID
 	shard := func(layout []float64, m string) string {
 		return shardKey(name, layout, shardOf(layout, scores[m]), "alltime", period)
@@ -302,17 +264,7 @@ func runCheckRoundTripsShadow(t *testing.T, b *testredis.Backend, hot bool) {
 	ghost := func() {
 		do(b.Client.Client.Do(ctx, b.Client.B().Zadd().Key(shard(shadow, "p5")).ScoreMember().ScoreMember(scores["p5"], "ghost").Build()).Error)
 	}
-	// Every script of the repairs loaded on every node before anything is
-	// counted, and the hot top's mirror built.
-	for _, plant := range []func(){zrem(bounds, "p3"), zrem(shadow, "p4"), ghost} {
-		plant()
-		_, err := board.Check(ctx, true)
-		require.NoError(t, err)
-	}
-	if hot {
-		_, err := board.Top(ctx, 10)
-		require.NoError(t, err)
-	}
+	warmCheckPin(t, board, hot, zrem(bounds, "p3"), zrem(shadow, "p4"), ghost)
 	c := checkTrips{cluster: b.Name == "cluster", hot: hot}
 	scan := c.scan(bounds) + c.scan(shadow)
 	clean := []checkWant{{window: "alltime"}, {window: "alltime", shadow: true}}
@@ -343,11 +295,7 @@ func runCheckRoundTripsShadow(t *testing.T, b *testredis.Backend, hot bool) {
 // scans, and a defect's confirming reads and repair (with the hot top,
 // the mirror's delete) are paid in the window holding it alone.
 func TestCheckRoundTripsWindows(t *testing.T) {
-	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
-		for _, hot := range []bool{false, true} {
-			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) { runCheckRoundTripsWindows(t, b, hot) })
-		}
-	})
+	eachBackendHot(t, runCheckRoundTripsWindows)
 }
 
 func runCheckRoundTripsWindows(t *testing.T, b *testredis.Backend, hot bool) {
@@ -355,17 +303,7 @@ func runCheckRoundTripsWindows(t *testing.T, b *testredis.Backend, hot bool) {
 	bounds := []float64{0, 50}
 	windows := []lb.Window{lb.AllTime(), lb.Daily()}
 	opts := []lb.Option{lb.WithShards(bounds...), lb.WithWindows(windows...), lb.WithClock(fixed(future))}
-	if hot {
-		opts = append(opts, lb.WithHotTop(10))
-	}
-	name := shardName(t, b)
-	board, err := lb.New(b.Client, name, opts...)
-	require.NoError(t, err)
-	scores := map[string]float64{}
-	for i := range 40 {
-		scores[fmt.Sprint("p", i)] = float64(i*7%150 - 20) // in all three shards
-	}
-	require.NoError(t, board.SubmitMany(ctx, scores))
+	name, board, scores := checkPinBoard(t, b, hot, opts)
 	shard := func(w lb.Window, m string) string {
 		return shardKey(name, bounds, shardOf(bounds, scores[m]), w.Name(), w.Period(future).ID)
 	}
@@ -377,18 +315,10 @@ func runCheckRoundTripsWindows(t *testing.T, b *testredis.Backend, hot bool) {
 	ghost := func() {
 		do(b.Client.Client.Do(ctx, b.Client.B().Zadd().Key(shard(windows[1], "p5")).ScoreMember().ScoreMember(scores["p5"], "ghost").Build()).Error)
 	}
-	// Every script of the repairs loaded on every node before anything is
-	// counted, and each window's hot top mirror built.
-	for _, plant := range []func(){zremBoth, ghost} {
-		plant()
-		_, err := board.Check(ctx, true)
+	warmCheckPin(t, board, hot, zremBoth, ghost)
+	if hot { // the daily window's mirror too
+		_, err := board.Top(ctx, 10, lb.In(windows[1]))
 		require.NoError(t, err)
-	}
-	if hot {
-		for _, w := range windows {
-			_, err := board.Top(ctx, 10, lb.In(w))
-			require.NoError(t, err)
-		}
 	}
 	c := checkTrips{cluster: b.Name == "cluster", hot: hot}
 	scan := 2 * c.scan(bounds)
@@ -410,4 +340,49 @@ func runCheckRoundTripsWindows(t *testing.T, b *testredis.Backend, hot bool) {
 		{"stray in daily repaired", nil, true, want(checkWant{}, checkWant{stray: []string{"ghost"}}), scan + c.confirm(false) + checkLegacyTrip + c.repair(false)},
 		{"clean at last", nil, false, clean, scan},
 	})
+}
+
+// eachBackendHot runs a Check pin on every backend, without and with a hot
+// top.
+func eachBackendHot(t *testing.T, run func(*testing.T, *testredis.Backend, bool)) {
+	testredis.Each(t, func(t *testing.T, b *testredis.Backend) {
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) { run(t, b, hot) })
+		}
+	})
+}
+
+// checkPinBoard makes a Check pin's board of opts (WithHotTop(10) too
+// when hot) and loads its 40 members, whose scores fall in every shard of
+// bounds {0, 50} and of the shadow bounds {25}.
+func checkPinBoard(t *testing.T, b *testredis.Backend, hot bool, opts []lb.Option) (string, *lb.Leaderboard, map[string]float64) {
+	if hot {
+		opts = append(opts, lb.WithHotTop(10))
+	}
+	name := shardName(t, b)
+	board, err := lb.New(b.Client, name, opts...)
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for i := range 40 {
+		scores[fmt.Sprint("p", i)] = float64(i*7%150 - 20)
+	}
+	require.NoError(t, board.SubmitMany(context.Background(), scores))
+	return name, board, scores
+}
+
+// warmCheckPin plants each defect and has Check repair it, so that every
+// script of the repairs is loaded on every node before anything is
+// counted, and, when hot, builds the hot top's mirror (the default
+// window's).
+func warmCheckPin(t *testing.T, board *lb.Leaderboard, hot bool, plants ...func()) {
+	ctx := context.Background()
+	for _, plant := range plants {
+		plant()
+		_, err := board.Check(ctx, true)
+		require.NoError(t, err)
+	}
+	if hot {
+		_, err := board.Top(ctx, 10)
+		require.NoError(t, err)
+	}
 }
