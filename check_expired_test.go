@@ -76,9 +76,6 @@ func (c *expiringClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.
 }
 
 func (c *expiringClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	if len(cmds) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	c.fire()
 	return c.Client.DoMulti(ctx, cmds...)
 }

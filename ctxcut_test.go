@@ -65,9 +65,6 @@ func (c *cutClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Redis
 }
 
 func (c *cutClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	n := c.counts(multi)
 	defer c.returned(n)
 	return c.Client.DoMulti(ctx, multi...)

@@ -88,9 +88,6 @@ func (c *faultClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Red
 }
 
 func (c *faultClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	if p := c.failing.Load(); p != nil {
 		return c.doMultiFailing(ctx, *p, multi)
 	}

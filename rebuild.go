@@ -416,9 +416,6 @@ const freshLife = 24 * time.Hour
 // period whose 4,100 keys all got one takes some 140 commands, one round
 // trip (the board's client would send more than pipeChunk in pieces).
 func (lb *Leaderboard) dropCopies(ctx context.Context, fresh freshKeys, copied []string) {
-	if len(copied) == 0 {
-		return
-	}
 	copies := make([]string, len(copied))
 	for i, k := range copied {
 		copies[i] = fresh.of(k)
@@ -506,10 +503,9 @@ func (lb *Leaderboard) dropRebuiltHot(ctx context.Context, tg target) error {
 // period none of whose keys got a copy is never gone, as before (nothing
 // takes its expiry).
 func (lb *Leaderboard) swapPeriod(ctx context.Context, fresh freshKeys, copied, uncopied []string, expire int64) (bool, error) {
-	if len(uncopied) > 0 {
-		if err := firstErr(lb.client.DoMulti(ctx, unlinkBySlot(lb.client.B(), uncopied)...)); err != nil {
-			return false, err
-		}
+	// None to delete sends nothing (the board's client sends no empty call).
+	if err := firstErr(lb.client.DoMulti(ctx, unlinkBySlot(lb.client.B(), uncopied)...)); err != nil {
+		return false, err
 	}
 	return lb.swapAll(ctx, fresh, copied, expire)
 }

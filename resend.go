@@ -87,9 +87,15 @@ func (c resending) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rue
 // them on their node (follows[i]; nil: none; see scripts.Call.Follows):
 // those after the first command sent again, which ran before it, are sent
 // again with it, after it, in their order (scripts.WithFollowers). So is
-// scripts.ExecMulti's DoMulti sent (scripts.Resender).
+// scripts.ExecMulti's DoMulti sent (scripts.Resender). No command, no
+// call: rueidis would send nothing, but a client that wraps its own (a
+// tracer, a metrics hook) would count a call Redis never saw, and the
+// board's paths that may have nothing to send (a Rebuild's ids, copies
+// to drop) need not each check.
 func (c resending) DoMultiFollows(ctx context.Context, follows []bool, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	switch {
+	case len(cmds) == 0:
+		return nil
 	case allRetryable(cmds):
 		// Reads alone, which write nothing a follower (a write) copies.
 		return c.Client.DoMulti(ctx, cmds...)

@@ -23,9 +23,6 @@ type chunkRecorder struct {
 }
 
 func (c *chunkRecorder) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	if len(cmds) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	c.mu.Lock()
 	c.sizes = append(c.sizes, len(cmds))
 	n := len(c.sizes)

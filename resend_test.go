@@ -3,8 +3,10 @@ package leaderboard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -152,9 +154,6 @@ func (c *refusing) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 }
 
 func (c *refusing) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	if len(cmds) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	defer c.after()
 	if c.down {
 		out := make([]rueidis.RedisResult, len(cmds))
@@ -164,4 +163,52 @@ func (c *refusing) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rue
 		return out
 	}
 	return c.Client.DoMulti(ctx, cmds...)
+}
+
+// emptyCalls counts the DoMulti calls of no command it is given.
+type emptyCalls struct {
+	rueidis.Client
+	n atomic.Int64
+}
+
+func (c *emptyCalls) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if len(multi) == 0 {
+		c.n.Add(1)
+	}
+	return c.Client.DoMulti(ctx, multi...)
+}
+
+// TestNoEmptyCallReachesTheClient: the board never hands the caller's
+// client a DoMulti of no command. rueidis sends nothing for one, but a
+// client that wraps rueidis's (a tracer, a metrics hook, a test's counter)
+// would count a call Redis never saw. A Rebuild of ids and members, where
+// a chunk of ids may leave nothing pending (flushIDs), a sharded board's
+// Check with repair and a Rebuild of an empty board, on every kind of board and
+// backend.
+func TestNoEmptyCallReachesTheClient(t *testing.T) {
+	eachHotKind(t, func(t *testing.T, b *testredis.Backend, kind []lb.Option) {
+		ctx := context.Background()
+		c := &emptyCalls{Client: b.Client}
+		store := newMemStore()
+		opts := append([]lb.Option{lb.WithStore(store), lb.WithWindows(lb.AllTime(), lb.Daily()), lb.WithHotTop(10)}, kind...)
+		board, err := lb.New(c, shardName(t, b), opts...)
+		require.NoError(t, err)
+		empty, err := lb.New(c, shardName(t, b)+"e", opts...)
+		require.NoError(t, err)
+		for i := range 30 {
+			_, err := board.Submit(ctx, fmt.Sprint("p", i), float64(i), lb.WithID(fmt.Sprint("id", i)))
+			require.NoError(t, err)
+		}
+		_, err = board.Top(ctx, 10)
+		require.NoError(t, err)
+		_, err = board.Rebuild(ctx)
+		require.NoError(t, err)
+		if len(kind) > 0 { // Check reads a sharded board's layout
+			_, err = board.Check(ctx, true)
+			require.NoError(t, err)
+		}
+		_, err = empty.Rebuild(ctx)
+		require.NoError(t, err)
+		require.Zero(t, c.n.Load(), "empty DoMulti calls")
+	})
 }

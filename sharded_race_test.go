@@ -33,9 +33,6 @@ func (c *afterFirstCall) Do(ctx context.Context, cmd rueidis.Completed) rueidis.
 }
 
 func (c *afterFirstCall) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	defer c.fire()
 	return c.Client.DoMulti(ctx, multi...)
 }

@@ -24,9 +24,6 @@ type scriptKeys struct {
 }
 
 func (c *scriptKeys) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	var keys []int
 	for _, cmd := range multi {
 		args := cmd.Commands()

@@ -2029,9 +2029,6 @@ func (c *crashClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Red
 }
 
 func (c *crashClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	if !c.hit() {
 		return c.Client.DoMulti(ctx, multi...)
 	}
@@ -2314,9 +2311,6 @@ func (c *pauseClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Red
 }
 
 func (c *pauseClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) == 0 {
-		return c.Client.DoMulti(ctx) // rueidis sends nothing: not a call
-	}
 	c.wait()
 	return c.Client.DoMulti(ctx, multi...)
 }
